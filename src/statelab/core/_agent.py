@@ -1,0 +1,67 @@
+"""The agent contract: a prompt in, a decision out. Agents never know which env they are in."""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any
+
+from statelab.core._llm import LLM, Completion, Message, Usage
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """x_t = [manual ; phi(o_t, h_{t-1}) ; actions] (seed 000, eq. in section 3.2)."""
+
+    manual: str
+    view: str
+    actions: tuple[str, ...] | None
+    goal: str = ""
+    images: tuple[Any, ...] = ()
+    #: sampling seed of this decision (derived from episode seed and step: replayable)
+    seed: int = 0
+
+    def actions_text(self) -> str:
+        if not self.actions:
+            return "Available actions: any command the manual allows."
+        lines = "\n".join(f"- {a}" for a in self.actions)
+        return f"Available actions:\n{lines}"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One model call made on behalf of a step (agent decision, summary, map ...)."""
+
+    kind: str
+    messages: list[Message]
+    completion: Completion
+
+
+@dataclass
+class Decision:
+    action: str
+    reply: str
+    calls: list[Call] = field(default_factory=list)
+    queries: list[dict[str, Any]] = field(default_factory=list)
+    #: whether the reply was mapped onto an admissible action
+    parsed: bool = True
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for c in self.calls:
+            total = total + c.completion.usage
+        return total
+
+
+class Agent(abc.ABC):
+    """Decides one action from a prompt with a model."""
+
+    name: str = "agent"
+
+    @abc.abstractmethod
+    async def decide(self, prompt: Prompt, llm: LLM | None, **components: Any) -> Decision:
+        """Choose the next action. ``components`` carries tools and a world model when set."""
+
+    def reset(self) -> None:  # noqa: B027 - optional hook
+        """Forget per-episode state."""

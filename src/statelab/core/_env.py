@@ -1,0 +1,140 @@
+"""The environment contract: Gymnasium-style, text actions, structured observations."""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+import gymnasium as gym
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What an agent may see after a reset or a step.
+
+    ``text`` is the environment's own natural-language rendering (feedback + state).
+    ``feedback`` is the event part of it alone (what the last action did), ``facts`` the
+    structured state that formats render. Privileged truth never lives here: it is in
+    ``info["privileged"]``.
+    """
+
+    text: str
+    facts: Any
+    admissible: tuple[str, ...] | None
+    goal: str
+    feedback: str = ""
+    image: Any | None = None
+
+
+class ObservationSpace(gym.Space[Observation]):
+    """A Gymnasium space whose members are :class:`Observation` objects."""
+
+    def __init__(self) -> None:
+        super().__init__(shape=None, dtype=None)
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, Observation)
+
+    def sample(self, mask: Any = None, probability: Any = None) -> Observation:  # pragma: no cover
+        raise TypeError("observations of a text environment cannot be sampled")
+
+
+class Policy(Protocol):
+    """Something that maps an observation (and privileged info) to an action string."""
+
+    def act(self, obs: Observation, info: dict[str, Any]) -> str: ...
+
+
+class Env(gym.Env[Observation, str], abc.ABC):
+    """Base class of every statelab environment.
+
+    Subclasses set the class attributes and implement ``_reset``/``_step``; the base class
+    enforces the step budget and fills ``info`` with ``score`` (normalised to [0, 1]),
+    ``success`` and ``steps``.
+    """
+
+    #: short config name, e.g. ``"hanoi"``
+    name: ClassVar[str]
+    #: default step budget (Table 2 of seed 000 for its envs)
+    max_steps: ClassVar[int]
+    #: default number of past steps kept by the ``full`` history (Table 2)
+    history_len: ClassVar[int]
+    #: the kind of ``Observation.facts`` (decides which formats apply)
+    facts_type: ClassVar[type]
+    #: the format used when a config says ``default`` (SmartPlay's default for seed 000 envs)
+    default_format: ClassVar[str]
+    #: static task manual shown first in every prompt
+    manual: str
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+
+    def __init__(self, max_steps: int | None = None) -> None:
+        self.budget = max_steps if max_steps is not None else type(self).max_steps
+        self.observation_space = ObservationSpace()
+        self.action_space = gym.spaces.Text(max_length=512)
+        self.steps = 0
+        self._done = True
+
+    # -- to implement -------------------------------------------------------------------
+    @abc.abstractmethod
+    def _reset(self, rng_seed: int | None, options: dict[str, Any]) -> tuple[Observation, dict[str, Any]]:
+        """Start an episode; return the first observation and info (with ``privileged``)."""
+
+    @abc.abstractmethod
+    def _step(self, action: str) -> tuple[Observation, float, bool, dict[str, Any]]:
+        """Apply one action; return (observation, reward, terminated, info)."""
+
+    @abc.abstractmethod
+    def expert(self) -> Policy:
+        """The env's expert policy (reads privileged info); plays through ``step``."""
+
+    @abc.abstractmethod
+    def score(self) -> float:
+        """Normalised score of the current state, in [0, 1]; 1 means the task is done."""
+
+    @abc.abstractmethod
+    def success(self) -> bool:
+        """Whether the task is accomplished."""
+
+    # -- the Gymnasium contract ------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Observation, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.steps = 0
+        self._done = False
+        obs, info = self._reset(seed, dict(options or {}))
+        return obs, self._info(info)
+
+    def step(self, action: str) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise RuntimeError("step() called on a finished episode; call reset() first")
+        self.steps += 1
+        obs, reward, terminated, info = self._step(str(action))
+        truncated = not terminated and self.steps >= self.budget
+        self._done = terminated or truncated
+        return obs, reward, terminated, truncated, self._info(info)
+
+    def _info(self, info: dict[str, Any]) -> dict[str, Any]:
+        info.setdefault("privileged", {})
+        info["score"] = self.score()
+        info["success"] = self.success()
+        info["steps"] = self.steps
+        return info
+
+    def render(self) -> str:  # type: ignore[override]
+        return self._last_text()
+
+    def _last_text(self) -> str:
+        return ""
+
+
+@dataclass
+class EnvSpec:
+    """How to build one env from its config name."""
+
+    name: str
+    gym_id: str
+    factory: Any
+    kwargs: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,102 @@
+"""The model contract: chat completion, log-likelihood scoring, usage accounting."""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: A chat message: ``{"role": "system"|"user"|"assistant", "content": str | list[part]}``
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class GenParams:
+    """Sampling parameters of one completion request.
+
+    ``choices``: when given, the reply must be one of ``prefix + choice`` (constrained
+    decoding where the backend can do it; otherwise the agent maps the free reply onto a
+    choice). ``seed`` makes sampling replayable and is part of the cache key.
+    """
+
+    temperature: float = 0.2
+    top_p: float = 0.95
+    max_tokens: int = 64
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    choices: tuple[str, ...] | None = None
+    choice_prefix: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["stop"] = list(self.stop)
+        d["choices"] = list(self.choices) if self.choices is not None else None
+        return d
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    usage: Usage = field(default_factory=Usage)
+    latency: float = 0.0
+    cached: bool = False
+    logprobs: list[float] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "usage": [self.usage.input_tokens, self.usage.output_tokens],
+            "latency": self.latency,
+            "logprobs": self.logprobs,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], cached: bool = False) -> Completion:
+        return cls(
+            text=d["text"],
+            usage=Usage(*d["usage"]),
+            latency=float(d.get("latency", 0.0)),
+            cached=cached,
+            logprobs=d.get("logprobs"),
+        )
+
+
+class ModelError(RuntimeError):
+    """A model call failed for good (after the backend's retries)."""
+
+
+class LLM(abc.ABC):
+    """A language model backend. One backend per file in :mod:`statelab.llm`."""
+
+    #: stable identity of the model, part of every cache key (no secrets in it)
+    model_id: str = "unknown"
+    #: requests this backend serves at once (a local CPU model: 1)
+    max_concurrency: int = 1
+    #: whether :meth:`complete` honours ``GenParams.choices`` by constrained decoding
+    constrained: bool = False
+    #: whether message contents may carry image parts
+    vision: bool = False
+
+    @abc.abstractmethod
+    async def complete(self, messages: list[Message], params: GenParams) -> Completion:
+        """One chat completion."""
+
+    async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
+        """Log-likelihood of each continuation as the assistant's reply to ``messages``."""
+        raise ModelError(f"{self.model_id} cannot score continuations")
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in ``text`` by the model's tokenizer where available (else an estimate)."""
+        return max(1, len(text) // 4)
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release resources (connections, model memory)."""

@@ -1,0 +1,198 @@
+"""Tower of Hanoi as SmartPlay plays it (seed 000, section 3.3; Table 2: 30 steps, history 30).
+
+Rules: three rods A, B, C; disks 0 (smallest) .. n-1 start on A, largest at the bottom; move
+one top disk at a time, never onto a smaller disk; the goal is the whole stack on C.
+
+Rewards follow SmartPlay: +100 when the goal is reached (the episode ends), -1 for an illegal
+or unrecognised action (the state is unchanged), 0 otherwise.
+
+Score (normalised to [0, 1]) follows SmartPlay too: the number of disks on rod C divided by
+n, read at the last step. A solved puzzle scores 1; partial progress counts every disk that
+sits on C, so 1 of 3 disks on C scores 0.33 whatever the other rods hold.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from itertools import permutations
+from typing import Any, ClassVar
+
+from statelab.core import Env, Observation, PegFacts
+
+NAMES = ("A", "B", "C")
+ACTIONS: tuple[str, ...] = tuple(
+    f"Move the top disk of rod {a} to the top of rod {b}" for a, b in permutations(NAMES, 2)
+)
+
+Pegs = tuple[tuple[int, ...], ...]
+
+
+def tagged_list(pegs: Pegs) -> str:
+    """SmartPlay's rendering: one line per rod, bottom to top."""
+    return "\n".join(
+        f"- {n}: |bottom, [{', '.join(map(str, p))}], top|" for n, p in zip(NAMES, pegs)
+    )
+
+
+def parse_action(action: str) -> tuple[int, int] | None:
+    """The (source, target) rod indices of one of the six actions, matched loosely."""
+    norm = " ".join(action.strip().rstrip(".").lower().split())
+    for i, a in enumerate(ACTIONS):
+        if norm == a.lower():
+            src, dst = list(permutations(range(3), 2))[i]
+            return src, dst
+    return None
+
+
+def legal(pegs: Pegs, src: int, dst: int) -> str | None:
+    """None when the move is legal, else the reason it is not."""
+    if not pegs[src]:
+        return f"rod {NAMES[src]} is empty"
+    if pegs[dst] and pegs[dst][-1] < pegs[src][-1]:
+        return (
+            f"disk {pegs[src][-1]} cannot be placed on the smaller disk {pegs[dst][-1]}"
+            f" on rod {NAMES[dst]}"
+        )
+    return None
+
+
+def apply(pegs: Pegs, src: int, dst: int) -> Pegs:
+    new = [list(p) for p in pegs]
+    new[dst].append(new[src].pop())
+    return tuple(tuple(p) for p in new)
+
+
+def goal_pegs(n: int) -> Pegs:
+    return ((), (), tuple(range(n - 1, -1, -1)))
+
+
+def shortest_solution(pegs: Pegs) -> list[int]:
+    """Indices into ACTIONS of a shortest move sequence from ``pegs`` to the goal (BFS)."""
+    goal = goal_pegs(sum(len(p) for p in pegs))
+    moves = list(permutations(range(3), 2))
+    prev: dict[Pegs, tuple[Pegs, int] | None] = {pegs: None}
+    queue = deque([pegs])
+    while queue:
+        cur = queue.popleft()
+        if cur == goal:
+            path: list[int] = []
+            node = cur
+            while (link := prev[node]) is not None:
+                node, a = link
+                path.append(a)
+            return path[::-1]
+        for a, (s, d) in enumerate(moves):
+            if legal(cur, s, d) is None:
+                nxt = apply(cur, s, d)
+                if nxt not in prev:
+                    prev[nxt] = (cur, a)
+                    queue.append(nxt)
+    raise ValueError(f"no solution from {pegs}")  # unreachable for valid configurations
+
+
+class HanoiExpert:
+    """Optimal play from whatever configuration the episode is in (BFS over configurations)."""
+
+    def act(self, obs: Observation, info: dict[str, Any]) -> str:
+        pegs = info["privileged"]["pegs"]
+        plan = shortest_solution(pegs)
+        return ACTIONS[plan[0]] if plan else ACTIONS[0]
+
+
+class HanoiEnv(Env):
+    name: ClassVar[str] = "hanoi"
+    max_steps: ClassVar[int] = 30
+    history_len: ClassVar[int] = 30
+    facts_type: ClassVar[type] = PegFacts
+    default_format: ClassVar[str] = "tagged-list"
+
+    def __init__(self, n_disks: int = 3, max_steps: int | None = None) -> None:
+        super().__init__(max_steps=max_steps)
+        if not 1 <= n_disks <= 10:
+            raise ValueError(f"n_disks must be between 1 and 10, got {n_disks}")
+        self.n = n_disks
+        self.pegs: Pegs = ((), (), ())
+        self.goal = (
+            f"Move all {n_disks} disks to rod C, largest at the bottom, smallest on top."
+        )
+        self.manual = self._manual()
+
+    def _manual(self) -> str:
+        start = tagged_list((tuple(range(self.n - 1, -1, -1)), (), ()))
+        goal = tagged_list(goal_pegs(self.n))
+        return (
+            "You are playing the Tower of Hanoi.\n"
+            f"There are three rods (pegs) A, B and C and {self.n} disks numbered 0 to "
+            f"{self.n - 1} by size: disk 0 is the smallest, disk {self.n - 1} the largest.\n"
+            "Rules:\n"
+            "- Only one disk may be moved at a time.\n"
+            "- Each move takes the top disk of one rod and places it on top of another rod.\n"
+            "- A disk may never be placed on top of a smaller disk.\n"
+            "A configuration lists each rod's disks from bottom to top. "
+            "For example, '- A: |bottom, [2, 1], top|' means disk 2 is at the bottom of "
+            "rod A and disk 1 is on top of it.\n"
+            f"Start:\n{start}\nGoal:\n{goal}\n"
+            f"Goal in words: {self.goal} An illegal move costs a point and changes nothing."
+        )
+
+    # -- Env ------------------------------------------------------------------------------
+    def _reset(
+        self, rng_seed: int | None, options: dict[str, Any]
+    ) -> tuple[Observation, dict[str, Any]]:
+        start = options.get("pegs")
+        self.pegs = (
+            tuple(tuple(p) for p in start)
+            if start is not None
+            else (tuple(range(self.n - 1, -1, -1)), (), ())
+        )
+        return self._observe(""), self._privileged()
+
+    def _step(self, action: str) -> tuple[Observation, float, bool, dict[str, Any]]:
+        move = parse_action(action)
+        if move is None:
+            feedback = (
+                f"You tried to {action.strip() or '(nothing)'}. That is not a valid action; "
+                "nothing changed."
+            )
+            return self._observe(feedback), -1.0, False, self._privileged(valid=False)
+        src, dst = move
+        reason = legal(self.pegs, src, dst)
+        said = ACTIONS[list(permutations(range(3), 2)).index(move)]
+        if reason is not None:
+            feedback = f"You tried to {said.lower()}. That move is illegal: {reason}; nothing changed."
+            return self._observe(feedback), -1.0, False, self._privileged(valid=False)
+        self.pegs = apply(self.pegs, src, dst)
+        feedback = f"You tried to {said.lower()}. The move succeeded."
+        solved = self.success()
+        return self._observe(feedback), (100.0 if solved else 0.0), solved, self._privileged()
+
+    def _observe(self, feedback: str) -> Observation:
+        text = (feedback + " " if feedback else "") + "Current configuration:\n" + tagged_list(
+            self.pegs
+        )
+        self._text = text
+        return Observation(
+            text=text,
+            facts=PegFacts(self.pegs, NAMES),
+            admissible=ACTIONS,
+            goal=self.goal,
+            feedback=feedback,
+        )
+
+    def _privileged(self, valid: bool = True) -> dict[str, Any]:
+        return {
+            "valid": valid,
+            "privileged": {"pegs": self.pegs, "facts": PegFacts(self.pegs, NAMES)},
+        }
+
+    def _last_text(self) -> str:
+        return getattr(self, "_text", "")
+
+    def score(self) -> float:
+        return len(self.pegs[2]) / self.n
+
+    def success(self) -> bool:
+        return self.pegs == goal_pegs(self.n)
+
+    def expert(self) -> HanoiExpert:
+        return HanoiExpert()

@@ -1,0 +1,68 @@
+"""``scripted:<file>``: replays given replies in order, for tests and demos.
+
+The file is a JSON list of strings, or text with one reply per line. When the script runs
+out, the last reply repeats. ``score`` gives 0.0 to continuations that contain the next
+scripted reply and -100.0 to the others.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from statelab.core import LLM, Completion, ConfigError, GenParams, Message, Usage
+
+
+def _text(messages: list[Message]) -> str:
+    out = []
+    for m in messages:
+        c = m["content"]
+        out.append(c if isinstance(c, str) else " ".join(p.get("text", "") for p in c))
+    return "\n".join(out)
+
+
+class ScriptedLLM(LLM):
+    constrained = False
+    max_concurrency = 1
+
+    def __init__(self, replies: list[str], name: str = "inline") -> None:
+        if not replies:
+            raise ConfigError("scripted model: the script has no replies")
+        self.replies = list(replies)
+        self.model_id = f"scripted:{name}"
+        self.calls = 0
+        self.seen: list[list[Message]] = []
+
+    @classmethod
+    def from_file(cls, path: str) -> ScriptedLLM:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"scripted model: no such file {path!r}")
+        raw = p.read_text()
+        try:
+            data = json.loads(raw)
+            replies = [str(x) for x in data] if isinstance(data, list) else [raw]
+        except json.JSONDecodeError:
+            replies = [line for line in raw.splitlines() if line.strip()]
+        return cls(replies, name=p.name)
+
+    def _next(self) -> str:
+        reply = self.replies[min(self.calls, len(self.replies) - 1)]
+        self.calls += 1
+        return reply
+
+    async def complete(self, messages: list[Message], params: GenParams) -> Completion:
+        start = time.perf_counter()
+        self.seen.append(messages)
+        text = self._next()
+        usage = Usage(self.count_tokens(_text(messages)), self.count_tokens(text))
+        return Completion(text, usage=usage, latency=time.perf_counter() - start)
+
+    async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
+        self.seen.append(messages)
+        want = self._next().strip().lower()
+        return [0.0 if want and want in c.lower() else -100.0 for c in continuations]
+
+    def count_tokens(self, text: str) -> int:
+        return max(1, len(text.split()))

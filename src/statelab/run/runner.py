@@ -1,0 +1,131 @@
+"""Runs an experiment: every (run, seed) episode, concurrently, resumable, with progress."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, TextIO
+
+from statelab.core import LLM, ModelError
+from statelab.llm import make_llm
+from statelab.run.config import Experiment, RunSpec
+from statelab.run.episode import run_episode
+from statelab.run.store import EpisodeRecord, Store
+
+
+@dataclass
+class RunResult:
+    total: int = 0
+    skipped: int = 0
+    done: int = 0
+    failed: int = 0
+    model_calls: int = 0
+    cached_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    seconds: float = 0.0
+    failures: list[str] = field(default_factory=list)
+
+
+class Progress:
+    """One line per finished episode: done/total, tokens, ETA (plain text: logs stay readable)."""
+
+    def __init__(self, total: int, out: TextIO | None) -> None:
+        self.total, self.out, self.n, self.start = total, out, 0, time.perf_counter()
+        self.tin = self.tout = 0
+
+    def episode(self, label: str, ep: EpisodeRecord) -> None:
+        self.n += 1
+        self.tin += ep.agent_in + ep.aux_in
+        self.tout += ep.agent_out + ep.aux_out
+        if self.out is None:
+            return
+        elapsed = time.perf_counter() - self.start
+        eta = elapsed / self.n * (self.total - self.n)
+        what = (f"score={ep.score:.2f} steps={ep.steps}" if ep.status == "done"
+                else f"FAILED: {ep.error}")
+        print(f"[{self.n}/{self.total}] {label} seed={ep.seed} {what} | tokens in={self.tin:,} "
+              f"out={self.tout:,} | elapsed {_fmt(elapsed)} eta {_fmt(eta)}",
+              file=self.out, flush=True)
+
+
+def _fmt(s: float) -> str:
+    s = int(s)
+    return f"{s // 3600}h{s // 60 % 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+def _short(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0] if text else ''}".strip()
+
+
+async def run_experiment(
+    exp: Experiment,
+    *,
+    progress: TextIO | None = sys.stderr,
+    llm_factory: Callable[[str], LLM] | None = None,
+) -> RunResult:
+    """Run every missing episode of ``exp`` into ``<out>/<name>/store.sqlite``."""
+    started = time.perf_counter()
+    store = Store(exp.out_dir / "store.sqlite")
+    store.save_experiment(exp.name, exp.model_dump())
+    runs = exp.runs()
+    for spec in runs:
+        axes = {k: getattr(spec, k) for k in ("env", "model", "agent", "history", "format",
+                                              "grounding")}
+        store.save_run(spec.key, spec.label, axes, asdict(spec))
+    finished = store.done()
+    todo = [(s, seed) for s in runs for seed in exp.seeds if (s.key, seed) not in finished]
+    result = RunResult(total=len(runs) * len(exp.seeds), skipped=len(runs) * len(exp.seeds) - len(todo))
+    if progress is not None and result.skipped:
+        print(f"resuming {exp.name}: {result.skipped} episodes already done, {len(todo)} to go",
+              file=progress, flush=True)
+
+    factory = llm_factory or (lambda spec: make_llm(spec, cache=exp.cache))
+    llms: dict[str, LLM] = {}
+    gates: dict[str, asyncio.Semaphore] = {}
+    for spec, _ in todo:
+        if spec.agent != "expert" and spec.model not in llms:
+            llms[spec.model] = factory(spec.model)
+            gates[spec.model] = asyncio.Semaphore(min(exp.concurrency,
+                                                      llms[spec.model].max_concurrency))
+    expert_gate = asyncio.Semaphore(exp.concurrency)
+    bar = Progress(len(todo), progress)
+
+    async def one(spec: RunSpec, seed: int) -> None:
+        llm = llms.get(spec.model) if spec.agent != "expert" else None
+        async with gates.get(spec.model, expert_gate) if llm else expert_gate:
+            try:
+                ep = await run_episode(spec, seed, llm)
+            except (ModelError, Exception) as e:  # an episode fails; the run goes on
+                ep = EpisodeRecord(run=spec.key, seed=seed, status="failed", error=_short(e))
+                if not isinstance(e, ModelError) and progress is not None:
+                    traceback.print_exc(limit=3, file=progress)
+        store.commit_episode(ep)
+        if ep.status == "done":
+            result.done += 1
+        else:
+            result.failed += 1
+            result.failures.append(f"{spec.label} seed={seed}: {ep.error}")
+        result.model_calls += ep.model_calls
+        result.cached_calls += ep.cached_calls
+        result.tokens_in += ep.agent_in + ep.aux_in
+        result.tokens_out += ep.agent_out + ep.aux_out
+        bar.episode(spec.label, ep)
+
+    try:
+        await asyncio.gather(*(one(s, seed) for s, seed in todo))
+    finally:
+        for llm in llms.values():
+            await llm.aclose()
+        store.close()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def run_sync(exp: Experiment, **kw: Any) -> RunResult:
+    return asyncio.run(run_experiment(exp, **kw))

@@ -1,0 +1,18 @@
+"""Representation axes: structure (formats), granularity (histories), and the view phi."""
+
+from statelab.state.formats import FORMATS, formats_for, formatter, render, supports
+from statelab.state.history import HISTORIES, call_seed, make_memory
+from statelab.state.view import compose_view, observation_renderer
+
+__all__ = [
+    "FORMATS",
+    "HISTORIES",
+    "call_seed",
+    "compose_view",
+    "formats_for",
+    "formatter",
+    "make_memory",
+    "observation_renderer",
+    "render",
+    "supports",
+]
