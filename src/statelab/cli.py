@@ -11,8 +11,11 @@ import typer
 
 from statelab.core import ConfigError, ModelError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Run LLM agents in dynamic environments and compare state representations.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Run LLM agents in dynamic environments and compare state representations.",
+)
 
 
 def _fail(msg: str) -> typer.Exit:
@@ -48,7 +51,7 @@ def play(
 
     try:
         fmt = resolve_format(env, format)
-        check(fmt, env_class(env).facts_type, env)  # type: ignore[attr-defined]
+        check(fmt, env_class(env).facts_type, env)
         e = make_env(env, max_steps=max_steps)
     except ConfigError as err:
         raise _fail(str(err)) from None
@@ -70,8 +73,9 @@ def play(
             if not line:
                 break
             line = line.strip()
-            action = actions[int(line) - 1] if line.isdigit() and 0 < int(line) <= len(
-                actions) else line
+            action = (
+                actions[int(line) - 1] if line.isdigit() and 0 < int(line) <= len(actions) else line
+            )
         obs, reward, terminated, truncated, info = e.step(action)
         done = terminated or truncated
         if reward:
@@ -83,8 +87,9 @@ def play(
 @app.command()
 def run(
     config: Annotated[Path, typer.Argument(help="experiment YAML")],
-    set_: Annotated[list[str] | None, typer.Option("--set", help="override key=value (YAML)")]
-    = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="override key=value (YAML)")
+    ] = None,
     model: Annotated[str | None, typer.Option(help="model spec replacing the config's")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress lines")] = False,
 ) -> None:
@@ -116,16 +121,16 @@ def _store_path(exp: str) -> Path:
     for cand in (p / "store.sqlite", Path("results") / exp / "store.sqlite", p):
         if cand.is_file():
             return cand
-    raise ConfigError(f"no results for {exp!r} (looked for {p}/store.sqlite and "
-                      f"results/{exp}/store.sqlite)")
+    raise ConfigError(
+        f"no results for {exp!r} (looked for {p}/store.sqlite and results/{exp}/store.sqlite)"
+    )
 
 
 @app.command()
 def report(
     exp: Annotated[str, typer.Argument(help="experiment name, results folder or config file")],
     out: Annotated[Path | None, typer.Option(help="folder for report files")] = None,
-    json_: Annotated[bool, typer.Option("--json", help="print JSON instead of Markdown")]
-    = False,
+    json_: Annotated[bool, typer.Option("--json", help="print JSON instead of Markdown")] = False,
 ) -> None:
     """Tables (mean, SD, n, significance vs the baseline) and plots of an experiment."""
     from statelab.run.reporting import make_report

@@ -18,12 +18,21 @@ def test_hanoi_formats_that_apply():
     [
         ("natural", START, "Peg A has disks 2, 1, and 0 (bottom to top). Pegs B and C are empty."),
         ("natural", MID, "Peg A has disk 2. Peg B has disk 1. Peg C has disk 0."),
-        ("natural", TWO, "Peg A has disks 2 and 1 (bottom to top). Peg C has disk 0. "
-                         "Peg B is empty."),
-        ("tagged-list", START,
-         "- A: |bottom, [2, 1, 0], top|\n- B: |bottom, [], top|\n- C: |bottom, [], top|"),
-        ("tagged-list", TWO,
-         "- A: |bottom, [2, 1], top|\n- B: |bottom, [], top|\n- C: |bottom, [0], top|"),
+        (
+            "natural",
+            TWO,
+            "Peg A has disks 2 and 1 (bottom to top). Peg C has disk 0. Peg B is empty.",
+        ),
+        (
+            "tagged-list",
+            START,
+            "- A: |bottom, [2, 1, 0], top|\n- B: |bottom, [], top|\n- C: |bottom, [], top|",
+        ),
+        (
+            "tagged-list",
+            TWO,
+            "- A: |bottom, [2, 1], top|\n- B: |bottom, [], top|\n- C: |bottom, [0], top|",
+        ),
         ("dict-list", START, '{"A":[2,1,0], "B":[], "C":[]}'),
         ("dict-list", MID, '{"A":[2], "B":[1], "C":[0]}'),
         ("matrix", START, "[[2,1,0],\n[-1,-1,-1],\n[-1,-1,-1]]"),

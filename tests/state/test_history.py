@@ -19,7 +19,7 @@ def play(history: str, llm=None, actions=(1, 0, 5), k=30):
 
 
 def test_full_history_keeps_every_step_verbatim():
-    _, mem, obs, _ = play("full")
+    _, mem, _obs, _ = play("full")
     text = mem.render()
     assert text.startswith("Past trajectory:\nStep 1: You took action: " + ACTIONS[1])
     assert "Step 3: You took action: " + ACTIONS[5] in text
@@ -34,7 +34,7 @@ def test_window_keeps_only_last_k():
 
 def test_summary_replaces_history_in_prompt():
     llm = ScriptedLLM(["A has 2; B has 1.", "Moved disks; C has 0.", "Disk 0 moved to B."])
-    env, mem, obs, _ = play("summary", llm=llm)
+    _env, mem, obs, _ = play("summary", llm=llm)
     assert mem.render() == "Summary of past actions:\nDisk 0 moved to B."
     view = compose_view(mem.render(), observation_renderer("tagged-list")(obs))
     assert "Step 1" not in view and "Past trajectory" not in view
@@ -50,8 +50,14 @@ def test_summary_calls_are_returned_for_separate_accounting():
     llm = ScriptedLLM(["s"])
     env = HanoiEnv()
     obs, info = env.reset(seed=0)
-    mem = make_memory("summary", observation_renderer("natural"), env.manual, 0,
-                      history_len=30, params=GenParams())
+    mem = make_memory(
+        "summary",
+        observation_renderer("natural"),
+        env.manual,
+        0,
+        history_len=30,
+        params=GenParams(),
+    )
     mem.reset(obs, info)
     obs, r, *_x, info = env.step(ACTIONS[1])
     calls = asyncio.run(mem.update(obs, ACTIONS[1], r, info, llm))
@@ -60,12 +66,15 @@ def test_summary_calls_are_returned_for_separate_accounting():
 
 
 def test_oracle_summary_equals_true_state():
-    env, mem, obs, info = play("oracle-summary")
+    env, mem, obs, _info = play("oracle-summary")
     true = env.pegs
     assert true == ((2,), (1, 0), ())  # A->C, A->B, C->B
     assert mem.render() == (
         "Summary of the current state (from the simulator):\n"
-        + render("natural", obs.facts) + " Goal: " + env.goal
+        + render("natural", obs.facts)
+        + " Goal: "
+        + env.goal
     )
     assert "Peg A has disk 2. Peg B has disks 1 and 0 (bottom to top). Peg C is empty." in (
-        mem.render())
+        mem.render()
+    )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 
 from statelab.agents._parse import parse_action
 from statelab.agents._prompting import messages
@@ -10,7 +9,7 @@ from statelab.agents.act import ActAgent
 from statelab.agents.expert import ExpertAgent
 from statelab.core import Agent, ConfigError, GenParams, Registry
 
-AGENTS: Registry[Callable[..., Agent]] = Registry("agent")
+AGENTS: Registry[Agent] = Registry("agent")
 
 
 @AGENTS.register("act", "act[:grammar|logprob|free]")
@@ -34,5 +33,12 @@ def needs_model(agent: Agent) -> bool:
     return bool(getattr(agent, "needs_model", True))
 
 
-__all__ = ["AGENTS", "ActAgent", "ExpertAgent", "make_agent", "messages", "needs_model",
-           "parse_action"]
+__all__ = [
+    "AGENTS",
+    "ActAgent",
+    "ExpertAgent",
+    "make_agent",
+    "messages",
+    "needs_model",
+    "parse_action",
+]

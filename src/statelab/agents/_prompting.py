@@ -7,7 +7,7 @@ from typing import Any
 from statelab.core import Message, Prompt
 
 ACT_INSTRUCTION = (
-    "Choose the next action. Reply with one line: \"Action: <one of the available actions>\"."
+    'Choose the next action. Reply with one line: "Action: <one of the available actions>".'
 )
 
 

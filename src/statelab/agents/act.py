@@ -7,8 +7,17 @@ from typing import Any
 
 from statelab.agents._parse import parse_action
 from statelab.agents._prompting import messages
-from statelab.core import LLM, Agent, Call, Completion, ConfigError, Decision, GenParams, Prompt
-from statelab.core import Usage
+from statelab.core import (
+    LLM,
+    Agent,
+    Call,
+    Completion,
+    ConfigError,
+    Decision,
+    GenParams,
+    Prompt,
+    Usage,
+)
 
 PREFIX = "Action: "
 

@@ -9,7 +9,7 @@ score_per_token.png.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -33,6 +33,8 @@ def write_report(
     baseline: Mapping[str, str] | None,
     out_dir: str | Path,
     title: str,
+    *,
+    axes: Sequence[str] | None = None,
 ) -> dict[str, Path]:
     """Summarise ``episodes`` and write the report files into ``out_dir`` (created if needed).
 
@@ -41,7 +43,7 @@ def write_report(
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    summary = summarise(episodes, dict(baseline) if baseline else None)
+    summary = summarise(episodes, dict(baseline) if baseline else None, axes=axes)
     paths = {
         "markdown": out / "report.md",
         "json": out / "report.json",

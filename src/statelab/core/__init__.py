@@ -1,8 +1,8 @@
 """statelab's contracts: Env, Observation, LLM, Agent, Memory and the axis registries."""
 
 from statelab.core._agent import Agent, Call, Decision, Prompt
-from statelab.core._facts import PegFacts
 from statelab.core._env import Env, EnvSpec, Observation, ObservationSpace, Policy
+from statelab.core._facts import PegFacts
 from statelab.core._llm import LLM, Completion, GenParams, Message, ModelError, Usage
 from statelab.core._registry import ConfigError, Registry
 from statelab.core._state import Memory
@@ -21,8 +21,8 @@ __all__ = [
     "Message",
     "ModelError",
     "Observation",
-    "PegFacts",
     "ObservationSpace",
+    "PegFacts",
     "Policy",
     "Prompt",
     "Registry",

@@ -67,7 +67,7 @@ class Env(gym.Env[Observation, str], abc.ABC):
     #: static task manual shown first in every prompt
     manual: str
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"]}  # noqa: RUF012 - Gymnasium's own attribute
 
     def __init__(self, max_steps: int | None = None) -> None:
         self.budget = max_steps if max_steps is not None else type(self).max_steps
@@ -78,7 +78,9 @@ class Env(gym.Env[Observation, str], abc.ABC):
 
     # -- to implement -------------------------------------------------------------------
     @abc.abstractmethod
-    def _reset(self, rng_seed: int | None, options: dict[str, Any]) -> tuple[Observation, dict[str, Any]]:
+    def _reset(
+        self, rng_seed: int | None, options: dict[str, Any]
+    ) -> tuple[Observation, dict[str, Any]]:
         """Start an episode; return the first observation and info (with ``privileged``)."""
 
     @abc.abstractmethod
@@ -123,7 +125,7 @@ class Env(gym.Env[Observation, str], abc.ABC):
         info["steps"] = self.steps
         return info
 
-    def render(self) -> str:  # type: ignore[override]
+    def render(self) -> str:
         return self._last_text()
 
     def _last_text(self) -> str:

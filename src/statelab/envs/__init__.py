@@ -13,15 +13,16 @@ import gymnasium as gym
 from statelab.core import ConfigError, Env, Registry
 from statelab.envs.hanoi import HanoiEnv
 
-ENVS: Registry[Callable[..., Env]] = Registry("env")
+ENVS: Registry[Env] = Registry("env")
 #: config name -> Gymnasium id
 GYM_IDS: dict[str, str] = {}
 #: config name -> env class (for facts kind, budgets, history length)
 ENV_CLASSES: dict[str, type[Env]] = {}
 
 
-def _register(name: str, cls: type[Env], gym_id: str, help: str,
-              parse: Callable[[str | None], dict[str, Any]]) -> None:
+def _register(
+    name: str, cls: type[Env], gym_id: str, help: str, parse: Callable[[str | None], dict[str, Any]]
+) -> None:
     def factory(arg: str | None = None, **kwargs: Any) -> Env:
         return cls(**{**parse(arg), **kwargs})
 
@@ -29,7 +30,7 @@ def _register(name: str, cls: type[Env], gym_id: str, help: str,
     GYM_IDS[name] = gym_id
     ENV_CLASSES[name] = cls
     if gym_id not in gym.registry:
-        gym.register(gym_id, entry_point=cls, disable_env_checker=True)
+        gym.register(gym_id, entry_point=cls, disable_env_checker=True)  # type: ignore[arg-type]
 
 
 def _hanoi_args(arg: str | None) -> dict[str, Any]:

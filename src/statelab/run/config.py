@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from statelab.agents import AGENTS
 from statelab.core import ConfigError, GenParams
-from statelab.envs import ENVS, env_class
+from statelab.envs import env_class
 from statelab.llm import check_spec
 from statelab.state import HISTORIES
 from statelab.state.formats import check as check_format
@@ -103,7 +103,7 @@ class Grid(BaseModel):
             cls = env_class(env)
             for fmt in self.format:
                 if fmt != "default":
-                    check_format(fmt, cls.facts_type, env)  # type: ignore[attr-defined]
+                    check_format(fmt, cls.facts_type, env)
         return self
 
 
@@ -160,14 +160,32 @@ class Experiment(BaseModel):
         for env, model, agent, history, fmt, grounding in itertools.product(
             g.env, self.models(), g.agent, g.history, g.format, g.grounding
         ):
-            out.append(RunSpec(env=env, model=model, agent=agent, history=history,
-                               format=resolve_format(env, fmt), grounding=grounding,
-                               params=self.params.model_dump(), max_steps=self.max_steps))
+            out.append(
+                RunSpec(
+                    env=env,
+                    model=model,
+                    agent=agent,
+                    history=history,
+                    format=resolve_format(env, fmt),
+                    grounding=grounding,
+                    params=self.params.model_dump(),
+                    max_steps=self.max_steps,
+                )
+            )
         if self.expert:
             for env in g.env:
-                out.append(RunSpec(env=env, model="-", agent="expert", history="full",
-                                   format=resolve_format(env, "default"), grounding="none",
-                                   params={}, max_steps=self.max_steps))
+                out.append(
+                    RunSpec(
+                        env=env,
+                        model="-",
+                        agent="expert",
+                        history="full",
+                        format=resolve_format(env, "default"),
+                        grounding="none",
+                        params={},
+                        max_steps=self.max_steps,
+                    )
+                )
         return out
 
 
@@ -193,6 +211,13 @@ class RunSpec:
         body = json.dumps(asdict(self), sort_keys=True)
         return hashlib.sha256(body.encode()).hexdigest()[:16]
 
+    def axes(self) -> dict[str, str]:
+        """The run's value on each axis; a model-free run (the expert) has none but env/agent."""
+        out = {a: getattr(self, a) for a in AXES}
+        if self.model == "-":
+            out.update(history="-", format="-", grounding="-")
+        return out
+
     @property
     def label(self) -> str:
         if self.agent == "expert":
@@ -212,8 +237,9 @@ def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
     cur[keys[-1]] = value
 
 
-def load_experiment(path: str | Path, overrides: list[str] | None = None,
-                    model: str | None = None) -> Experiment:
+def load_experiment(
+    path: str | Path, overrides: list[str] | None = None, model: str | None = None
+) -> Experiment:
     """Read, override (``key.sub=value``, value as YAML) and validate an experiment file."""
     p = Path(path)
     if not p.is_file():

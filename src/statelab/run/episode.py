@@ -6,12 +6,11 @@ import time
 from typing import Any
 
 from statelab.agents import make_agent
-from statelab.core import LLM, Call, Completion, GenParams, Message
+from statelab.core import LLM, Call, Completion, GenParams, Message, Prompt
 from statelab.envs import make_env
 from statelab.run.config import RunSpec
 from statelab.run.store import EpisodeRecord, StepRecord
 from statelab.state import call_seed, compose_view, make_memory, observation_renderer
-from statelab.core import Prompt
 
 
 class TimedLLM(LLM):
@@ -45,10 +44,13 @@ class TimedLLM(LLM):
 
 def _call_row(c: Call) -> dict[str, Any]:
     return {
-        "kind": c.kind, "messages": c.messages, "text": c.completion.text,
+        "kind": c.kind,
+        "messages": c.messages,
+        "text": c.completion.text,
         "input_tokens": c.completion.usage.input_tokens,
         "output_tokens": c.completion.usage.output_tokens,
-        "latency": c.completion.latency, "cached": c.completion.cached,
+        "latency": c.completion.latency,
+        "cached": c.completion.cached,
     }
 
 
@@ -61,8 +63,9 @@ async def run_episode(spec: RunSpec, seed: int, llm: LLM | None) -> EpisodeRecor
     timed = TimedLLM(llm) if llm is not None else None
     render_obs = observation_renderer(spec.format)
     obs, info = env.reset(seed=seed)
-    memory = make_memory(spec.history, render_obs, env.manual, seed,
-                         history_len=type(env).history_len, params=params)
+    memory = make_memory(
+        spec.history, render_obs, env.manual, seed, history_len=type(env).history_len, params=params
+    )
     memory.reset(obs, info)
     agent.reset()
     expert = env.expert()
@@ -72,8 +75,13 @@ async def run_episode(spec: RunSpec, seed: int, llm: LLM | None) -> EpisodeRecor
         t0 = time.perf_counter()
         model_before = timed.seconds if timed else 0.0
         view = compose_view(memory.render(), render_obs(obs))
-        prompt = Prompt(manual=env.manual, view=view, actions=obs.admissible, goal=obs.goal,
-                        seed=call_seed(seed, env.steps, "act"))
+        prompt = Prompt(
+            manual=env.manual,
+            view=view,
+            actions=obs.admissible,
+            goal=obs.goal,
+            seed=call_seed(seed, env.steps, "act"),
+        )
         decision = await agent.decide(prompt, timed, obs=obs, info=info, expert=expert)
         obs, reward, terminated, truncated, info = env.step(decision.action)
         aux_calls = await memory.update(obs, decision.action, reward, info, timed)
@@ -85,15 +93,27 @@ async def run_episode(spec: RunSpec, seed: int, llm: LLM | None) -> EpisodeRecor
         x_out = sum(c.completion.usage.output_tokens for c in aux_calls)
         wall = time.perf_counter() - t0
         model_s = (timed.seconds - model_before) if timed else 0.0
-        ep.trajectory.append(StepRecord(
-            t=env.steps, view=view, reply=decision.reply, action=decision.action,
-            parsed=decision.parsed, valid=bool(info.get("valid", True)), reward=float(reward),
-            observation=obs.text, memory=memory.render(), agent_in=a_in, agent_out=a_out,
-            aux_in=x_in, aux_out=x_out,
-            latency=sum(c.completion.latency for c in decision.calls),
-            overhead=max(0.0, wall - model_s),
-            calls=[_call_row(c) for c in calls], queries=decision.queries,
-        ))
+        ep.trajectory.append(
+            StepRecord(
+                t=env.steps,
+                view=view,
+                reply=decision.reply,
+                action=decision.action,
+                parsed=decision.parsed,
+                valid=bool(info.get("valid", True)),
+                reward=float(reward),
+                observation=obs.text,
+                memory=memory.render(),
+                agent_in=a_in,
+                agent_out=a_out,
+                aux_in=x_in,
+                aux_out=x_out,
+                latency=sum(c.completion.latency for c in decision.calls),
+                overhead=max(0.0, wall - model_s),
+                calls=[_call_row(c) for c in calls],
+                queries=decision.queries,
+            )
+        )
         ep.reward += float(reward)
         ep.agent_calls += len(decision.calls)
         ep.agent_in += a_in

@@ -8,6 +8,7 @@ from typing import Any
 
 from statelab.analysis.report import write_report
 from statelab.core import ConfigError
+from statelab.run.config import AXES
 from statelab.run.store import Store
 
 
@@ -30,6 +31,6 @@ def make_report(store_path: str | Path, out_dir: str | Path) -> Report:
     if meta is None or episodes.empty:
         raise ConfigError(f"{store_path} holds no finished episodes yet")
     name, config = meta
-    episodes = episodes.rename(columns={"run": "run_key"}).rename(columns={"label": "run"})
-    files = write_report(episodes, config.get("baseline"), out_dir, title=name)
+    episodes = episodes.drop(columns=["run"]).rename(columns={"label": "run"})
+    files = write_report(episodes, config.get("baseline"), out_dir, title=name, axes=AXES)
     return Report(files["markdown"].read_text(), json.loads(files["json"].read_text()), files)

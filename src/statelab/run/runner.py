@@ -46,11 +46,17 @@ class Progress:
             return
         elapsed = time.perf_counter() - self.start
         eta = elapsed / self.n * (self.total - self.n)
-        what = (f"score={ep.score:.2f} steps={ep.steps}" if ep.status == "done"
-                else f"FAILED: {ep.error}")
-        print(f"[{self.n}/{self.total}] {label} seed={ep.seed} {what} | tokens in={self.tin:,} "
-              f"out={self.tout:,} | elapsed {_fmt(elapsed)} eta {_fmt(eta)}",
-              file=self.out, flush=True)
+        what = (
+            f"score={ep.score:.2f} steps={ep.steps}"
+            if ep.status == "done"
+            else f"FAILED: {ep.error}"
+        )
+        print(
+            f"[{self.n}/{self.total}] {label} seed={ep.seed} {what} | tokens in={self.tin:,} "
+            f"out={self.tout:,} | elapsed {_fmt(elapsed)} eta {_fmt(eta)}",
+            file=self.out,
+            flush=True,
+        )
 
 
 def _fmt(s: float) -> str:
@@ -75,15 +81,18 @@ async def run_experiment(
     store.save_experiment(exp.name, exp.model_dump())
     runs = exp.runs()
     for spec in runs:
-        axes = {k: getattr(spec, k) for k in ("env", "model", "agent", "history", "format",
-                                              "grounding")}
-        store.save_run(spec.key, spec.label, axes, asdict(spec))
+        store.save_run(spec.key, spec.label, spec.axes(), asdict(spec))
     finished = store.done()
     todo = [(s, seed) for s in runs for seed in exp.seeds if (s.key, seed) not in finished]
-    result = RunResult(total=len(runs) * len(exp.seeds), skipped=len(runs) * len(exp.seeds) - len(todo))
+    result = RunResult(
+        total=len(runs) * len(exp.seeds), skipped=len(runs) * len(exp.seeds) - len(todo)
+    )
     if progress is not None and result.skipped:
-        print(f"resuming {exp.name}: {result.skipped} episodes already done, {len(todo)} to go",
-              file=progress, flush=True)
+        print(
+            f"resuming {exp.name}: {result.skipped} episodes already done, {len(todo)} to go",
+            file=progress,
+            flush=True,
+        )
 
     factory = llm_factory or (lambda spec: make_llm(spec, cache=exp.cache))
     llms: dict[str, LLM] = {}
@@ -91,8 +100,9 @@ async def run_experiment(
     for spec, _ in todo:
         if spec.agent != "expert" and spec.model not in llms:
             llms[spec.model] = factory(spec.model)
-            gates[spec.model] = asyncio.Semaphore(min(exp.concurrency,
-                                                      llms[spec.model].max_concurrency))
+            gates[spec.model] = asyncio.Semaphore(
+                min(exp.concurrency, llms[spec.model].max_concurrency)
+            )
     expert_gate = asyncio.Semaphore(exp.concurrency)
     bar = Progress(len(todo), progress)
 

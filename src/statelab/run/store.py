@@ -123,8 +123,17 @@ class Store:
             self.db.execute(
                 "INSERT OR IGNORE INTO runs(run, label, env, model, agent, history, format,"
                 " grounding, spec) VALUES (?,?,?,?,?,?,?,?,?)",
-                (run, label, axes["env"], axes["model"], axes["agent"], axes["history"],
-                 axes["format"], axes["grounding"], json.dumps(spec)),
+                (
+                    run,
+                    label,
+                    axes["env"],
+                    axes["model"],
+                    axes["agent"],
+                    axes["history"],
+                    axes["format"],
+                    axes["grounding"],
+                    json.dumps(spec),
+                ),
             )
 
     def done(self) -> set[tuple[str, int]]:
@@ -142,8 +151,10 @@ class Store:
                 for table in ("episodes", "steps", "calls", "queries"):
                     db.execute(f"DELETE FROM {table} WHERE run=? AND seed=?", (ep.run, ep.seed))
                 cols = ", ".join(head)
-                db.execute(f"INSERT INTO episodes({cols}) VALUES ({', '.join('?' * len(head))})",
-                           tuple(head.values()))
+                db.execute(
+                    f"INSERT INTO episodes({cols}) VALUES ({', '.join('?' * len(head))})",
+                    tuple(head.values()),
+                )
                 for s in ep.trajectory:
                     row = {k: v for k, v in asdict(s).items() if k not in ("calls", "queries")}
                     row.update(run=ep.run, seed=ep.seed)
@@ -154,13 +165,25 @@ class Store:
                     for i, c in enumerate(s.calls):
                         db.execute(
                             "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                            (ep.run, ep.seed, s.t, i, c["kind"], json.dumps(c["messages"]),
-                             c["text"], c["input_tokens"], c["output_tokens"], c["latency"],
-                             int(c["cached"])),
+                            (
+                                ep.run,
+                                ep.seed,
+                                s.t,
+                                i,
+                                c["kind"],
+                                json.dumps(c["messages"]),
+                                c["text"],
+                                c["input_tokens"],
+                                c["output_tokens"],
+                                c["latency"],
+                                int(c["cached"]),
+                            ),
                         )
                     for i, q in enumerate(s.queries):
-                        db.execute("INSERT INTO queries VALUES (?,?,?,?,?,?)",
-                                   (ep.run, ep.seed, s.t, i, q.get("query"), q.get("answer")))
+                        db.execute(
+                            "INSERT INTO queries VALUES (?,?,?,?,?,?)",
+                            (ep.run, ep.seed, s.t, i, q.get("query"), q.get("answer")),
+                        )
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")

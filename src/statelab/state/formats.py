@@ -78,12 +78,12 @@ def _and(items: list[str]) -> str:
 def _(f: PegFacts) -> str:
     """'Peg A has disks 2, 1, and 0 (bottom to top). Pegs B and C are empty.'"""
     parts: list[str] = []
-    for name, disks in zip(f.names, f.pegs):
+    for name, disks in zip(f.names, f.pegs, strict=False):
         if len(disks) == 1:
             parts.append(f"Peg {name} has disk {disks[0]}.")
         elif disks:
             parts.append(f"Peg {name} has disks {_and([str(d) for d in disks])} (bottom to top).")
-    empty = [n for n, d in zip(f.names, f.pegs) if not d]
+    empty = [n for n, d in zip(f.names, f.pegs, strict=False) if not d]
     if len(empty) == 1:
         parts.append(f"Peg {empty[0]} is empty.")
     elif empty:
@@ -95,16 +95,21 @@ def _(f: PegFacts) -> str:
 def _(f: PegFacts) -> str:
     """SmartPlay's default: '- A: |bottom, [2, 1, 0], top|', one line per rod."""
     return "\n".join(
-        f"- {n}: |bottom, [{', '.join(map(str, d))}], top|" for n, d in zip(f.names, f.pegs)
+        f"- {n}: |bottom, [{', '.join(map(str, d))}], top|"
+        for n, d in zip(f.names, f.pegs, strict=False)
     )
 
 
 @dict_list.register
 def _(f: PegFacts) -> str:
     """'{"A":[2,1,0], "B":[], "C":[]}' (bottom to top)."""
-    return "{" + ", ".join(
-        f'"{n}":[{",".join(map(str, d))}]' for n, d in zip(f.names, f.pegs)
-    ) + "}"
+    return (
+        "{"
+        + ", ".join(
+            f'"{n}":[{",".join(map(str, d))}]' for n, d in zip(f.names, f.pegs, strict=False)
+        )
+        + "}"
+    )
 
 
 @matrix.register

@@ -11,16 +11,16 @@
 from __future__ import annotations
 
 import zlib
-from dataclasses import replace
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from statelab.core import LLM, Call, ConfigError, GenParams, Memory, Observation, Registry
 from statelab.state.formats import render
 
 RenderObs = Callable[[Observation], str]
-HISTORIES: Registry[Callable[..., Memory]] = Registry("history")
+HISTORIES: Registry[Memory] = Registry("history")
 
 
 def call_seed(seed: int, step: int, kind: str) -> int:
@@ -144,34 +144,71 @@ class OracleSummaryMemory(Memory):
 
 
 @HISTORIES.register("full", "full")
-def _full(render_obs: RenderObs, manual: str, seed: int, arg: str | None, *, history_len: int,
-          params: GenParams) -> Memory:
+def _full(
+    render_obs: RenderObs,
+    manual: str,
+    seed: int,
+    arg: str | None,
+    *,
+    history_len: int,
+    params: GenParams,
+) -> Memory:
     return WindowMemory(render_obs, manual, seed, k=history_len)
 
 
 @HISTORIES.register("window", "window:<k>")
-def _window(render_obs: RenderObs, manual: str, seed: int, arg: str | None, *, history_len: int,
-            params: GenParams) -> Memory:
+def _window(
+    render_obs: RenderObs,
+    manual: str,
+    seed: int,
+    arg: str | None,
+    *,
+    history_len: int,
+    params: GenParams,
+) -> Memory:
     if arg is None or not arg.isdigit() or int(arg) < 1:
-        raise ConfigError(f"history 'window:{arg or ''}' needs a positive step count, e.g. window:5")
+        raise ConfigError(
+            f"history 'window:{arg or ''}' needs a positive step count, e.g. window:5"
+        )
     return WindowMemory(render_obs, manual, seed, k=int(arg))
 
 
 @HISTORIES.register("summary", "summary")
-def _summary(render_obs: RenderObs, manual: str, seed: int, arg: str | None, *, history_len: int,
-             params: GenParams) -> Memory:
+def _summary(
+    render_obs: RenderObs,
+    manual: str,
+    seed: int,
+    arg: str | None,
+    *,
+    history_len: int,
+    params: GenParams,
+) -> Memory:
     return SummaryMemory(render_obs, manual, seed, params=params)
 
 
 @HISTORIES.register("oracle-summary", "oracle-summary")
-def _oracle(render_obs: RenderObs, manual: str, seed: int, arg: str | None, *, history_len: int,
-            params: GenParams) -> Memory:
+def _oracle(
+    render_obs: RenderObs,
+    manual: str,
+    seed: int,
+    arg: str | None,
+    *,
+    history_len: int,
+    params: GenParams,
+) -> Memory:
     return OracleSummaryMemory(render_obs, manual, seed)
 
 
-def make_memory(spelling: str, render_obs: RenderObs, manual: str, seed: int, *,
-                history_len: int, params: GenParams) -> Memory:
+def make_memory(
+    spelling: str,
+    render_obs: RenderObs,
+    manual: str,
+    seed: int,
+    *,
+    history_len: int,
+    params: GenParams,
+) -> Memory:
     name, arg = HISTORIES.split(spelling)
-    return HISTORIES.get(name)(render_obs, manual, seed, arg, history_len=history_len,
-                               params=params)
-
+    return HISTORIES.get(name)(
+        render_obs, manual, seed, arg, history_len=history_len, params=params
+    )

@@ -1,0 +1,65 @@
+import json
+
+from typer.testing import CliRunner
+
+from statelab.cli import app
+
+runner = CliRunner()
+
+
+def test_envs_lists_gym_ids():
+    res = runner.invoke(app, ["envs"])
+    assert res.exit_code == 0
+    assert "statelab/Hanoi-v0" in res.output.splitlines()
+
+
+def test_play_expert_solves_hanoi_in_7_moves():
+    res = runner.invoke(app, ["play", "hanoi", "--expert", "--seed", "0"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.strip().splitlines()
+    assert lines[-1] == "score=1 success=true steps=7"
+    assert sum(line.startswith("> Move the top disk") for line in lines) == 7
+
+
+def test_play_human_by_number_and_text():
+    moves = "2\nMove the top disk of rod A to the top of rod B\n6\n"
+    res = runner.invoke(app, ["play", "hanoi", "--format", "dict-list"], input=moves)
+    assert res.exit_code == 0, res.output
+    assert '{"A":[2], "B":[1, 0]' not in res.output  # dict-list has no spaces in lists
+    assert '{"A":[2], "B":[1,0], "C":[]}' in res.output
+    assert res.output.strip().splitlines()[-1] == "score=0 success=false steps=3"
+
+
+def test_play_bad_format_is_one_line_error():
+    res = runner.invoke(app, ["play", "hanoi", "--format", "symbolic"])
+    assert res.exit_code == 2
+    assert "format 'symbolic' does not apply to env 'hanoi'" in res.output
+
+
+def test_run_and_report(tmp_path):
+    script = tmp_path / "r.json"
+    script.write_text(json.dumps(["Action: Move the top disk of rod A to the top of rod C"]))
+    cfg = tmp_path / "e.yaml"
+    cfg.write_text(
+        f"name: e\nmodel: scripted:{script}\nseeds: [0, 1]\nmax_steps: 8\nout: {tmp_path}\n"
+        f"cache: {tmp_path}/c.sqlite\ngrid: {{env: [hanoi], history: [full, oracle-summary]}}\n"
+        "baseline: {history: full}\n"
+    )
+    res = runner.invoke(app, ["run", str(cfg), "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert "e: 6 episodes done, 0 failed" in res.output
+    rep = runner.invoke(app, ["report", str(tmp_path / "e"), "--json"])
+    assert rep.exit_code == 0, rep.output
+    data = json.loads(rep.stdout)
+    runs = {(r["agent"], r["history"]): r for r in data["runs"]}
+    assert runs[("act", "full")]["n"] == 2
+    assert runs[("expert", "-")]["mean"] == 1.0
+    again = runner.invoke(app, ["run", str(cfg), "--quiet"])
+    assert "0 episodes done, 0 failed, 6 already done" in again.output
+
+
+def test_run_config_error_exit_2(tmp_path):
+    cfg = tmp_path / "e.yaml"
+    cfg.write_text("name: e\ngrid: {env: [hanoi]}\nseeds: [0]\nbogus: 1\n")
+    res = runner.invoke(app, ["run", str(cfg)])
+    assert res.exit_code == 2 and "unknown key 'bogus'" in res.output

@@ -1,0 +1,98 @@
+import pytest
+
+from statelab.core import ConfigError
+from statelab.run.config import load_experiment, parse_experiment
+
+BASE = {
+    "name": "q",
+    "model": "scripted:x.json",
+    "seeds": [0, 1],
+    "grid": {"env": ["hanoi"], "history": ["full", "summary"], "format": ["tagged-list"]},
+    "baseline": {"history": "full"},
+}
+
+
+def err(data) -> str:
+    with pytest.raises(ConfigError) as e:
+        parse_experiment(data)
+    msg = str(e.value)
+    assert "\n" not in msg
+    return msg
+
+
+def with_(path: str, value):
+    import copy
+
+    d = copy.deepcopy(BASE)
+    cur = d
+    *head, last = path.split(".")
+    for k in head:
+        cur = cur[k]
+    cur[last] = value
+    return d
+
+
+def test_valid_config_expands_grid_plus_expert():
+    exp = parse_experiment(BASE)
+    labels = [r.label for r in exp.runs()]
+    assert labels == [
+        "hanoi | scripted:x.json | act | full | tagged-list",
+        "hanoi | scripted:x.json | act | summary | tagged-list",
+        "hanoi | expert",
+    ]
+    assert exp.params.temperature == 0.2 and exp.params.top_p == 0.95
+
+
+def test_unknown_top_level_key_is_named():
+    assert err({**BASE, "seed": [1]}) == (
+        "config error: unknown key 'seed'; allowed here: name, model, seeds, grid, baseline, "
+        "params, expert, max_steps, concurrency, out, cache"
+    )
+
+
+def test_unknown_grid_key_is_named():
+    assert err(with_("grid.histroy", ["full"])).startswith(
+        "config error: unknown key 'histroy'; allowed here: env, history, format"
+    )
+
+
+def test_bad_values_name_key_and_allowed_values():
+    assert err(with_("grid.history", ["full", "sumary"])) == (
+        "config error: grid.history: unknown history 'sumary'; allowed: full, window:<k>, "
+        "summary, oracle-summary"
+    )
+    assert "grid.env: unknown env 'hanoy'; allowed: hanoi" in err(with_("grid.env", ["hanoy"]))
+    assert "unknown agent 'reactt'" in err(with_("grid.agent", ["reactt"]))
+    assert "unknown model 'gpt4'" in err(with_("model", "gpt4"))
+    assert "window:0" in err(with_("grid.history", ["window:0"]))
+    assert err(with_("params", {"temperature": -1})).startswith("config error: params.temperature")
+
+
+def test_format_env_mismatch():
+    assert err(with_("grid.format", ["coordinates"])) == (
+        "config error: grid: format 'coordinates' does not apply to env 'hanoi'; formats that "
+        "do: natural, tagged-list, dict-list, matrix"
+    )
+
+
+def test_baseline_must_be_in_grid():
+    assert err(with_("baseline", {"history": "window:3"})) == (
+        "config error: baseline.history: 'window:3' is not in the grid; grid has: full, summary"
+    )
+    assert "baseline.colour: not an axis" in err(with_("baseline", {"colour": "red"}))
+
+
+def test_overrides_and_model_flag(tmp_path):
+    p = tmp_path / "e.yaml"
+    p.write_text("name: q\nmodel: scripted:x\ngrid: {env: [hanoi]}\n")
+    exp = load_experiment(
+        p,
+        ["seeds=[3,4]", "grid.history=[full, oracle-summary]", "params.temperature=0"],
+        model="openai-compat:http://h:1/v1#m",
+    )
+    assert exp.seeds == [3, 4] and exp.grid.history == ["full", "oracle-summary"]
+    assert exp.params.temperature == 0 and exp.model == "openai-compat:http://h:1/v1#m"
+    with pytest.raises(ConfigError, match="expected key=value"):
+        load_experiment(p, ["seeds"])
+    with pytest.raises(ConfigError, match="no such experiment file"):
+        load_experiment(tmp_path / "nope.yaml")

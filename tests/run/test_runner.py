@@ -1,0 +1,204 @@
+"""Runner behaviour: cache replay, resume after a kill, failures recorded, bad replies."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from statelab.core import LLM, Completion, GenParams, Message, ModelError, Usage
+from statelab.llm import ScriptedLLM, make_llm
+from statelab.run.config import parse_experiment
+from statelab.run.runner import run_sync
+from statelab.run.store import Store
+
+REPLIES = [
+    "Action: Move the top disk of rod A to the top of rod C",
+    "Action: Move the top disk of rod A to the top of rod B",
+    "I would rather not say",
+    "Action: Move the top disk of rod C to the top of rod B",
+]
+
+
+def experiment(tmp: Path, **over):
+    script = tmp / "replies.json"
+    script.write_text(json.dumps(REPLIES))
+    data = {
+        "name": "t",
+        "model": f"scripted:{script}",
+        "seeds": [0, 1],
+        "grid": {"env": ["hanoi"], "history": ["full", "summary"], "format": ["tagged-list"]},
+        "baseline": {"history": "full"},
+        "out": str(tmp / "results"),
+        "cache": str(tmp / "cache.sqlite"),
+        "max_steps": 6,
+    }
+    data.update(over)
+    return parse_experiment(data)
+
+
+def trajectories(store_path: Path) -> list[tuple]:
+    s = Store(store_path)
+    try:
+        steps = s.table("steps").sort_values(["run", "seed", "t"])
+        return list(
+            steps[["run", "seed", "t", "view", "reply", "action", "reward"]].itertuples(index=False)
+        )
+    finally:
+        s.close()
+
+
+def test_cache_hit_replays_identical_episodes_with_zero_model_calls(tmp_path):
+    exp = experiment(tmp_path)
+    first = run_sync(exp, progress=None)
+    assert first.done == 6 and first.failed == 0 and first.model_calls > 0
+    # same config, same cache, fresh store: every reply comes from the cache
+    exp2 = experiment(tmp_path, out=str(tmp_path / "again"))
+    calls = []
+
+    def factory(spec: str) -> LLM:
+        inner = make_llm(spec, cache=exp2.cache)
+        calls.append(inner)
+        return inner
+
+    second = run_sync(exp2, progress=None, llm_factory=factory)
+    assert second.model_calls == 0
+    assert second.cached_calls == first.model_calls + first.cached_calls
+    assert calls[0].inner.calls == 0  # the scripted backend was never asked
+    assert trajectories(exp.out_dir / "store.sqlite") == trajectories(exp2.out_dir / "store.sqlite")
+
+
+def test_unparseable_reply_is_an_invalid_action_not_a_crash(tmp_path):
+    run_sync(experiment(tmp_path, seeds=[0]), progress=None)
+    s = Store(tmp_path / "results" / "t" / "store.sqlite")
+    steps = s.table("steps")
+    bad = steps[steps.reply == "I would rather not say"]
+    assert len(bad) >= 1
+    assert (bad.parsed == 0).all() and (bad.valid == 0).all() and (bad.reward == -1.0).all()
+
+
+class Broken(LLM):
+    model_id = "broken"
+
+    async def complete(self, messages: list[Message], params: GenParams) -> Completion:
+        raise ModelError("server at 127.0.0.1:9 is down (after 5 retries)")
+
+
+def test_failing_model_records_failed_episodes_and_run_goes_on(tmp_path):
+    exp = experiment(tmp_path)
+    res = run_sync(exp, progress=None, llm_factory=lambda spec: Broken())
+    assert res.failed == 4 and res.done == 2  # the expert episodes still run
+    df = Store(exp.out_dir / "store.sqlite").episodes_frame()
+    failed = df[df.status == "failed"]
+    assert set(failed.error) == {"ModelError: server at 127.0.0.1:9 is down (after 5 retries)"}
+    # a rerun retries the failed episodes (and only them)
+    res2 = run_sync(exp, progress=None)
+    assert res2.skipped == 2 and res2.done == 4 and res2.failed == 0
+    df = Store(exp.out_dir / "store.sqlite").episodes_frame()
+    assert len(df) == 6 and (df.status == "done").all()
+
+
+SLOW_RUN = textwrap.dedent("""
+    import asyncio, json, sys
+    from statelab.core import LLM, Completion, Usage
+    from statelab.run.config import parse_experiment
+    from statelab.run.runner import run_sync
+
+    class Slow(LLM):
+        model_id = "slow"
+        async def complete(self, messages, params):
+            await asyncio.sleep(0.05)
+            return Completion("Action: Move the top disk of rod A to the top of rod C", Usage(1, 1))
+
+    exp = parse_experiment(json.loads(sys.argv[1]))
+    res = run_sync(exp, progress=None, llm_factory=lambda spec: Slow())
+    print(json.dumps({"done": res.done, "skipped": res.skipped}))
+""")
+
+
+def test_resume_after_kill_finishes_the_rest_without_duplicates(tmp_path):
+    data = {
+        "name": "k",
+        "model": "scripted:x",
+        "seeds": list(range(6)),
+        "expert": False,
+        "grid": {"env": ["hanoi"], "history": ["full"]},
+        "max_steps": 4,
+        "out": str(tmp_path),
+        "cache": None,
+        "concurrency": 1,
+    }
+    store_path = tmp_path / "k" / "store.sqlite"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW_RUN, json.dumps(data)],
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    deadline = time.monotonic() + 60
+    n_done = 0
+    while time.monotonic() < deadline and n_done < 2:
+        time.sleep(0.05)
+        if store_path.exists():
+            try:
+                n_done = len(Store(store_path).table("episodes"))
+            except Exception:  # the writer may hold the file for a moment
+                n_done = 0
+    assert n_done >= 2, "the run did not commit episodes in time"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    killed_at = Store(store_path).table("episodes")
+    assert 2 <= len(killed_at) < 6
+    out = subprocess.run(
+        [sys.executable, "-c", SLOW_RUN, json.dumps(data)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    res = json.loads(out.stdout)
+    assert res["skipped"] == len(killed_at) and res["done"] == 6 - len(killed_at)
+    final = Store(store_path).table("episodes")
+    assert sorted(final.seed) == list(range(6))  # each seed once
+    steps = Store(store_path).table("steps")
+    assert len(steps) == 6 * 4 and not steps.duplicated(["run", "seed", "t"]).any()
+    # episodes from before the kill were kept as they were
+    before = killed_at.set_index("seed")["finished"]
+    assert (final.set_index("seed").loc[before.index, "finished"] == before).all()
+
+
+def test_bounded_concurrency_per_model(tmp_path):
+    state = {"now": 0, "peak": 0}
+
+    class Counting(LLM):
+        model_id = "counting"
+        max_concurrency = 2
+
+        async def complete(self, messages: list[Message], params: GenParams) -> Completion:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+            await asyncio.sleep(0.01)
+            state["now"] -= 1
+            return Completion("Action: Move the top disk of rod A to the top of rod C", Usage(1, 1))
+
+    exp = experiment(tmp_path, seeds=list(range(6)), concurrency=8)
+    res = run_sync(exp, progress=None, llm_factory=lambda s: Counting())
+    assert res.done == 18 and state["peak"] == 2
+
+
+def test_scripted_model_is_deterministic_per_call():
+    llm = ScriptedLLM(["a", "b"])
+    out = [
+        asyncio.run(llm.complete([{"role": "user", "content": "x"}], GenParams())).text
+        for _ in range(3)
+    ]
+    assert out == ["a", "b", "b"]
+    with pytest.raises(Exception, match="no replies"):
+        ScriptedLLM([])
