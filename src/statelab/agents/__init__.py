@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from statelab.agents._parse import parse_action
 from statelab.agents._prompting import messages
 from statelab.agents.act import ActAgent
