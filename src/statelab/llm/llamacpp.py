@@ -201,7 +201,9 @@ class LlamaCppLLM(LLM):
             common += 1
         llm.n_tokens = min(common, len(tokens) - 1)
         llm.eval(tokens[llm.n_tokens :])
-        return np.asarray(llm.scores[llm.n_tokens - 1], dtype=np.float64)
+        # without logits_all, llama.cpp keeps only the last evaluated position's logits
+        ptr = llm._ctx.get_logits_ith(-1)
+        return np.ctypeslib.as_array(ptr, shape=(llm.n_vocab(),)).astype(np.float64)
 
     def _loglik(self, p_tok: list[int], c_tok: list[int]) -> float:
         total = 0.0
