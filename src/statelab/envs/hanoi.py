@@ -17,7 +17,8 @@ from collections import deque
 from itertools import permutations
 from typing import Any, ClassVar
 
-from statelab.core import Env, Observation, PegFacts
+from statelab.core import ConfigError, Env, Observation, PegFacts
+from statelab.envs._registry import register_env
 
 NAMES = ("A", "B", "C")
 ACTIONS: tuple[str, ...] = tuple(
@@ -199,3 +200,14 @@ class HanoiEnv(Env):
 
     def expert(self) -> HanoiExpert:
         return HanoiExpert()
+
+
+def _disks(arg: str | None) -> dict[str, Any]:
+    if arg is None:
+        return {}
+    if not arg.isdigit():
+        raise ConfigError(f"env 'hanoi:{arg}': the argument is the number of disks, e.g. hanoi:4")
+    return {"n_disks": int(arg)}
+
+
+register_env("hanoi", HanoiEnv, "statelab/Hanoi-v0", "hanoi[:<disks>]", _disks)

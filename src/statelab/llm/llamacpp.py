@@ -10,8 +10,15 @@
 The chat template comes from the GGUF's metadata. Generation and scoring share one
 tokenisation of the rendered prompt, and llama.cpp reuses the KV cache of the longest
 common token prefix with the previous request, so the static start of a prompt (manual,
-history so far) is not evaluated again. ``choices`` are enforced with a GBNF grammar, so even
-a 135M model always yields ``prefix + one admissible action``.
+history so far) is not evaluated again; the backend keeps several contexts (slots) and sends
+each request to the one holding the longest common prefix, so an acting prompt and a
+summary prompt that alternate do not evict each other.
+
+``choices`` are decoded by constrained choice: a walk down the token trie of
+``prefix + choice`` for every admissible choice, sampling (temperature, top_p) only among the
+tokens that continue some choice, and feeding the tokens all remaining choices share in one
+batch. It is what grammar-constrained decoding computes, at a fraction of the forward passes,
+and even a 135M model always yields ``prefix + one admissible action``.
 """
 
 from __future__ import annotations
@@ -72,13 +79,19 @@ def _from_hub(ref: str) -> Path:
         ) from e
 
 
-def _gbnf_literal(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-
-
-def choice_grammar(prefix: str, choices: tuple[str, ...]) -> str:
-    alts = " | ".join(_gbnf_literal(c) for c in choices)
-    return f"root ::= {_gbnf_literal(prefix)} ({alts})" if prefix else f"root ::= ({alts})"
+def sample_index(
+    logits: np.ndarray, temperature: float, top_p: float, rng: np.random.Generator
+) -> int:
+    """Sample from ``logits`` with temperature and nucleus (top-p); temperature 0 is argmax."""
+    if temperature <= 0 or len(logits) == 1:
+        return int(np.argmax(logits))
+    z = (logits - logits.max()) / temperature
+    p = np.exp(z)
+    p /= p.sum()
+    order = np.argsort(-p, kind="stable")
+    keep = order[: int(np.searchsorted(np.cumsum(p[order]), top_p) + 1)]
+    q = p[keep] / p[keep].sum()
+    return int(keep[rng.choice(len(keep), p=q)])
 
 
 def _fingerprint(path: Path) -> str:
@@ -94,7 +107,13 @@ class LlamaCppLLM(LLM):
     max_concurrency = 1
 
     def __init__(
-        self, spec: str, *, n_ctx: int = 8192, n_threads: int | None = None, seed: int = 0
+        self,
+        spec: str,
+        *,
+        n_ctx: int = 8192,
+        n_threads: int | None = None,
+        seed: int = 0,
+        slots: int = 2,
     ) -> None:
         try:
             from llama_cpp import Llama
@@ -106,19 +125,22 @@ class LlamaCppLLM(LLM):
         path = resolve_model(spec)
         self.path = path
         self.model_id = f"llamacpp:{path.name}@{_fingerprint(path)}"
+        threads = n_threads or max(1, os.cpu_count() or 1)
         with open(os.devnull, "w") as null, contextlib.redirect_stderr(null):
-            self._llm = Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                seed=seed,
-                verbose=False,
-                n_threads=n_threads or max(1, os.cpu_count() or 1),
-            )
-        meta = self._llm.metadata
-        template = meta.get("tokenizer.chat_template")
+            self._slots = [
+                Llama(
+                    model_path=str(path), n_ctx=n_ctx, seed=seed, verbose=False, n_threads=threads
+                )
+                for _ in range(max(1, slots))
+            ]
+        self._used = [0] * len(self._slots)
+        self._clock = 0
+        first = self._slots[0]
+        template = first.metadata.get("tokenizer.chat_template")
         if not template:
             raise ConfigError(f"{path.name} has no chat template in its metadata")
-        vocab = self._llm._model
+        vocab = first._model
+        self._eos = int(first.token_eos())
         self._formatter = Jinja2ChatFormatter(
             template=template,
             eos_token=vocab.token_get_text(vocab.token_eos()),
@@ -136,10 +158,24 @@ class LlamaCppLLM(LLM):
         return str(self._formatter(messages=chat).prompt)
 
     def _tokens(self, text: str, bos: bool) -> list[int]:
-        return list(self._llm.tokenize(text.encode(), add_bos=bos, special=True))
+        return list(self._slots[0].tokenize(text.encode(), add_bos=bos, special=True))
 
     def count_tokens(self, text: str) -> int:
         return len(self._tokens(text, bos=False))
+
+    def _slot(self, tokens: list[int]) -> Any:
+        """The context holding the longest common prefix with ``tokens`` (ties: least used)."""
+
+        def common(llm: Any) -> int:
+            cached = llm.input_ids[: llm.n_tokens]
+            n = min(len(cached), len(tokens))
+            diff = np.nonzero(cached[:n] != np.asarray(tokens[:n]))[0]
+            return int(diff[0]) if len(diff) else n
+
+        best = max(range(len(self._slots)), key=lambda i: (common(self._slots[i]), -self._used[i]))
+        self._clock += 1
+        self._used[best] = self._clock
+        return self._slots[best]
 
     # -- generation -----------------------------------------------------------------------
     async def complete(self, messages: list[Message], params: GenParams) -> Completion:
@@ -147,27 +183,65 @@ class LlamaCppLLM(LLM):
         return await asyncio.to_thread(self._complete, prompt, params)
 
     def _complete(self, prompt: str, params: GenParams) -> Completion:
-        from llama_cpp import LlamaGrammar
-
-        grammar = None
-        if params.choices:
-            gbnf = choice_grammar(params.choice_prefix, params.choices)
-            with open(os.devnull, "w") as null, contextlib.redirect_stderr(null):
-                grammar = LlamaGrammar.from_string(gbnf, verbose=False)
         start = time.perf_counter()
+        p_tok = self._tokens(prompt, bos=True)
         with self._lock:
-            out: Any = self._llm.create_completion(
-                prompt=prompt,
-                max_tokens=params.max_tokens if not params.choices else 256,
-                temperature=params.temperature,
-                top_p=params.top_p,
-                stop=list(params.stop) or None,
-                seed=params.seed,
-                grammar=grammar,
-            )
-        text = out["choices"][0]["text"] or ""
-        usage = Usage(int(out["usage"]["prompt_tokens"]), int(out["usage"]["completion_tokens"]))
+            llm = self._slot(p_tok)
+            if params.choices:
+                text, n_out = self._choose(llm, p_tok, params)
+                usage = Usage(len(p_tok), n_out)
+            else:
+                out: Any = llm.create_completion(
+                    prompt=p_tok,
+                    max_tokens=params.max_tokens,
+                    temperature=params.temperature,
+                    top_p=params.top_p,
+                    stop=list(params.stop) or None,
+                    seed=params.seed,
+                )
+                text = out["choices"][0]["text"] or ""
+                usage = Usage(
+                    int(out["usage"]["prompt_tokens"]), int(out["usage"]["completion_tokens"])
+                )
         return Completion(text, usage=usage, latency=time.perf_counter() - start)
+
+    def _choose(self, llm: Any, p_tok: list[int], params: GenParams) -> tuple[str, int]:
+        """Constrained choice: sample one of ``prefix + choice`` down the token trie."""
+        assert params.choices
+        seqs = [self._tokens(params.choice_prefix + c, bos=False) for c in params.choices]
+        rng = np.random.default_rng(params.seed or 0)
+        alive = list(range(len(seqs)))
+        ctx = list(p_tok)
+        pos = 0
+        logits = self._logits_after(llm, ctx)
+        while True:
+            # tokens every remaining choice shares are forced: feed them in one batch
+            shared = 0
+            while (
+                all(len(seqs[i]) > pos + shared for i in alive)
+                and len({seqs[i][pos + shared] for i in alive}) == 1
+            ):
+                shared += 1
+            if shared:
+                ctx += seqs[alive[0]][pos : pos + shared]
+                pos += shared
+                logits = self._logits_after(llm, ctx)
+            ended = [i for i in alive if len(seqs[i]) == pos]
+            if len(alive) == 1 or (ended and len(ended) == len(alive)):
+                choice = alive[0]
+                break
+            # a branch: candidate next tokens (end-of-text for a choice that is complete)
+            nxt = sorted({seqs[i][pos] for i in alive if len(seqs[i]) > pos})
+            cands = nxt + ([self._eos] if ended else [])
+            k = sample_index(logits[cands], params.temperature, params.top_p, rng)
+            if cands[k] == self._eos and ended:
+                choice = ended[0]
+                break
+            alive = [i for i in alive if len(seqs[i]) > pos and seqs[i][pos] == cands[k]]
+            ctx.append(cands[k])
+            pos += 1
+            logits = self._logits_after(llm, ctx)
+        return params.choice_prefix + params.choices[choice], len(seqs[choice])
 
     # -- scoring --------------------------------------------------------------------------
     async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
@@ -177,8 +251,10 @@ class LlamaCppLLM(LLM):
     def _score(self, prompt: str, continuations: list[str]) -> list[float]:
         p_tok = self._tokens(prompt, bos=True)
         with self._lock:
+            llm = self._slot(p_tok)
             return [
-                self._loglik(p_tok, self._continuation(p_tok, prompt, c)) for c in continuations
+                self._loglik(llm, p_tok, self._continuation(p_tok, prompt, c))
+                for c in continuations
             ]
 
     def _continuation(self, p_tok: list[int], prompt: str, cont: str) -> list[int]:
@@ -187,29 +263,27 @@ class LlamaCppLLM(LLM):
             return full[len(p_tok) :]
         return self._tokens(cont, bos=False)
 
-    def _logits_after(self, tokens: list[int]) -> np.ndarray:
+    @staticmethod
+    def _logits_after(llm: Any, tokens: list[int]) -> np.ndarray:
         """Evaluate ``tokens`` (reusing the cached common prefix) and return the last logits."""
-        llm = self._llm
         n_ctx = llm.n_ctx()
         if len(tokens) > n_ctx:
             raise ModelError(f"prompt of {len(tokens)} tokens exceeds the context of {n_ctx}")
-        cached = llm.input_ids[: llm.n_tokens].tolist()
-        common = 0
-        for a, b in zip(cached, tokens, strict=False):
-            if a != b:
-                break
-            common += 1
+        cached = llm.input_ids[: llm.n_tokens]
+        n = min(len(cached), len(tokens))
+        diff = np.nonzero(cached[:n] != np.asarray(tokens[:n]))[0]
+        common = int(diff[0]) if len(diff) else n
         llm.n_tokens = min(common, len(tokens) - 1)
         llm.eval(tokens[llm.n_tokens :])
         # without logits_all, llama.cpp keeps only the last evaluated position's logits
         ptr = llm._ctx.get_logits_ith(-1)
         return np.ctypeslib.as_array(ptr, shape=(llm.n_vocab(),)).astype(np.float64)
 
-    def _loglik(self, p_tok: list[int], c_tok: list[int]) -> float:
+    def _loglik(self, llm: Any, p_tok: list[int], c_tok: list[int]) -> float:
         total = 0.0
         seq = list(p_tok)
         for tok in c_tok:
-            logits = self._logits_after(seq)
+            logits = self._logits_after(llm, seq)
             m = logits.max()
             total += float(logits[tok] - m - np.log(np.exp(logits - m).sum()))
             seq.append(tok)

@@ -211,17 +211,21 @@ class RunSpec:
         body = json.dumps(asdict(self), sort_keys=True)
         return hashlib.sha256(body.encode()).hexdigest()[:16]
 
+    @property
+    def uses_model(self) -> bool:
+        return self.model != "-"
+
     def axes(self) -> dict[str, str]:
         """The run's value on each axis; a model-free run (the expert) has none but env/agent."""
         out = {a: getattr(self, a) for a in AXES}
-        if self.model == "-":
+        if not self.uses_model:
             out.update(history="-", format="-", grounding="-")
         return out
 
     @property
     def label(self) -> str:
-        if self.agent == "expert":
-            return f"{self.env} | expert"
+        if not self.uses_model:
+            return f"{self.env} | {self.agent}"
         return f"{self.env} | {self.model} | {self.agent} | {self.history} | {self.format}" + (
             f" | {self.grounding}" if self.grounding != "none" else ""
         )

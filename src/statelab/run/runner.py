@@ -32,20 +32,30 @@ class RunResult:
 
 
 class Progress:
-    """One line per finished episode: done/total, tokens, ETA (plain text: logs stay readable)."""
+    """One line per finished episode: done/total, tokens, ETA (plain text: logs stay readable).
 
-    def __init__(self, total: int, out: TextIO | None) -> None:
-        self.total, self.out, self.n, self.start = total, out, 0, time.perf_counter()
+    The ETA extrapolates from model episodes only: model-free ones (the expert) finish at once
+    and would make it far too hopeful.
+    """
+
+    def __init__(self, total: int, model_total: int, out: TextIO | None) -> None:
+        self.total, self.model_total, self.out = total, model_total, out
+        self.n = self.model_n = 0
+        self.start = time.perf_counter()
         self.tin = self.tout = 0
 
-    def episode(self, label: str, ep: EpisodeRecord) -> None:
+    def episode(self, label: str, ep: EpisodeRecord, uses_model: bool) -> None:
         self.n += 1
+        self.model_n += uses_model
         self.tin += ep.agent_in + ep.aux_in
         self.tout += ep.agent_out + ep.aux_out
         if self.out is None:
             return
         elapsed = time.perf_counter() - self.start
-        eta = elapsed / self.n * (self.total - self.n)
+        left = self.model_total - self.model_n
+        eta = (
+            "0m00s" if not left else (_fmt(elapsed / self.model_n * left) if self.model_n else "?")
+        )
         what = (
             f"score={ep.score:.2f} steps={ep.steps}"
             if ep.status == "done"
@@ -53,7 +63,7 @@ class Progress:
         )
         print(
             f"[{self.n}/{self.total}] {label} seed={ep.seed} {what} | tokens in={self.tin:,} "
-            f"out={self.tout:,} | elapsed {_fmt(elapsed)} eta {_fmt(eta)}",
+            f"out={self.tout:,} | elapsed {_fmt(elapsed)} eta {eta}",
             file=self.out,
             flush=True,
         )
@@ -98,20 +108,20 @@ async def run_experiment(
     llms: dict[str, LLM] = {}
     gates: dict[str, asyncio.Semaphore] = {}
     for spec, _ in todo:
-        if spec.agent != "expert" and spec.model not in llms:
+        if spec.uses_model and spec.model not in llms:
             llms[spec.model] = factory(spec.model)
             gates[spec.model] = asyncio.Semaphore(
                 min(exp.concurrency, llms[spec.model].max_concurrency)
             )
-    expert_gate = asyncio.Semaphore(exp.concurrency)
-    bar = Progress(len(todo), progress)
+    model_free_gate = asyncio.Semaphore(exp.concurrency)
+    bar = Progress(len(todo), sum(s.uses_model for s, _ in todo), progress)
 
     async def one(spec: RunSpec, seed: int) -> None:
-        llm = llms.get(spec.model) if spec.agent != "expert" else None
-        async with gates.get(spec.model, expert_gate) if llm else expert_gate:
+        llm = llms[spec.model] if spec.uses_model else None
+        async with gates[spec.model] if llm else model_free_gate:
             try:
                 ep = await run_episode(spec, seed, llm)
-            except (ModelError, Exception) as e:  # an episode fails; the run goes on
+            except Exception as e:  # an episode fails; the run goes on
                 ep = EpisodeRecord(run=spec.key, seed=seed, status="failed", error=_short(e))
                 if not isinstance(e, ModelError) and progress is not None:
                     traceback.print_exc(limit=3, file=progress)
@@ -125,7 +135,7 @@ async def run_experiment(
         result.cached_calls += ep.cached_calls
         result.tokens_in += ep.agent_in + ep.aux_in
         result.tokens_out += ep.agent_out + ep.aux_out
-        bar.episode(spec.label, ep)
+        bar.episode(spec.label, ep, llm is not None)
 
     try:
         await asyncio.gather(*(one(s, seed) for s, seed in todo))

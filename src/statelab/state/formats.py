@@ -118,3 +118,7 @@ def _(f: PegFacts) -> str:
     n = f.n_disks
     rows = ["[" + ",".join(str(x) for x in list(d) + [-1] * (n - len(d))) + "]" for d in f.pegs]
     return "[" + ",\n".join(rows) + "]"
+
+
+# renderers of other facts kinds live in their own modules and register on import
+from statelab.state import _formats_more  # noqa: E402, F401

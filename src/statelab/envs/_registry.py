@@ -1,0 +1,48 @@
+"""The env registry: config names, Gymnasium ids and classes. Env modules register here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+
+from statelab.core import Env, Registry
+
+ENVS: Registry[Env] = Registry("env")
+#: config name -> Gymnasium id
+GYM_IDS: dict[str, str] = {}
+#: config name -> env class (for facts kind, budgets, history length)
+ENV_CLASSES: dict[str, type[Env]] = {}
+
+
+def no_args(name: str) -> Callable[[str | None], dict[str, Any]]:
+    def parse(arg: str | None) -> dict[str, Any]:
+        from statelab.core import ConfigError
+
+        if arg is not None:
+            raise ConfigError(f"env '{name}' takes no argument, got '{name}:{arg}'")
+        return {}
+
+    return parse
+
+
+def register_env(
+    name: str,
+    cls: type[Env],
+    gym_id: str,
+    help: str | None = None,
+    parse: Callable[[str | None], dict[str, Any]] | None = None,
+) -> None:
+    """Register ``cls`` under config ``name`` (``name:<arg>`` parsed by ``parse`` into kwargs)
+    and under the Gymnasium id ``gym_id``."""
+    parse = parse or no_args(name)
+
+    def factory(arg: str | None = None, **kwargs: Any) -> Env:
+        return cls(**{**parse(arg), **kwargs})
+
+    ENVS.register(name, help or name)(factory)
+    GYM_IDS[name] = gym_id
+    ENV_CLASSES[name] = cls
+    if gym_id not in gym.registry:
+        gym.register(gym_id, entry_point=cls, disable_env_checker=True)  # type: ignore[arg-type]

@@ -1,0 +1,1 @@
+"""Imports the renderer modules of facts kinds other than pegs (one line each)."""
