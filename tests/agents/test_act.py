@@ -32,6 +32,13 @@ def test_prompt_order_manual_view_actions():
     assert user.index("VIEW") < user.index("Available actions:\n- a\n- b") < user.index("Action:")
 
 
+def test_static_actions_join_the_static_head():
+    p = Prompt(manual="MANUAL", view="VIEW", actions=("a", "b"), static_actions=True)
+    system, user = (m["content"] for m in messages(p))
+    assert system == "MANUAL\n\nAvailable actions:\n- a\n- b"
+    assert user.startswith("VIEW") and "Available actions" not in user
+
+
 def test_logprob_decoding_takes_the_best_scored_action():
     llm = ScriptedLLM([ACTIONS[2]])
     agent = ActAgent(GenParams(), decode="logprob")

@@ -20,6 +20,8 @@ class Prompt:
     images: tuple[Any, ...] = ()
     #: sampling seed of this decision (derived from episode seed and step: replayable)
     seed: int = 0
+    #: the env's action set never changes: it belongs to the static head of the prompt
+    static_actions: bool = False
 
     def actions_text(self) -> str:
         if not self.actions:

@@ -64,6 +64,8 @@ class Env(gym.Env[Observation, str], abc.ABC):
     facts_type: ClassVar[type]
     #: the format used when a config says ``default`` (SmartPlay's default for seed 000 envs)
     default_format: ClassVar[str]
+    #: whether the action set is the same at every step (then it joins the prompt's static head)
+    static_actions: ClassVar[bool] = False
     #: static task manual shown first in every prompt
     manual: str
 

@@ -107,6 +107,7 @@ class HanoiEnv(Env):
     history_len: ClassVar[int] = 30
     facts_type: ClassVar[type] = PegFacts
     default_format: ClassVar[str] = "tagged-list"
+    static_actions: ClassVar[bool] = True
 
     def __init__(self, n_disks: int = 3, max_steps: int | None = None) -> None:
         super().__init__(max_steps=max_steps)

@@ -81,6 +81,7 @@ async def run_episode(spec: RunSpec, seed: int, llm: LLM | None) -> EpisodeRecor
             actions=obs.admissible,
             goal=obs.goal,
             seed=call_seed(seed, env.steps, "act"),
+            static_actions=type(env).static_actions,
         )
         decision = await agent.decide(prompt, timed, obs=obs, info=info, expert=expert)
         obs, reward, terminated, truncated, info = env.step(decision.action)
