@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Protocol
 
 import gymnasium as gym
@@ -77,6 +77,8 @@ class Env(gym.Env[Observation, str], abc.ABC):
         self.action_space = gym.spaces.Text(max_length=512)
         self.steps = 0
         self._done = True
+        #: set by the runner when a run grounds prompts in images (``Observation.image``)
+        self.want_image = False
 
     # -- to implement -------------------------------------------------------------------
     @abc.abstractmethod
@@ -109,7 +111,7 @@ class Env(gym.Env[Observation, str], abc.ABC):
         self.steps = 0
         self._done = False
         obs, info = self._reset(seed, dict(options or {}))
-        return obs, self._info(info)
+        return self._with_image(obs), self._info(info)
 
     def step(self, action: str) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
         if self._done:
@@ -118,7 +120,16 @@ class Env(gym.Env[Observation, str], abc.ABC):
         obs, reward, terminated, info = self._step(str(action))
         truncated = not terminated and self.steps >= self.budget
         self._done = terminated or truncated
-        return obs, reward, terminated, truncated, self._info(info)
+        return self._with_image(obs), reward, terminated, truncated, self._info(info)
+
+    def _with_image(self, obs: Observation) -> Observation:
+        if self.want_image and obs.image is None:
+            return replace(obs, image=self.render_rgb())
+        return obs
+
+    def render_rgb(self) -> Any:
+        """An RGB uint8 array (H, W, 3) of what the agent currently sees (None: no images)."""
+        return None
 
     def _info(self, info: dict[str, Any]) -> dict[str, Any]:
         info.setdefault("privileged", {})

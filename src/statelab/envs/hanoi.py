@@ -17,6 +17,8 @@ from collections import deque
 from itertools import permutations
 from typing import Any, ClassVar
 
+import numpy as np
+
 from statelab.core import ConfigError, Env, Observation, PegFacts
 from statelab.envs._registry import register_env
 
@@ -90,6 +92,57 @@ def shortest_solution(pegs: Pegs) -> list[int]:
                     prev[nxt] = (cur, a)
                     queue.append(nxt)
     raise ValueError(f"no solution from {pegs}")  # unreachable for valid configurations
+
+
+def oracle_map(pegs: Pegs) -> str:
+    """The ground-truth map in the seed's VoT style (seed 000, section 3.2)."""
+    lines = []
+    for name, disks in zip(NAMES, pegs):
+        line = f"Rod {name}: [{', '.join(map(str, disks))}]"
+        if len(disks) > 1:
+            line += f"  (top is {disks[-1]}, bottom is {disks[0]})"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+_COLOURS = [
+    (230, 57, 70),
+    (42, 157, 143),
+    (58, 134, 255),
+    (244, 162, 97),
+    (131, 56, 236),
+    (38, 70, 83),
+    (255, 0, 110),
+    (6, 214, 160),
+    (233, 196, 106),
+    (17, 138, 178),
+]
+
+
+def draw(pegs: Pegs, n: int) -> np.ndarray:
+    """A side view as RGB: three labelled rods on a base, disks as numbered coloured bars."""
+    from PIL import Image, ImageDraw
+
+    rod_w, disk_h = 40 + 24 * n, 22
+    w, h = 3 * rod_w + 20, (n + 2) * disk_h + 50
+    img = Image.new("RGB", (w, h), (255, 255, 255))
+    d = ImageDraw.Draw(img)
+    base_y = h - 30
+    d.rectangle([5, base_y, w - 5, base_y + 6], fill=(90, 60, 40))
+    for r, disks in enumerate(pegs):
+        cx = 10 + r * rod_w + rod_w // 2
+        d.rectangle([cx - 3, base_y - (n + 1) * disk_h, cx + 3, base_y], fill=(140, 140, 140))
+        d.text((cx - 4, base_y + 10), NAMES[r], fill=(0, 0, 0))
+        for level, disk in enumerate(disks):
+            half = 14 + 12 * disk
+            y1 = base_y - level * disk_h
+            d.rectangle(
+                [cx - half, y1 - disk_h + 2, cx + half, y1 - 1],
+                fill=_COLOURS[disk % len(_COLOURS)],
+                outline=(0, 0, 0),
+            )
+            d.text((cx - 3, y1 - disk_h + 6), str(disk), fill=(255, 255, 255))
+    return np.asarray(img, dtype=np.uint8)
 
 
 class HanoiExpert:
@@ -187,11 +240,18 @@ class HanoiEnv(Env):
     def _privileged(self, valid: bool = True) -> dict[str, Any]:
         return {
             "valid": valid,
-            "privileged": {"pegs": self.pegs, "facts": PegFacts(self.pegs, NAMES)},
+            "privileged": {
+                "pegs": self.pegs,
+                "facts": PegFacts(self.pegs, NAMES),
+                "map": oracle_map(self.pegs),
+            },
         }
 
     def _last_text(self) -> str:
         return getattr(self, "_text", "")
+
+    def render_rgb(self) -> np.ndarray:
+        return draw(self.pegs, self.n)
 
     def score(self) -> float:
         return len(self.pegs[2]) / self.n

@@ -47,6 +47,15 @@ def _scripted(arg: str | None) -> LLM:
     return ScriptedLLM.from_file(_need(arg, "scripted", "scripted:replies.json"))
 
 
+#: backends whose requests may carry image parts (servers decide for themselves)
+_TEXT_ONLY = ("llamacpp",)
+
+
+def accepts_images(spec: str) -> bool:
+    """Whether a model spec's backend can take image parts, known without loading it."""
+    return MODELS.split(spec)[0] not in _TEXT_ONLY
+
+
 def check_spec(spec: str) -> None:
     """Validate a model spec's name without loading anything."""
     MODELS.split(spec)
@@ -59,4 +68,12 @@ def make_llm(spec: str, cache: str | Path | None = None) -> LLM:
     return CachedLLM(llm, ResponseCache(cache)) if cache is not None else llm
 
 
-__all__ = ["MODELS", "CachedLLM", "ResponseCache", "ScriptedLLM", "check_spec", "make_llm"]
+__all__ = [
+    "MODELS",
+    "CachedLLM",
+    "ResponseCache",
+    "ScriptedLLM",
+    "accepts_images",
+    "check_spec",
+    "make_llm",
+]

@@ -24,12 +24,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from statelab.agents import AGENTS
 from statelab.core import ConfigError, GenParams
 from statelab.envs import env_class
-from statelab.llm import check_spec
+from statelab.llm import accepts_images, check_spec
 from statelab.state import HISTORIES
 from statelab.state.formats import check as check_format
+from statelab.state.grounding import GROUNDINGS, make_grounding
 
 AXES = ("env", "model", "agent", "history", "format", "grounding")
-GROUNDINGS = ("none",)
 
 
 class Params(BaseModel):
@@ -86,11 +86,7 @@ class Grid(BaseModel):
     @field_validator("grounding")
     @classmethod
     def _grounding(cls, v: list[str]) -> list[str]:
-        def check(s: str) -> None:
-            if s not in GROUNDINGS:
-                raise ConfigError(f"unknown grounding {s!r}; allowed: {', '.join(GROUNDINGS)}")
-
-        return _check_each(v, check)
+        return _check_each(v, GROUNDINGS.split)
 
     @field_validator("model")
     @classmethod
@@ -144,6 +140,17 @@ class Experiment(BaseModel):
                 raise ConfigError(
                     f"baseline.{axis}: {value!r} is not in the grid; grid has: {', '.join(values)}"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _vision(self) -> Experiment:
+        for g in self.grid.grounding:
+            if make_grounding(g, GenParams()).needs_vision:
+                for m in self.models():
+                    if not accepts_images(m):
+                        raise ConfigError(
+                            f"grid.grounding: {g!r} sends images, and model {m!r} takes text only"
+                        )
         return self
 
     def models(self) -> list[str]:

@@ -11,6 +11,7 @@ from statelab.envs import make_env
 from statelab.run.config import RunSpec
 from statelab.run.store import EpisodeRecord, StepRecord
 from statelab.state import call_seed, compose_view, make_memory, observation_renderer
+from statelab.state.grounding import make_grounding
 
 
 class TimedLLM(LLM):
@@ -60,6 +61,8 @@ async def run_episode(spec: RunSpec, seed: int, llm: LLM | None) -> EpisodeRecor
     env = make_env(spec.env, max_steps=spec.max_steps)
     params = GenParams(**spec.params) if spec.params else GenParams()
     agent = make_agent(spec.agent, params)
+    grounding = make_grounding(spec.grounding, params)
+    env.want_image = grounding.needs_vision
     timed = TimedLLM(llm) if llm is not None else None
     render_obs = observation_renderer(spec.format)
     obs, info = env.reset(seed=seed)
@@ -83,7 +86,9 @@ async def run_episode(spec: RunSpec, seed: int, llm: LLM | None) -> EpisodeRecor
             seed=call_seed(seed, env.steps, "act"),
             static_actions=type(env).static_actions,
         )
-        decision = await agent.decide(prompt, timed, obs=obs, info=info, expert=expert)
+        grounded = await grounding.apply(prompt, obs, info, timed)
+        decision = await agent.decide(grounded.prompt, timed, obs=obs, info=info, expert=expert)
+        decision.calls[:0] = grounded.calls  # a drawn map is the acting agent's own work
         obs, reward, terminated, truncated, info = env.step(decision.action)
         aux_calls = await memory.update(obs, decision.action, reward, info, timed)
         done = terminated or truncated
@@ -98,6 +103,7 @@ async def run_episode(spec: RunSpec, seed: int, llm: LLM | None) -> EpisodeRecor
             StepRecord(
                 t=env.steps,
                 view=view,
+                grounding=grounded.record,
                 reply=decision.reply,
                 action=decision.action,
                 parsed=decision.parsed,

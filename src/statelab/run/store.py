@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS episodes (
 );
 CREATE TABLE IF NOT EXISTS steps (
     run TEXT NOT NULL, seed INTEGER NOT NULL, t INTEGER NOT NULL,
-    view TEXT, reply TEXT, action TEXT, parsed INTEGER, valid INTEGER, reward REAL,
+    view TEXT, grounding TEXT, reply TEXT, action TEXT, parsed INTEGER, valid INTEGER, reward REAL,
     observation TEXT, memory TEXT, agent_in INTEGER, agent_out INTEGER, aux_in INTEGER,
     aux_out INTEGER, latency REAL, overhead REAL,
     PRIMARY KEY (run, seed, t)
@@ -56,6 +56,7 @@ CREATE TABLE IF NOT EXISTS queries (
 class StepRecord:
     t: int
     view: str
+    grounding: str
     reply: str
     action: str
     parsed: bool
@@ -194,7 +195,7 @@ class Store:
         """One row per episode with its run's axes (the input of :mod:`statelab.analysis`)."""
         df = pd.read_sql_query(
             "SELECT r.label, r.env, r.model, r.agent, r.history, r.format, r.grounding,"
-            " e.* FROM episodes e JOIN runs r ON r.run = e.run ORDER BY r.label, e.seed",
+            " e.* FROM episodes e JOIN runs r ON r.run = e.run ORDER BY r.rowid, e.seed",
             self.db,
         )
         df["success"] = df["success"].astype(bool)

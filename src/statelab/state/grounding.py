@@ -1,0 +1,213 @@
+"""The spatial-grounding axis (seed 000, section 3.2 and 4.3): what spatial signal joins phi.
+
+- ``none``: text only.
+- ``image``: a rendering of the current (partial) observation travels with the text as an
+  OpenAI-style image part. Runs whose model cannot take images are refused at config time.
+- ``vot`` (Visualization-of-Thought): before acting, the model draws "Map (Top-Down View)" as
+  an ASCII grid with a legend; the map is parsed, stored with the step, and stays in context
+  for the action. (Two calls: the map is free text, the action may then be constrained.)
+- ``oracle-vot``: the env's programmatic ground-truth ASCII map is put in the prompt instead
+  (seed 000, Table 8). Reads privileged info.
+"""
+
+from __future__ import annotations
+
+import abc
+import base64
+import io
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from statelab.core import LLM, Call, ConfigError, GenParams, Observation, Prompt, Registry
+
+MAP_HEADER = "Map (Top-Down View):"
+GROUNDINGS: Registry[Grounding] = Registry("grounding")
+
+
+@dataclass
+class Grounded:
+    """The prompt with its grounding applied, the calls that took, and what to store."""
+
+    prompt: Prompt
+    calls: list[Call] = field(default_factory=list)
+    #: the grounding text to store with the step (the map drawn or given)
+    record: str = ""
+    #: a parsed map, for VoT
+    parsed: VotMap | None = None
+
+
+class Grounding(abc.ABC):
+    name = "none"
+    #: the model must accept image parts
+    needs_vision = False
+
+    @abc.abstractmethod
+    async def apply(
+        self, prompt: Prompt, obs: Observation, info: dict[str, Any], llm: LLM | None
+    ) -> Grounded:
+        """Return ``prompt`` with the grounding signal added."""
+
+
+class NoGrounding(Grounding):
+    async def apply(
+        self, prompt: Prompt, obs: Observation, info: dict[str, Any], llm: LLM | None
+    ) -> Grounded:
+        return Grounded(prompt)
+
+
+def png_data_url(image: Any) -> str:
+    """An RGB uint8 array as a ``data:image/png;base64,...`` URL."""
+    from PIL import Image
+
+    arr = np.asarray(image, dtype=np.uint8)
+    buf = io.BytesIO()
+    Image.fromarray(arr).save(buf, format="PNG", optimize=True)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+
+
+def image_part(image: Any) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": png_data_url(image)}}
+
+
+class ImageGrounding(Grounding):
+    name = "image"
+    needs_vision = True
+
+    async def apply(
+        self, prompt: Prompt, obs: Observation, info: dict[str, Any], llm: LLM | None
+    ) -> Grounded:
+        if obs.image is None:
+            raise ConfigError("grounding 'image': this env gives no image of its observation")
+        return Grounded(replace(prompt, images=(image_part(obs.image),)), record="[image]")
+
+
+@dataclass(frozen=True)
+class VotMap:
+    """A parsed 'Map (Top-Down View)': its rows (cells split), legend, and shape checks."""
+
+    rows: tuple[tuple[str, ...], ...]
+    legend: dict[str, str]
+    rectangular: bool
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.rows)
+
+
+_HEADER = re.compile(r"^\s*map\b[^\n]*:\s*$", re.IGNORECASE | re.MULTILINE)
+_LEGEND = re.compile(r"^\s*legend\s*:?\s*(.*)$", re.IGNORECASE)
+_ROW_LABEL = re.compile(r"^\s*row\s*\d+\s*:\s*", re.IGNORECASE)
+_ITEM = re.compile(
+    r"\$?([^\s=$,;]{1,3})\$?\s*=\s*(.+?)(?=\s*[,;]?\s*\$?[^\s=$,;]{1,3}\$?\s*=|\s*$)"
+)
+
+
+def parse_legend(text: str) -> dict[str, str]:
+    """'A = agent, B = bird' or '$A$ = Agent $R$ = Robot (message)' -> {symbol: meaning}."""
+    return {sym: meaning.strip(" ,;") for sym, meaning in _ITEM.findall(text.strip())}
+
+
+def parse_map(text: str) -> VotMap | None:
+    """Parse the model's map; None when there is no 'Map ...:' header line at all.
+
+    Rows are the non-empty lines after the header up to a 'Legend' or 'Action' line ('Row3:'
+    labels dropped; cells split on spaces when the row has any, else per character). A map
+    with a header but no rows is malformed (``ok`` False); ``rectangular`` tells whether all
+    rows have the same number of cells.
+    """
+    m = _HEADER.search(text)
+    if m is None:
+        return None
+    rows: list[tuple[str, ...]] = []
+    legend: dict[str, str] = {}
+    lines = [ln.strip() for ln in text[m.end() :].splitlines()]
+    for i, line in enumerate(lines):
+        if not line:
+            continue
+        if line.lower().startswith("action"):
+            break
+        lm = _LEGEND.match(line)
+        if lm:
+            tail = [lm.group(1)]
+            for rest in lines[i + 1 :]:
+                if rest.lower().startswith("action"):
+                    break
+                tail.append(rest)
+            legend = parse_legend(" ".join(tail))
+            break
+        row = _ROW_LABEL.sub("", line)
+        rows.append(tuple(row.split()) if " " in row else tuple(row))
+    return VotMap(tuple(rows), legend, len({len(r) for r in rows}) <= 1)
+
+
+VOT_INSTRUCTION = (
+    f'Before choosing, draw the current state as a map. Start with "{MAP_HEADER}", then the '
+    'grid, one row per line, then one line "Legend: X = meaning, ...". Do not choose an '
+    "action yet."
+)
+
+
+class VotGrounding(Grounding):
+    name = "vot"
+
+    def __init__(self, params: GenParams) -> None:
+        self.params = replace(
+            params, max_tokens=max(params.max_tokens, 200), choices=None, stop=("Action:",)
+        )
+
+    async def apply(
+        self, prompt: Prompt, obs: Observation, info: dict[str, Any], llm: LLM | None
+    ) -> Grounded:
+        from statelab.agents._prompting import messages
+
+        if llm is None:
+            raise ConfigError("grounding 'vot' needs a model")
+        msgs = messages(prompt, VOT_INSTRUCTION)
+        completion = await llm.complete(msgs, replace(self.params, seed=prompt.seed + 1))
+        drawn = completion.text.strip()
+        vmap = parse_map(drawn)
+        view = f"{prompt.view}\n\nYour map of the current state:\n{drawn or '(no map)'}"
+        return Grounded(
+            replace(prompt, view=view), [Call("vot", msgs, completion)], record=drawn, parsed=vmap
+        )
+
+
+class OracleVotGrounding(Grounding):
+    name = "oracle-vot"
+
+    async def apply(
+        self, prompt: Prompt, obs: Observation, info: dict[str, Any], llm: LLM | None
+    ) -> Grounded:
+        ascii_map = info["privileged"].get("map")
+        if not ascii_map:
+            raise ConfigError("grounding 'oracle-vot': this env gives no ground-truth map")
+        text = f"{MAP_HEADER}\n{ascii_map}"
+        return Grounded(replace(prompt, view=f"{prompt.view}\n\n{text}"), record=text)
+
+
+@GROUNDINGS.register("none", "none")
+def _none(arg: str | None, params: GenParams) -> Grounding:
+    return NoGrounding()
+
+
+@GROUNDINGS.register("image", "image")
+def _image(arg: str | None, params: GenParams) -> Grounding:
+    return ImageGrounding()
+
+
+@GROUNDINGS.register("vot", "vot")
+def _vot(arg: str | None, params: GenParams) -> Grounding:
+    return VotGrounding(params)
+
+
+@GROUNDINGS.register("oracle-vot", "oracle-vot")
+def _oracle_vot(arg: str | None, params: GenParams) -> Grounding:
+    return OracleVotGrounding()
+
+
+def make_grounding(spelling: str, params: GenParams) -> Grounding:
+    name, arg = GROUNDINGS.split(spelling)
+    return GROUNDINGS.get(name)(arg, params)
