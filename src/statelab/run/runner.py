@@ -93,11 +93,9 @@ async def run_experiment(
     for spec in runs:
         store.save_run(spec.key, spec.label, spec.axes(), asdict(spec))
     finished = store.done()
-    seeds = exp.episode_seeds()
-    todo = [(s, g, seed) for s in runs for g, seed in seeds if (s.key, seed) not in finished]
-    result = RunResult(
-        total=len(runs) * len(seeds), skipped=len(runs) * len(seeds) - len(todo)
-    )
+    everything = [(s, g, seed) for s in runs for g, seed in exp.episode_seeds(s.env)]
+    todo = [(s, g, seed) for s, g, seed in everything if (s.key, seed) not in finished]
+    result = RunResult(total=len(everything), skipped=len(everything) - len(todo))
     if progress is not None and result.skipped:
         print(
             f"resuming {exp.name}: {result.skipped} episodes already done, {len(todo)} to go",
