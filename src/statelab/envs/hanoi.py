@@ -97,7 +97,7 @@ def shortest_solution(pegs: Pegs) -> list[int]:
 def oracle_map(pegs: Pegs) -> str:
     """The ground-truth map in the seed's VoT style (seed 000, section 3.2)."""
     lines = []
-    for name, disks in zip(NAMES, pegs):
+    for name, disks in zip(NAMES, pegs, strict=True):
         line = f"Rod {name}: [{', '.join(map(str, disks))}]"
         if len(disks) > 1:
             line += f"  (top is {disks[-1]}, bottom is {disks[0]})"
