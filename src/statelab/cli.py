@@ -147,5 +147,26 @@ def report(
         typer.echo(f"\nfiles: {', '.join(str(p) for p in rep.files.values())}", err=True)
 
 
+@app.command()
+def view(
+    exp: Annotated[str, typer.Argument(help="experiment name, results folder or config file")],
+    out: Annotated[Path | None, typer.Option(help="HTML file to write")] = None,
+    run: Annotated[str | None, typer.Option(help="only runs whose label contains this")] = None,
+    seed: Annotated[list[int] | None, typer.Option(help="only these seeds")] = None,
+    limit: Annotated[int, typer.Option(help="at most this many episodes")] = 50,
+) -> None:
+    """Write an HTML page of trajectories (prompts, replies, actions, maps, summaries)."""
+    from statelab.viewer import write_viewer
+
+    try:
+        store = _store_path(exp)
+    except ConfigError as err:
+        raise _fail(str(err)) from None
+    path = write_viewer(
+        store, out or store.parent / "trajectories.html", run=run, seeds=seed, limit=limit
+    )
+    typer.echo(str(path))
+
+
 def main() -> None:  # pragma: no cover
     app()
