@@ -103,6 +103,23 @@ class Grid(BaseModel):
         return self
 
 
+class Layout(BaseModel):
+    """How ``statelab report`` pivots the runs, as the seeds' tables do (rows = models,
+    columns = env x representation)."""
+
+    model_config = ConfigDict(extra="forbid")
+    rows: list[str] = ["model"]
+    columns: list[str] = ["env", "history"]
+
+    @field_validator("rows", "columns")
+    @classmethod
+    def _axes(cls, v: list[str]) -> list[str]:
+        for a in v:
+            if a not in AXES:
+                raise ConfigError(f"{a!r} is not an axis; axes: {', '.join(AXES)}")
+        return v
+
+
 class Experiment(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
@@ -119,6 +136,7 @@ class Experiment(BaseModel):
     concurrency: int = Field(4, ge=1)
     out: str = "results"
     cache: str | None = "results/cache.sqlite"
+    report: Layout | None = None
 
     @field_validator("model")
     @classmethod
