@@ -132,7 +132,8 @@ class Experiment(BaseModel):
     baseline: dict[str, str] | None = None
     params: Params = Params()
     expert: bool = True
-    max_steps: int | None = Field(None, ge=1)
+    #: step budget: the env's own (Table 2) when unset; one number or one per env name
+    max_steps: int | dict[str, int] | None = None
     concurrency: int = Field(4, ge=1)
     out: str = "results"
     cache: str | None = "results/cache.sqlite"
@@ -182,13 +183,27 @@ class Experiment(BaseModel):
                 raise ValueError(f"{key}: rollouts must be between 1 and 1000, got {n}")
         return v
 
+    @field_validator("max_steps")
+    @classmethod
+    def _max_steps(cls, v: int | dict[str, int] | None) -> int | dict[str, int] | None:
+        for key, n in (v.items() if isinstance(v, dict) else [("max_steps", v)]):
+            if n is not None and n < 1:
+                raise ValueError(f"{key}: max_steps must be at least 1, got {n}")
+        return v
+
     @model_validator(mode="after")
-    def _rollout_envs(self) -> Experiment:
-        if isinstance(self.rollouts, dict):
-            extra = set(self.rollouts) - set(self.grid.env)
-            if extra:
-                raise ConfigError(f"rollouts: {sorted(extra)} not in grid.env {self.grid.env}")
+    def _per_env_keys(self) -> Experiment:
+        for key in ("rollouts", "max_steps"):
+            value = getattr(self, key)
+            if isinstance(value, dict):
+                extra = set(value) - set(self.grid.env)
+                if extra:
+                    raise ConfigError(f"{key}: {sorted(extra)} not in grid.env {self.grid.env}")
         return self
+
+    def budget(self, env: str) -> int | None:
+        m = self.max_steps
+        return m.get(env) if isinstance(m, dict) else m
 
     def n_rollouts(self, env: str) -> int:
         r = self.rollouts
@@ -225,7 +240,7 @@ class Experiment(BaseModel):
                     format=resolve_format(env, fmt),
                     grounding=grounding,
                     params=self.params.model_dump(),
-                    max_steps=self.max_steps,
+                    max_steps=self.budget(env),
                 )
             )
         if self.expert:
@@ -239,7 +254,7 @@ class Experiment(BaseModel):
                         format=resolve_format(env, "default"),
                         grounding="none",
                         params={},
-                        max_steps=self.max_steps,
+                        max_steps=self.budget(env),
                     )
                 )
         return out
