@@ -1,6 +1,14 @@
 """Analysis of finished episodes: bootstrap statistics and reports in the seeds' style."""
 
 from statelab.analysis.report import (
+    cell_colours,
+    change_counts,
+    change_sentences,
+    fig2_png,
+    heat_table_png,
+    pivot,
+    pivot_markdown,
+    pivot_records,
     plot_score_per_token,
     plot_scores,
     summarise,
@@ -13,7 +21,15 @@ from statelab.analysis.stats import BootstrapResult, bootstrap_mean_diff, mean_s
 __all__ = [
     "BootstrapResult",
     "bootstrap_mean_diff",
+    "cell_colours",
+    "change_counts",
+    "change_sentences",
+    "fig2_png",
+    "heat_table_png",
     "mean_sd",
+    "pivot",
+    "pivot_markdown",
+    "pivot_records",
     "plot_score_per_token",
     "plot_scores",
     "summarise",

@@ -3,7 +3,8 @@
 ``summarise`` turns finished episodes into one row per run (mean and SD over seeds, success,
 tokens per acting call, score per 1,000 input tokens, bootstrap test against a named
 baseline); ``write_report`` renders it as report.md, report.json, scores.png and
-score_per_token.png.
+score_per_token.png, plus, given a ``layout``, a seed-style pivot table (Markdown and the
+heat-shaded table.png) and the Fig. 2-style differences from the baseline (fig2.png).
 """
 
 from __future__ import annotations
@@ -14,11 +15,27 @@ from pathlib import Path
 
 import pandas as pd
 
+from statelab.analysis._fig2 import change_counts, change_sentences, fig2_png
+from statelab.analysis._pivot import (
+    cell_colours,
+    heat_table_png,
+    pivot,
+    pivot_markdown,
+    pivot_records,
+)
 from statelab.analysis._plots import plot_score_per_token, plot_scores
 from statelab.analysis._summary import summarise
 from statelab.analysis._table import describe_baseline, to_json, to_markdown
 
 __all__ = [
+    "cell_colours",
+    "change_counts",
+    "change_sentences",
+    "fig2_png",
+    "heat_table_png",
+    "pivot",
+    "pivot_markdown",
+    "pivot_records",
     "plot_score_per_token",
     "plot_scores",
     "summarise",
@@ -35,15 +52,28 @@ def write_report(
     title: str,
     *,
     axes: Sequence[str] | None = None,
+    layout: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Path]:
     """Summarise ``episodes`` and write the report files into ``out_dir`` (created if needed).
 
     Returns the written paths under the keys ``markdown`` (report.md), ``json`` (report.json),
     ``scores`` (scores.png) and ``score_per_token`` (score_per_token.png).
+
+    ``layout`` (``{"rows": [...], "columns": [...]}``, e.g. rows ``["model"]`` and columns
+    ``["env", "history"]``) adds the seed-style pivot table to report.md, its heat-shaded
+    image ``table`` (table.png), and, when some run has a baseline comparison, ``fig2``
+    (fig2.png, differences from the baseline) with the improves/degrades/neutral counts;
+    report.json then gains ``layout``, ``pivot`` (one record per table row) and ``counts``.
     """
+    rows, columns = _layout(layout) if layout is not None else ([], [])
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     summary = summarise(episodes, dict(baseline) if baseline else None, axes=axes)
+    pivot_md = (
+        pivot_markdown(summary, rows, columns, "Mean normalised score (SD) per run")
+        if layout is not None
+        else ""
+    )
+    out.mkdir(parents=True, exist_ok=True)
     paths = {
         "markdown": out / "report.md",
         "json": out / "report.json",
@@ -52,8 +82,7 @@ def write_report(
     }
     plot_scores(summary, paths["scores"])
     plot_score_per_token(summary, paths["score_per_token"])
-    payload = {"title": title, **to_json(summary)}
-    paths["json"].write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n")
+    payload: dict[str, object] = {"title": title, **to_json(summary)}
     n_runs, n_eps = len(summary), int(summary["n"].sum()) if len(summary) else 0
     body = [
         f"# {title}",
@@ -73,5 +102,62 @@ def write_report(
         " are excluded. Bars marked 0 are runs with zero score.",
         "",
     ]
+    if layout is not None:
+        body += _layout_section(summary, rows, columns, title, pivot_md, out, paths, payload)
+    paths["json"].write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n")
     paths["markdown"].write_text("\n".join(body))
     return paths
+
+
+def _layout(layout: Mapping[str, Sequence[str]]) -> tuple[list[str], list[str]]:
+    missing = [k for k in ("rows", "columns") if k not in layout]
+    if missing:
+        raise ValueError(f"layout needs the keys 'rows' and 'columns'; missing {missing}")
+    rows, columns = layout["rows"], layout["columns"]
+    return (
+        [rows] if isinstance(rows, str) else list(rows),
+        [columns] if isinstance(columns, str) else list(columns),
+    )
+
+
+def _layout_section(
+    summary: pd.DataFrame,
+    rows: list[str],
+    columns: list[str],
+    title: str,
+    pivot_md: str,
+    out: Path,
+    paths: dict[str, Path],
+    payload: dict[str, object],
+) -> list[str]:
+    """Write table.png (and fig2.png), fill ``paths`` and ``payload``; report.md lines."""
+    paths["table"] = out / "table.png"
+    heat_table_png(summary, rows, columns, paths["table"], f"{title}: mean normalised score")
+    counts = change_counts(summary)
+    payload.update(
+        layout={"rows": rows, "columns": columns},
+        pivot=pivot_records(summary, rows, columns),
+        counts=counts,
+    )
+    body = [
+        f"## Table: {' × '.join(rows)} by {' × '.join(columns)}",
+        "",
+        pivot_md,
+        f"![Pivot table, cells shaded by mean score within each env]({paths['table'].name})",
+        "",
+    ]
+    if counts:
+        paths["fig2"] = out / "fig2.png"
+        fig2_png(summary, paths["fig2"], f"{title}: difference from baseline")
+        body += [
+            "## Difference from baseline",
+            "",
+            f"![Mean score difference from the baseline per variant]({paths['fig2'].name})",
+            "",
+            *[f"- {line}" for line in change_sentences(counts)],
+            "",
+            "Counts over compared runs (instances); neutral: |Δ| < 0.01 in mean score, "
+            "regardless of significance.",
+            "",
+        ]
+    return body

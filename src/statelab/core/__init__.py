@@ -2,7 +2,7 @@
 
 from statelab.core._agent import Agent, Call, Decision, Prompt
 from statelab.core._env import Env, EnvSpec, Observation, ObservationSpace, Policy
-from statelab.core._facts import PegFacts
+from statelab.core._facts import EgoViewFacts, MessengerFacts, PegFacts, TrafficFacts
 from statelab.core._llm import LLM, Completion, GenParams, Message, ModelError, Usage
 from statelab.core._registry import ConfigError, Registry
 from statelab.core._state import Memory
@@ -14,11 +14,13 @@ __all__ = [
     "Completion",
     "ConfigError",
     "Decision",
+    "EgoViewFacts",
     "Env",
     "EnvSpec",
     "GenParams",
     "Memory",
     "Message",
+    "MessengerFacts",
     "ModelError",
     "Observation",
     "ObservationSpace",
@@ -26,5 +28,6 @@ __all__ = [
     "Policy",
     "Prompt",
     "Registry",
+    "TrafficFacts",
     "Usage",
 ]

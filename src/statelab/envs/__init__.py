@@ -11,7 +11,12 @@ from typing import Any
 from statelab.core import Env
 
 # env modules (one line each; importing a module registers its envs)
-from statelab.envs import hanoi
+from statelab.envs import (
+    babyai,  # noqa: F401
+    hanoi,
+    messenger,  # noqa: F401
+    traffic,  # noqa: F401
+)
 from statelab.envs._registry import ENV_CLASSES, ENVS, GYM_IDS, register_env
 
 

