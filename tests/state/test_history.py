@@ -78,3 +78,12 @@ def test_oracle_summary_equals_true_state():
     assert "Peg A has disk 2. Peg B has disks 1 and 0 (bottom to top). Peg C is empty." in (
         mem.render()
     )
+
+
+def test_reasoning_replies_stay_in_the_full_history():
+    from statelab.state.history import step_text
+
+    plain = step_text(1, "go north", 0.0, "OBS", "Action: go north")
+    assert plain == "Step 1: You took action: go north (reward 0).\nOBS"
+    thought = step_text(2, "go north", 1.0, "OBS", "Thought: the key is north.\nAction: go north")
+    assert thought == "Step 2:\nThought: the key is north.\nAction: go north\n(reward 1)\nOBS"

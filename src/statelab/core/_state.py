@@ -36,8 +36,12 @@ class Memory(abc.ABC):
         reward: float,
         info: dict[str, Any],
         llm: LLM | None,
+        reply: str = "",
     ) -> list[Call]:
-        """Record one transition; return the model calls it made (e.g. a summary)."""
+        """Record one transition; return the model calls it made (e.g. a summary).
+
+        ``reply`` is what the agent wrote for this step (a thought, a tracked state, the
+        action line): reasoning agents keep their own words in their history this way."""
 
     @abc.abstractmethod
     def render(self) -> str:

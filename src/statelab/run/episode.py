@@ -90,7 +90,9 @@ async def run_episode(spec: RunSpec, seed: int, llm: LLM | None) -> EpisodeRecor
         decision = await agent.decide(grounded.prompt, timed, obs=obs, info=info, expert=expert)
         decision.calls[:0] = grounded.calls  # a drawn map is the acting agent's own work
         obs, reward, terminated, truncated, info = env.step(decision.action)
-        aux_calls = await memory.update(obs, decision.action, reward, info, timed)
+        aux_calls = await memory.update(
+            obs, decision.action, reward, info, timed, reply=decision.reply
+        )
         done = terminated or truncated
         calls = decision.calls + aux_calls
         a_in = sum(c.completion.usage.input_tokens for c in decision.calls)

@@ -59,5 +59,12 @@ def make_report(store_path: str | Path, out_dir: str | Path) -> Report:
         raise ConfigError(f"{store_path} holds no finished episodes yet")
     name, config = meta
     episodes = per_seed(episodes.drop(columns=["run"]).rename(columns={"label": "run"}))
-    files = write_report(episodes, config.get("baseline"), out_dir, title=name, axes=AXES)
+    files = write_report(
+        episodes,
+        config.get("baseline"),
+        out_dir,
+        title=name,
+        axes=AXES,
+        layout=config.get("report"),
+    )
     return Report(files["markdown"].read_text(), json.loads(files["json"].read_text()), files)

@@ -28,7 +28,12 @@ def call_seed(seed: int, step: int, kind: str) -> int:
     return zlib.crc32(f"{seed}:{step}:{kind}".encode()) & 0x7FFFFFFF
 
 
-def step_text(t: int, action: str, reward: float, text: str) -> str:
+def step_text(t: int, action: str, reward: float, text: str, reply: str = "") -> str:
+    """One past step. A reply that says more than the action line (a thought, a state) is
+    kept verbatim, so reasoning agents see their own earlier words."""
+    said = reply.strip()
+    if said and said.lower() not in (f"action: {action}".lower(), action.lower()):
+        return f"Step {t}:\n{said}\n(reward {reward:g})\n{text}"
     return f"Step {t}: You took action: {action} (reward {reward:g}).\n{text}"
 
 
@@ -48,10 +53,16 @@ class WindowMemory(Memory):
         self.steps.clear()
 
     async def update(
-        self, obs: Observation, action: str, reward: float, info: dict[str, Any], llm: LLM | None
+        self,
+        obs: Observation,
+        action: str,
+        reward: float,
+        info: dict[str, Any],
+        llm: LLM | None,
+        reply: str = "",
     ) -> list[Call]:
         self.t += 1
-        self.steps.append(step_text(self.t, action, reward, self.render_obs(obs)))
+        self.steps.append(step_text(self.t, action, reward, self.render_obs(obs), reply))
         return []
 
     def render(self) -> str:
@@ -102,7 +113,13 @@ class SummaryMemory(Memory):
         return [{"role": "system", "content": SUMMARY_SYSTEM}, {"role": "user", "content": user}]
 
     async def update(
-        self, obs: Observation, action: str, reward: float, info: dict[str, Any], llm: LLM | None
+        self,
+        obs: Observation,
+        action: str,
+        reward: float,
+        info: dict[str, Any],
+        llm: LLM | None,
+        reply: str = "",
     ) -> list[Call]:
         if llm is None:
             raise ConfigError("history 'summary' needs a model; the expert agent has none")
@@ -134,7 +151,13 @@ class OracleSummaryMemory(Memory):
         self._set(obs, info)
 
     async def update(
-        self, obs: Observation, action: str, reward: float, info: dict[str, Any], llm: LLM | None
+        self,
+        obs: Observation,
+        action: str,
+        reward: float,
+        info: dict[str, Any],
+        llm: LLM | None,
+        reply: str = "",
     ) -> list[Call]:
         self._set(obs, info)
         return []
