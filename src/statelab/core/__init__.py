@@ -2,7 +2,7 @@
 
 from statelab.core._agent import Agent, Call, Decision, Prompt
 from statelab.core._env import Env, EnvSpec, Observation, ObservationSpace, Policy
-from statelab.core._facts import EgoViewFacts, MessengerFacts, PegFacts, TrafficFacts
+from statelab.core._facts import EgoViewFacts, MessengerFacts, PegFacts, TextFacts, TrafficFacts
 from statelab.core._llm import LLM, Completion, GenParams, Message, ModelError, Usage
 from statelab.core._registry import ConfigError, Registry
 from statelab.core._state import Memory
@@ -28,6 +28,7 @@ __all__ = [
     "Policy",
     "Prompt",
     "Registry",
+    "TextFacts",
     "TrafficFacts",
     "Usage",
 ]

@@ -66,6 +66,8 @@ class Env(gym.Env[Observation, str], abc.ABC):
     default_format: ClassVar[str]
     #: whether the action set is the same at every step (then it joins the prompt's static head)
     static_actions: ClassVar[bool] = False
+    #: fixed, disjoint seed ranges by split name (e.g. "train" for few-shot examples, "test")
+    splits: ClassVar[dict[str, range]] = {}
     #: static task manual shown first in every prompt
     manual: str
 

@@ -102,3 +102,16 @@ class EgoViewFacts:
         r, c = self.agent
         cell = self.cells[r][c]
         return cell if cell[0] > 2 else None
+
+
+@dataclass(frozen=True)
+class TextFacts:
+    """A text game's state as the game says it (TextWorld, ALFWorld, ScienceWorld, Textcraft).
+
+    ``text`` is the game's own observation; ``location`` and ``inventory`` are what the agent
+    can know from its own observations, when the env can tell them (None/() otherwise).
+    """
+
+    text: str
+    location: str | None = None
+    inventory: tuple[str, ...] = ()

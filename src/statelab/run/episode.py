@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -41,6 +42,11 @@ class TimedLLM(LLM):
 
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
+
+
+def _gold(info: dict[str, Any]) -> str | None:
+    tracked = info.get("privileged", {}).get("tracked")
+    return None if tracked is None else json.dumps(tracked, sort_keys=True, default=str)
 
 
 def _call_row(c: Call) -> dict[str, Any]:
@@ -119,6 +125,7 @@ async def run_episode(spec: RunSpec, seed: int, llm: LLM | None) -> EpisodeRecor
                 aux_out=x_out,
                 latency=sum(c.completion.latency for c in decision.calls),
                 overhead=max(0.0, wall - model_s),
+                gold=_gold(info),
                 calls=[_call_row(c) for c in calls],
                 queries=decision.queries,
             )

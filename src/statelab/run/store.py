@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS steps (
     run TEXT NOT NULL, seed INTEGER NOT NULL, t INTEGER NOT NULL,
     view TEXT, grounding TEXT, reply TEXT, action TEXT, parsed INTEGER, valid INTEGER, reward REAL,
     observation TEXT, memory TEXT, agent_in INTEGER, agent_out INTEGER, aux_in INTEGER,
-    aux_out INTEGER, latency REAL, overhead REAL,
+    aux_out INTEGER, latency REAL, overhead REAL, gold TEXT,
     PRIMARY KEY (run, seed, t)
 );
 CREATE TABLE IF NOT EXISTS calls (
@@ -71,6 +71,8 @@ class StepRecord:
     aux_out: int
     latency: float
     overhead: float
+    #: JSON of ``info["privileged"]["tracked"]`` after the step (gold state), if the env has it
+    gold: str | None = None
     calls: list[dict[str, Any]] = field(default_factory=list)
     queries: list[dict[str, Any]] = field(default_factory=list)
 

@@ -10,7 +10,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from statelab.core import ConfigError, PegFacts, Registry
+from statelab.core import ConfigError, PegFacts, Registry, TextFacts
 
 Formatter = Callable[[Any], str]
 FORMATS: Registry[Formatter] = Registry("format")
@@ -118,6 +118,13 @@ def _(f: PegFacts) -> str:
     n = f.n_disks
     rows = ["[" + ",".join(str(x) for x in list(d) + [-1] * (n - len(d))) + "]" for d in f.pegs]
     return "[" + ",\n".join(rows) + "]"
+
+
+# -- text games ----------------------------------------------------------------------------
+@natural.register
+def _(f: TextFacts) -> str:
+    """The game's own words."""
+    return f.text
 
 
 # renderers of other facts kinds live in their own modules and register on import
