@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from statelab.core import ConfigError, Env, Observation, PegFacts
+from statelab.envs._draw import PALETTE
 from statelab.envs._registry import register_env
 
 NAMES = ("A", "B", "C")
@@ -105,20 +106,6 @@ def oracle_map(pegs: Pegs) -> str:
     return "\n".join(lines)
 
 
-_COLOURS = [
-    (230, 57, 70),
-    (42, 157, 143),
-    (58, 134, 255),
-    (244, 162, 97),
-    (131, 56, 236),
-    (38, 70, 83),
-    (255, 0, 110),
-    (6, 214, 160),
-    (233, 196, 106),
-    (17, 138, 178),
-]
-
-
 def draw(pegs: Pegs, n: int) -> np.ndarray:
     """A side view as RGB: three labelled rods on a base, disks as numbered coloured bars."""
     from PIL import Image, ImageDraw
@@ -138,7 +125,7 @@ def draw(pegs: Pegs, n: int) -> np.ndarray:
             y1 = base_y - level * disk_h
             d.rectangle(
                 [cx - half, y1 - disk_h + 2, cx + half, y1 - 1],
-                fill=_COLOURS[disk % len(_COLOURS)],
+                fill=PALETTE[disk % len(PALETTE)],
                 outline=(0, 0, 0),
             )
             d.text((cx - 3, y1 - disk_h + 6), str(disk), fill=(255, 255, 255))

@@ -141,27 +141,9 @@ def distance(a: Pos, b: Pos) -> int:
     return abs(a[0] - b[0]) + abs(a[1] - b[1])
 
 
-def direction(agent: Pos, other: Pos) -> str:
-    """'north-west' and the like: where ``other`` lies seen from ``agent``."""
-    parts = []
-    if other[1] != agent[1]:
-        parts.append("north" if other[1] < agent[1] else "south")
-    if other[0] != agent[0]:
-        parts.append("west" if other[0] < agent[0] else "east")
-    return "-".join(parts)
-
-
 def describe(f: MessengerFacts) -> str:
-    """SmartPlay's frame text (``describe_frame``): message status, then one line per entity."""
-    have = "already have" if f.has_message else "don't have"
-    status = f"You (agent) {have} the message."
-    lines = [
-        f"- {n} {d} steps to your {direction(f.agent, p)}" if d else f"- {n} 0 steps with you"
-        for n, p in f.entities
-        for d in (distance(f.agent, p),)
-    ]
-    seen = "You see:\n" + "\n".join(lines) if lines else "You see nothing away from you."
-    return f"{status}\n\n{seen}"
+    """SmartPlay's frame text (``describe_frame``): the ``natural`` format of the facts."""
+    return render("natural", f)
 
 
 def _step_entity(kind: str, pos: Pos, agent: Pos, size: Pos) -> Pos:
