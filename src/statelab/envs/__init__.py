@@ -15,6 +15,7 @@ from statelab.envs import (
     babyai,  # noqa: F401
     hanoi,
     messenger,  # noqa: F401
+    textcraft,  # noqa: F401
     traffic,  # noqa: F401
 )
 from statelab.envs._registry import ENV_CLASSES, ENVS, GYM_IDS, register_env
