@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import re
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any

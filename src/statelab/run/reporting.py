@@ -67,4 +67,10 @@ def make_report(store_path: str | Path, out_dir: str | Path) -> Report:
         axes=AXES,
         layout=config.get("report"),
     )
+    from statelab.analysis.table1 import append_table1  # seed 001: only when its agents ran
+
+    files.update(append_table1(store_path, out_dir, files["markdown"]))
+    from statelab.analysis.agentmetrics import append_agent_metrics  # seed 002 agents only
+
+    files.update(append_agent_metrics(store_path, files["markdown"]))
     return Report(files["markdown"].read_text(), json.loads(files["json"].read_text()), files)

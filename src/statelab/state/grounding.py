@@ -8,6 +8,11 @@
   for the action. (Two calls: the map is free text, the action may then be constrained.)
 - ``oracle-vot``: the env's programmatic ground-truth ASCII map is put in the prompt instead
   (seed 000, Table 8). Reads privileged info.
+- ``zoom`` (seed 001): the agent-centred close-up of the observation, as ASCII text for every
+  model plus its image when the model takes images (by backend, as the config's image check
+  decides: not on ``llamacpp``; or when the backend has vision). ``zoom:text`` never sends it,
+  ``zoom:image`` always does and so needs a vision model; ``zoom:<half>`` sets the close-up's
+  half-size, default 3). Drawn from the observation's facts (:mod:`statelab.state.closeup`).
 """
 
 from __future__ import annotations
@@ -188,6 +193,40 @@ class OracleVotGrounding(Grounding):
         return Grounded(replace(prompt, view=f"{prompt.view}\n\n{text}"), record=text)
 
 
+def _takes_images(llm: LLM | None) -> bool:
+    """Whether image parts may go to ``llm``: as the config decides for image groundings
+    (:func:`statelab.llm.accepts_images`, by backend), or the backend says it has vision."""
+    from statelab.llm import accepts_images
+
+    if llm is None:
+        return False
+    try:
+        return llm.vision or accepts_images(llm.model_id)
+    except ConfigError:  # a model id that names no registered backend
+        return llm.vision
+
+
+class ZoomGrounding(Grounding):
+    name = "zoom"
+
+    def __init__(self, mode: str = "auto", half: int = 3) -> None:
+        self.mode, self.half = mode, half
+        self.needs_vision = mode == "image"
+
+    async def apply(
+        self, prompt: Prompt, obs: Observation, info: dict[str, Any], llm: LLM | None
+    ) -> Grounded:
+        from statelab.state.closeup import close_up
+
+        text, image = close_up(obs.facts, self.half)
+        send = self.mode == "image" or (self.mode == "auto" and _takes_images(llm))
+        view = f"{prompt.view}\n\nClose-up around you:\n{text}"
+        images = (*prompt.images, image_part(image)) if send else prompt.images
+        return Grounded(
+            replace(prompt, view=view, images=images), record=text + ("\n[image]" if send else "")
+        )
+
+
 @GROUNDINGS.register("none", "none")
 def _none(arg: str | None, params: GenParams) -> Grounding:
     return NoGrounding()
@@ -206,6 +245,15 @@ def _vot(arg: str | None, params: GenParams) -> Grounding:
 @GROUNDINGS.register("oracle-vot", "oracle-vot")
 def _oracle_vot(arg: str | None, params: GenParams) -> Grounding:
     return OracleVotGrounding()
+
+
+@GROUNDINGS.register("zoom", "zoom[:text|image|<half>]")
+def _zoom(arg: str | None, params: GenParams) -> Grounding:
+    if arg is None or arg in ("text", "image"):
+        return ZoomGrounding(arg or "auto")
+    if arg.isdigit() and int(arg) >= 1:
+        return ZoomGrounding(half=int(arg))
+    raise ConfigError(f"grounding 'zoom:{arg}': use zoom, zoom:text, zoom:image or zoom:<half>")
 
 
 def make_grounding(spelling: str, params: GenParams) -> Grounding:

@@ -1,0 +1,275 @@
+"""Few-shot examples for the StateAct family, written by us from the env's expert.
+
+Seed 002 prompts with two solved traces per task type (ReAct's ALFWorld examples, annotated
+with goal and state by hand). We cannot ship those, so we make our own: the env's expert plays
+seeds of the env's ``train`` split (never ``test``), and each turn is annotated from what the
+builder, not the agent, may read: the goal, the privileged tracked state
+(``info["privileged"]["tracked"]``: location, inventory, visited) or else the observation's
+:class:`TextFacts`, and a templated thought. Traces are kept per task type
+(``info["privileged"]["task_type"]`` when the env has one), at most ``per_type`` each, solved
+within ``max_len`` steps.
+
+Traces are cached as JSON under ``$STATELAB_CACHE/fewshot/`` (default
+``~/.cache/statelab/fewshot/``), raw (observations, actions, states), and rendered at prompt
+time in the exact output format of the agent variant. The agent picks the examples of the task
+type whose goals are closest in words to the current goal (the goal alone: no privileged info).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from statelab.agents.stateact import render_turn
+from statelab.core import Env, TextFacts
+
+VERSION = 1
+_LOCK = threading.Lock()
+_MEMO: dict[str, list[Trace]] = {}
+_STOP = {"a", "an", "the", "some", "in", "on", "to", "of", "and", "it", "put", "with", "then"}
+
+
+@dataclass
+class TraceStep:
+    """One turn of an expert trace: what was observed, the state then, what was done."""
+
+    observation: str
+    action: str
+    location: str | None = None
+    inventory: list[str] = field(default_factory=list)
+    visited: list[str] = field(default_factory=list)
+    state: str = ""
+
+
+@dataclass
+class Trace:
+    env: str
+    seed: int
+    goal: str
+    task_type: str | None
+    steps: list[TraceStep]
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("STATELAB_CACHE")
+    base = Path(root) if root else Path.home() / ".cache" / "statelab"
+    return base / "fewshot"
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+
+
+def _annotate(obs: Any, info: dict[str, Any], seen: list[str]) -> TraceStep:
+    """The state at this observation, from the privileged tracked state or the facts."""
+    tracked = info.get("privileged", {}).get("tracked")
+    facts = obs.facts
+    if tracked is not None:
+        loc = tracked.get("location")
+        inv = [str(x) for x in tracked.get("inventory") or []]
+        visited = [str(x) for x in tracked.get("visited") or []]
+    elif isinstance(facts, TextFacts):
+        loc, inv = facts.location, list(facts.inventory)
+        if loc is not None and loc not in seen:
+            seen.append(loc)
+        visited = list(seen)
+    else:
+        loc, inv, visited = None, [], []
+    return TraceStep(
+        observation=obs.text,
+        action="",
+        location=None if loc is None else str(loc),
+        inventory=inv,
+        visited=visited,
+        state=" ".join(str(obs.text).split()),
+    )
+
+
+def play_expert(
+    env: Env, seed: int, name: str, max_len: int, skip: set[str | None] | None = None
+) -> tuple[str | None, Trace | None]:
+    """(task type, trace) of one expert episode on ``seed``; the trace is None unless solved
+    within ``max_len`` steps, and not played when the task type is in ``skip``."""
+    obs, info = env.reset(seed=seed)
+    raw_type = info.get("privileged", {}).get("task_type")
+    task_type = None if raw_type is None else str(raw_type)
+    if skip is not None and task_type in skip:
+        return task_type, None
+    expert = env.expert()
+    steps: list[TraceStep] = []
+    seen: list[str] = []
+    goal = obs.goal or ""
+    done = False
+    while not done and len(steps) < max_len:
+        step = _annotate(obs, info, seen)
+        step.action = str(expert.act(obs, info))
+        steps.append(step)
+        obs, _r, terminated, truncated, info = env.step(step.action)
+        done = terminated or truncated
+    if not (done and info.get("success")):
+        return task_type, None
+    return task_type, Trace(name, seed, goal, task_type, steps)
+
+
+def build_traces(
+    env: str | Callable[[], Env],
+    per_type: int = 2,
+    max_len: int = 30,
+    max_scan: int = 60,
+    patience: int = 20,
+) -> list[Trace]:
+    """Expert traces on train seeds, at most ``per_type`` per task type.
+
+    Scans the train split in order, at most ``max_scan`` seeds, and stops early once every
+    task type seen has its examples and ``patience`` seeds in a row brought no new type.
+    An env without a train split gives no traces.
+    """
+    if isinstance(env, str):
+        from statelab.envs import make_env
+
+        name, instance = env, make_env(env)
+    else:
+        instance = env()
+        name = type(instance).name
+    train = type(instance).splits.get("train")
+    if not train:
+        return []
+    counts: dict[str | None, int] = {}
+    traces: list[Trace] = []
+    quiet = 0
+    for i, seed in enumerate(train):
+        if i >= max_scan:
+            break
+        full = {t for t, n in counts.items() if n >= per_type}
+        task_type, trace = play_expert(instance, seed, name, max_len, skip=full)
+        quiet = quiet + 1 if task_type in counts else 0
+        counts.setdefault(task_type, 0)
+        if trace is not None and counts[task_type] < per_type:
+            counts[task_type] += 1
+            traces.append(trace)
+        if all(n >= per_type for n in counts.values()) and quiet >= patience:
+            break
+    return traces
+
+
+def cache_path(env: str, per_type: int, max_len: int) -> Path:
+    return cache_dir() / f"{_slug(env)}-p{per_type}-l{max_len}-v{VERSION}.json"
+
+
+def load_traces(env: str, per_type: int = 2, max_len: int = 30) -> list[Trace]:
+    """The env's traces from the disk cache, built (and cached) on first use."""
+    path = cache_path(env, per_type, max_len)
+    key = str(path)
+    with _LOCK:
+        if key in _MEMO:
+            return _MEMO[key]
+        traces: list[Trace] | None = None
+        if path.is_file():
+            try:
+                data = json.loads(path.read_text())
+                traces = [
+                    Trace(**{**t, "steps": [TraceStep(**s) for s in t["steps"]]})
+                    for t in data["traces"]
+                ]
+            except (json.JSONDecodeError, KeyError, TypeError):
+                traces = None
+        if traces is None:
+            traces = build_traces(env, per_type=per_type, max_len=max_len)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            body = {"version": VERSION, "env": env, "traces": [asdict(t) for t in traces]}
+            tmp.write_text(json.dumps(body, indent=1))
+            tmp.replace(path)
+        _MEMO[key] = traces
+        return traces
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if w not in _STOP}
+
+
+def _similarity(a: str, b: str) -> float:
+    wa, wb = _words(a), _words(b)
+    return len(wa & wb) / len(wa | wb) if wa | wb else 0.0
+
+
+def select(traces: list[Trace], goal: str, k: int = 2) -> list[Trace]:
+    """The ``k`` examples for ``goal``: those of the task type whose goals are closest in words
+    (ties: the first type built), topped up by the closest others."""
+    if k <= 0 or not traces:
+        return []
+    types: dict[str | None, list[Trace]] = {}
+    for t in traces:
+        types.setdefault(t.task_type, []).append(t)
+    best = max(types, key=lambda ty: max(_similarity(goal, t.goal) for t in types[ty]))
+    chosen = sorted(types[best], key=lambda t: -_similarity(goal, t.goal))[:k]
+    others = sorted(
+        (t for t in traces if t not in chosen), key=lambda t: -_similarity(goal, t.goal)
+    )
+    return chosen + others[: k - len(chosen)]
+
+
+def _item(entry: str) -> str:
+    """An inventory entry without its count ("4 oak planks" -> "oak planks")."""
+    return re.sub(r"^\d+\s+", "", entry.strip())
+
+
+def _thought(i: int, goal: str, before: list[str], now: list[str], action: str) -> str:
+    if i == 0:
+        return f"To solve the task, I need to {goal.rstrip('.')}. First: {action}."
+    had = {_item(x) for x in before}
+    gained = [x for x in now if _item(x) not in had]
+    if gained:
+        return f"Now I have {', '.join(gained)}. Next: {action}."
+    return ""
+
+
+def render_trace(trace: Trace, keys: tuple[str, ...], fmt: str = "text") -> str:
+    """A trace as observations and turns, each turn in the agent variant's output format."""
+    parts: list[str] = []
+    before: list[str] = []
+    for i, s in enumerate(trace.steps):
+        values = {
+            "goal": trace.goal.rstrip("."),
+            "locations visited": ", ".join(v for v in s.visited if v != s.location),
+            "current location": s.location or "",
+            "current inventory": ", ".join(s.inventory),
+            "current state": s.state,
+            "thought": _thought(i, trace.goal, before, s.inventory, s.action),
+            "action": s.action,
+        }
+        parts.append(s.observation.strip())
+        parts.append(render_turn(values, keys, fmt))
+        before = s.inventory
+    return "\n\n".join(parts)
+
+
+def examples_block(
+    env: str, goal: str, keys: tuple[str, ...], fmt: str = "text", k: int = 2
+) -> str:
+    """The few-shot part of the prompt's head ('' when the env has no train split)."""
+    chosen = select(load_traces(env), goal, k)
+    if not chosen:
+        return ""
+    body = "\n\n".join(render_trace(t, keys, fmt) for t in chosen)
+    n = len(chosen)
+    intro = "Here is 1 example:" if n == 1 else f"Here are {n} examples:"
+    return f"{intro}\n\n{body}\n\nHere is the task."
+
+
+__all__ = [
+    "Trace",
+    "TraceStep",
+    "build_traces",
+    "cache_dir",
+    "examples_block",
+    "load_traces",
+    "render_trace",
+    "select",
+]

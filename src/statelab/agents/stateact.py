@@ -1,0 +1,415 @@
+"""``stateact`` and its ablations (seed 002): one agent, the fields it writes are a config value.
+
+Every turn the model writes one ``key: value`` line per selected field, in the seed's order
+(goal, locations visited, current location, current inventory, thought, action), the first
+line starting with ``>``; an empty value is written ``None``. The action line ends the turn.
+
+Spelling (the ``agent`` axis)::
+
+    stateact[:<fields>][/<format>]
+    <fields> ::= "all" | "none" | "" | <field> ("+" <field>)*     order-free, no repeats
+    <field>  ::= "goal" | "state" | "thought"
+    <format> ::= "text" | "json"                                   default text
+
+``stateact`` alone means ``goal+state+thought``. The eight rows of seed 002's Table 6/8
+(Appendix L/N) are one value each: ``stateact:none`` (Act), ``stateact:thought`` (ReAct,
+also spelled ``react``), ``stateact:state``, ``stateact:state+thought``, ``stateact:goal``,
+``stateact:goal+thought``, ``stateact:goal+state``, ``stateact`` (full). ``/json`` writes the
+turn as one JSON object instead (Table 7, Appendix I.1), e.g. ``stateact:goal+state+thought/json``.
+
+``state`` expands to what the observation's facts can tell: :class:`TextFacts` whose first
+observation has a location give ``locations visited``, ``current location`` and ``current
+inventory``; TextFacts without a location (an env with no places, e.g. Textcraft) give
+``current inventory``; any other facts kind gives one generic ``current state`` line.
+
+Decoding: on backends with ``llm.constrained`` and an admissible list, the reasoning lines are
+generated freely (stopping before the action line), then the action is chosen by constrained
+choice among the admissible actions; both calls are recorded (kinds ``reason`` and ``act``).
+Elsewhere one call writes the whole turn (stop ``"\\n\\n"``, ``"\\n"`` for the action alone)
+and the action line is parsed: a malformed action goes to the env as its raw text, a reply with
+fields but no action line sends its last line; nothing ever raises.
+
+Few-shot examples (:mod:`statelab.agents.fewshot`) join the static head after the manual when
+the runner passes the env's spelling as the ``env`` component (``decide(..., env="household")``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from statelab.agents._parse import parse_action
+from statelab.agents._prompting import messages
+from statelab.core import (
+    LLM,
+    Agent,
+    Call,
+    ConfigError,
+    Decision,
+    GenParams,
+    Message,
+    Prompt,
+    TextFacts,
+)
+
+FIELDS = ("goal", "state", "thought")
+FORMATS = ("text", "json")
+LOCATION_KEYS = ("locations visited", "current location", "current inventory")
+INVENTORY_KEYS = ("current inventory",)
+GENERIC_KEYS = ("current state",)
+#: every output key, in the seed's order
+KEY_ORDER = ("goal", "locations visited", "current location", "current inventory",
+             "current state", "thought", "action")  # fmt: skip
+#: the seed's labels of the eight ablation rows (Table 6), by field set
+ROW_LABELS = {
+    (): "Act",
+    ("thought",): "Thought+Act (ReAct)",
+    ("state",): "State+Act",
+    ("state", "thought"): "State+Thought+Act",
+    ("goal",): "Goal+Act",
+    ("goal", "thought"): "Goal+Thought+Act",
+    ("goal", "state"): "Goal+State+Act",
+    ("goal", "state", "thought"): "Goal+State+Thought+Act",
+}
+DESCRIBE = {
+    "goal": "the goal of the task, in your own words",
+    "locations visited": "the places you have been to so far",
+    "current location": "where you are now",
+    "current inventory": "what you are carrying",
+    "current state": "the current state of the environment, as far as the goal needs it",
+    "thought": "your reasoning about what to do next",
+    "action": "the next action, exactly as the environment accepts it",
+}
+#: reasoning turns need room: a floor on max_tokens when a field precedes the action
+REASONING_MIN_TOKENS = 320
+ALIASES = {"think": "thought", "location visited": "locations visited",
+           "visited locations": "locations visited", "inventory": "current inventory",
+           "location": "current location", "state": "current state"}  # fmt: skip
+_KEYS_RE = "|".join(re.escape(k) for k in sorted({*KEY_ORDER, *ALIASES}, key=len, reverse=True))
+_LINE = re.compile(rf"^\s*>?\s*({_KEYS_RE})\s*[:：]\s*(.*)$", re.IGNORECASE)
+_EMPTY = {"", "none", "null", "nothing", "empty", "n/a"}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One point of the ablation axis: the fields written, and the turn's format."""
+
+    fields: tuple[str, ...] = FIELDS
+    state_format: str = "text"
+
+    @classmethod
+    def parse(cls, arg: str | None, name: str = "stateact") -> Variant:
+        """Read ``<fields>[/<format>]`` (the part after ``stateact:``); None means all fields."""
+        if arg is None:
+            return cls()
+        spec, _, fmt = arg.partition("/")
+        fmt = fmt or "text"
+        if fmt not in FORMATS:
+            raise ConfigError(f"agent '{name}:{arg}': format {fmt!r}; allowed: text, json")
+        if spec in ("", "none"):
+            return cls((), fmt)
+        if spec == "all":
+            return cls(FIELDS, fmt)
+        parts = spec.split("+")
+        bad = [p for p in parts if p not in FIELDS]
+        if bad or len(set(parts)) != len(parts):
+            raise ConfigError(
+                f"agent '{name}:{arg}': fields are goal, state, thought joined by '+', each once"
+            )
+        return cls(tuple(f for f in FIELDS if f in parts), fmt)
+
+    @property
+    def spelling(self) -> str:
+        body = "+".join(self.fields) or "none"
+        return f"stateact:{body}" + ("/json" if self.state_format == "json" else "")
+
+    @property
+    def label(self) -> str:
+        return ROW_LABELS[self.fields] + (" (json)" if self.state_format == "json" else "")
+
+    def keys(self, state_keys: tuple[str, ...]) -> tuple[str, ...]:
+        """The output keys of one turn, in order, ending with ``action``."""
+        out: list[str] = []
+        if "goal" in self.fields:
+            out.append("goal")
+        if "state" in self.fields:
+            out.extend(state_keys)
+        if "thought" in self.fields:
+            out.append("thought")
+        return (*out, "action")
+
+
+def eight_variants() -> list[Variant]:
+    """Seed 002's eight ablation rows, in Table 6's order."""
+    return [Variant(fields) for fields in ROW_LABELS]
+
+
+def state_keys_for(facts: Any) -> tuple[str, ...]:
+    """What ``state`` expands to for this observation's facts (see the module doc)."""
+    if isinstance(facts, TextFacts):
+        return LOCATION_KEYS if facts.location is not None else INVENTORY_KEYS
+    return GENERIC_KEYS
+
+
+# -- one turn as text ---------------------------------------------------------------------
+def json_key(key: str) -> str:
+    return key.replace(" ", "_")
+
+
+def render_turn(values: dict[str, str], keys: tuple[str, ...], fmt: str = "text") -> str:
+    """One turn in the agent's output format; a missing or empty value is None (null)."""
+    if fmt == "json":
+        items = [f'"{json_key(k)}": {json.dumps(values.get(k) or None)}' for k in keys]
+        return ">{" + ",\n".join(items) + "\n}"
+    return ">" + "\n".join(f"{k}: {values.get(k) or 'None'}" for k in keys)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A parsed reply: field values by canonical key, the action (None when the reply has no
+    action line) and whether any known key appeared at all."""
+
+    values: dict[str, str]
+    action: str | None
+    formatted: bool
+
+
+def _canon(key: str) -> str:
+    k = " ".join(key.lower().replace("_", " ").split())
+    return ALIASES.get(k, k)
+
+
+def _parse_text(reply: str) -> Turn:
+    values: dict[str, str] = {}
+    current: str | None = None
+    for line in reply.splitlines():
+        m = _LINE.match(line)
+        if m:
+            current = _canon(m.group(1))
+            values[current] = m.group(2).strip()
+            if current == "action":
+                break
+        elif current is not None and current != "action" and line.strip():
+            values[current] = f"{values[current]} {line.strip()}".strip()
+    action = values.pop("action", None)
+    return Turn(values, action, bool(values) or action is not None)
+
+
+def _json_value(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, list):
+        return ", ".join(str(x) for x in v)
+    return str(v)
+
+
+_JSON_PAIR = re.compile(
+    r'"([a-zA-Z_ ]+)"\s*:\s*(null|None|"(?:[^"\\]|\\.)*"|\[[^\]]*\])', re.IGNORECASE
+)
+
+
+def _parse_json(reply: str) -> Turn | None:
+    start = reply.find("{")
+    if start < 0:
+        return None
+    end = reply.rfind("}")
+    body = reply[start : end + 1] if end > start else reply[start:]
+    data: dict[str, Any] = {}
+    try:
+        loaded = json.loads(re.sub(r":\s*None\b", ": null", body))
+        data = loaded if isinstance(loaded, dict) else {}
+    except json.JSONDecodeError:
+        for key, raw in _JSON_PAIR.findall(body):
+            try:
+                data[key] = json.loads("null" if raw == "None" else raw)
+            except json.JSONDecodeError:
+                data[key] = raw.strip('"')
+    values = {_canon(k): _json_value(v) for k, v in data.items()}
+    if not values:
+        return None
+    action = values.pop("action", None)
+    return Turn(values, action, True)
+
+
+def parse_turn(reply: str, fmt: str = "text") -> Turn:
+    """Parse a reply in either format (JSON first when ``fmt`` is json, falling back to lines)."""
+    if fmt == "json" or reply.lstrip("> \n").startswith("{"):
+        parsed = _parse_json(reply)
+        if parsed is not None:
+            return parsed
+    return _parse_text(reply)
+
+
+def truncate(reply: str, fmt: str = "text") -> str:
+    """The reply up to the end of its action line (ReAct's stop, in a one-call step)."""
+    if fmt == "json":
+        m = re.search(r'"action"\s*:\s*("(?:[^"\\]|\\.)*"|null|None)[^}]*\}?', reply)
+        return reply[: m.end()] if m else reply
+    lines = reply.splitlines()
+    for i, line in enumerate(lines):
+        m = _LINE.match(line)
+        if m and _canon(m.group(1)) == "action":
+            return "\n".join(lines[: i + 1])
+    return reply
+
+
+def is_empty(value: str | None) -> bool:
+    return value is None or value.strip().lower() in _EMPTY
+
+
+def choose_action(reply: str, turn: Turn, actions: tuple[str, ...] | None) -> tuple[str, bool]:
+    """(action, parsed): the action line mapped onto the admissible list; a reply that ignored
+    the format entirely is read as ``act`` reads it; fields without an action line send the
+    reply's last line, raw."""
+    if turn.action is not None:
+        return parse_action(f"action: {turn.action}", actions)
+    if not turn.formatted:
+        return parse_action(reply, actions)
+    lines = [ln.strip() for ln in reply.splitlines() if ln.strip()]
+    return (lines[-1] if lines else ""), False
+
+
+# -- the agent ----------------------------------------------------------------------------
+def format_spec(keys: tuple[str, ...], fmt: str, listed: bool) -> str:
+    """The static description of a turn, for the head of the prompt."""
+    desc = dict(DESCRIBE)
+    if listed:
+        desc["action"] = "the next action, one of the available actions"
+    if fmt == "json":
+        shape = render_turn({k: f"<{desc[k]}>" for k in keys}, keys, "json")
+        how = "At every step, write your turn as one JSON object with these keys, in this order"
+        empty = "Write null for an empty value."
+    else:
+        shape = render_turn({k: f"<{desc[k]}>" for k in keys}, keys, "text")
+        how = "At every step, write your turn as one 'key: value' line per field, in this order"
+        empty = "Write None for an empty value."
+    return f"{how}, starting with '>', and stop after the action:\n{shape}\n{empty}"
+
+
+def instruction(keys: tuple[str, ...], fmt: str) -> str:
+    shape = "one JSON object" if fmt == "json" else "one 'key: value' line each"
+    return f"Write your next turn ({', '.join(keys)}; {shape}), starting with '>'."
+
+
+class StateActAgent(Agent):
+    """The seed-002 family (Act, ReAct, StateAct and its ablations) as one configurable agent.
+
+    ``shots`` caps the few-shot examples put in the prompt's head (0: none).
+    """
+
+    name = "stateact"
+
+    def __init__(self, params: GenParams, variant: Variant | None = None, shots: int = 2) -> None:
+        self.params = params
+        self.variant = variant or Variant()
+        self.shots = shots
+        self.reset()
+
+    def reset(self) -> None:
+        self._state_keys: tuple[str, ...] | None = None
+        self._head: str | None = None
+
+    @property
+    def spelling(self) -> str:
+        return self.variant.spelling
+
+    def keys(self, obs: Any = None) -> tuple[str, ...]:
+        """This episode's output keys (fixed at the first observation seen)."""
+        if self._state_keys is None:
+            self._state_keys = state_keys_for(getattr(obs, "facts", None))
+        return self.variant.keys(self._state_keys)
+
+    async def head(self, prompt: Prompt, keys: tuple[str, ...], env: Any) -> str:
+        """The static head: manual, the turn format, then the few-shot examples."""
+        if self._head is None:
+            fmt = self.variant.state_format
+            parts = [prompt.manual, format_spec(keys, fmt, prompt.actions is not None)]
+            if self.shots > 0 and isinstance(env, str):
+                from statelab.agents.fewshot import examples_block
+
+                block = await asyncio.to_thread(
+                    examples_block, env, prompt.goal, keys, fmt, self.shots
+                )
+                if block:
+                    parts.append(block)
+            self._head = "\n\n".join(p for p in parts if p)
+        return self._head
+
+    async def decide(self, prompt: Prompt, llm: LLM | None, **components: Any) -> Decision:
+        if llm is None:
+            raise ConfigError(f"agent '{self.spelling}' needs a model")
+        keys = self.keys(components.get("obs"))
+        fmt = self.variant.state_format
+        head = await self.head(prompt, keys, components.get("env"))
+        msgs = messages(replace(prompt, manual=head), instruction(keys, fmt))
+        reasoning = len(keys) > 1
+        params = replace(self.params, seed=prompt.seed)
+        if reasoning:
+            params = replace(params, max_tokens=max(params.max_tokens, REASONING_MIN_TOKENS))
+        if llm.constrained and prompt.actions:
+            return await self._constrained(msgs, prompt.actions, params, llm, reasoning)
+        params = replace(params, stop=("\n\n",) if reasoning else ("\n",))
+        completion = await llm.complete(msgs, params)
+        reply = truncate(completion.text, fmt)
+        turn = parse_turn(reply, fmt)
+        action, parsed = choose_action(reply, turn, prompt.actions)
+        return Decision(action, reply, [Call("act", msgs, completion)], parsed=parsed)
+
+    async def _constrained(
+        self,
+        msgs: list[Message],
+        actions: tuple[str, ...],
+        params: GenParams,
+        llm: LLM,
+        reasoning: bool,
+    ) -> Decision:
+        """Reasoning lines free, then the action by constrained choice (two recorded calls)."""
+        json_fmt = self.variant.state_format == "json"
+        prefix = '"action": "' if json_fmt else "action: "
+        calls: list[Call] = []
+        lead = ">{" if json_fmt else ">"
+        act_msgs = msgs
+        if reasoning:
+            stop = ('"action"', "\n\n") if json_fmt else ("\naction:", "\nAction:", "\n\n")
+            first = await llm.complete(msgs, replace(params, stop=stop))
+            calls.append(Call("reason", msgs, first))
+            lead = _cut_before_action(first.text).rstrip().rstrip(",")
+            act_msgs = [
+                *msgs,
+                {"role": "assistant", "content": lead},
+                {"role": "user", "content": "Now write the action line."},
+            ]
+        choice = replace(params, stop=(), choices=actions, choice_prefix=prefix)
+        second = await llm.complete(act_msgs, choice)
+        calls.append(Call("act", act_msgs, second))
+        text = second.text[len(prefix) :] if second.text.startswith(prefix) else second.text
+        action, parsed = parse_action(f"action: {text.strip()}", actions)
+        if json_fmt:
+            sep = ",\n" if reasoning and not lead.endswith("{") else ""
+            reply = f"{lead}{sep}{json.dumps('action')}: {json.dumps(action)}\n}}"
+        else:
+            reply = f"{lead}\naction: {action}" if reasoning else f">action: {action}"
+        return Decision(action, reply, calls, parsed=parsed)
+
+
+def _cut_before_action(text: str) -> str:
+    m = re.search(r'(^|\n)\s*(action\s*[:：]|"action"\s*:)', text, re.IGNORECASE)
+    return text[: m.start()] if m else text
+
+
+__all__ = [
+    "FIELDS",
+    "ROW_LABELS",
+    "StateActAgent",
+    "Turn",
+    "Variant",
+    "choose_action",
+    "eight_variants",
+    "parse_turn",
+    "render_turn",
+    "state_keys_for",
+    "truncate",
+]

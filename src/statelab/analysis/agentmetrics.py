@@ -1,0 +1,342 @@
+"""Seed 002's agent metrics from the store's tables: success, steps, length buckets, state.
+
+- :func:`success_rate` and :func:`avg_steps_solved` (Table 5: mean steps of the solved
+  episodes only, so a variant is not credited for failing fast).
+- :func:`length_buckets` (Fig. 5): success by episode length, where an episode's length is the
+  number of steps the agent itself took (seed 002, section 6.2: "ReAct has 24/134 examples in
+  the bucket 40-50 and solves 0, while StateAct has 6/134 and solves 4": the counts differ by
+  agent, so the bucket is the agent's own length, not a gold one). Buckets are right-closed
+  (0, 10], (10, 20], ... (top - 10, top]; an episode past ``top`` falls in ``top+``.
+- :func:`state_accuracy` (Fig. 6, Appendix F): the state the agent wrote in each reply
+  (``current location``, ``current inventory``, ``locations visited``; text or JSON) against
+  the gold tracked state. A reply is written after observing the result of the previous step,
+  so the reply of step t is compared with the gold stored after step t-1; the first reply has
+  no stored gold and is not scored. Location: exact match after normalisation (case,
+  punctuation, leading articles; None/nothing/starting location are "no location");
+  inventory: as a set; visited: as a set, the current location left out of both sides (the
+  seed's agent lists it under current location, a tracker may list it as visited too). A
+  field an agent variant should write and did not counts as wrong. Per episode, each field's
+  accuracy is its mean over scored steps and ``accuracy`` the mean over every scored (step,
+  field); per run, the mean over episodes.
+- :func:`agent_table` and :func:`ablation_markdown`: the ablation table (rows = agent
+  variants in Table 6's order; columns success, avg steps, state accuracy).
+
+Every function takes DataFrames (``episodes`` as ``Store.episodes_frame()`` gives it, with the
+run key in ``run``; ``steps`` with ``run, seed, t, reply, gold``) and returns DataFrames.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from statelab.agents.adapt import parse_spelling as parse_adapt
+from statelab.agents.stateact import ROW_LABELS, Variant, parse_turn
+from statelab.core import ConfigError
+
+STATE_FIELDS = {
+    "location": "current location",
+    "inventory": "current inventory",
+    "visited": "locations visited",
+}
+_NO_PLACE = {"", "none", "null", "nothing", "empty", "n/a", "unknown", "starting location"}
+_ARTICLE = re.compile(r"^(a|an|the|some)\s+")
+_ORDER = [v.spelling for v in (Variant(f) for f in ROW_LABELS)]
+
+
+def _by(by: Sequence[str] | str) -> list[str]:
+    return [by] if isinstance(by, str) else list(by)
+
+
+def _done(episodes: pd.DataFrame) -> pd.DataFrame:
+    return episodes[episodes["status"] == "done"] if "status" in episodes else episodes
+
+
+def success_rate(episodes: pd.DataFrame, by: Sequence[str] | str = "run") -> pd.DataFrame:
+    """``n`` finished episodes and their ``success`` rate per group."""
+    keys = _by(by)
+    g = _done(episodes).assign(success=lambda d: d["success"].astype(float)).groupby(keys)
+    return g.agg(n=("success", "size"), success=("success", "mean")).reset_index()
+
+
+def avg_steps_solved(episodes: pd.DataFrame, by: Sequence[str] | str = "run") -> pd.DataFrame:
+    """``solved`` episodes and their mean ``avg_steps`` per group (Table 5)."""
+    keys = _by(by)
+    done = _done(episodes)
+    solved = done[done["success"].astype(bool)]
+    out = solved.groupby(keys).agg(solved=("steps", "size"), avg_steps=("steps", "mean"))
+    base = done[keys].drop_duplicates()
+    merged = base.merge(out.reset_index(), on=keys, how="left")
+    return merged.fillna({"solved": 0}).astype({"solved": int})
+
+
+def bucket_of(steps: int, width: int = 10, top: int = 50) -> str:
+    """The right-closed length bucket of ``steps`` ("0-10", "10-20", ..., "50+")."""
+    if steps > top:
+        return f"{top}+"
+    hi = max(width, math.ceil(steps / width) * width)
+    return f"{hi - width}-{hi}"
+
+
+def length_buckets(
+    episodes: pd.DataFrame, by: Sequence[str] | str = "run", width: int = 10, top: int = 50
+) -> pd.DataFrame:
+    """Fig. 5: per group and length bucket, ``n`` episodes, ``solved`` and ``success``."""
+    keys = _by(by)
+    done = _done(episodes).assign(
+        bucket=lambda d: [bucket_of(int(s), width, top) for s in d["steps"]],
+        solved=lambda d: d["success"].astype(int),
+    )
+    labels = [f"{lo}-{lo + width}" for lo in range(0, top, width)]
+    if (done["bucket"] == f"{top}+").any():
+        labels.append(f"{top}+")
+    rows = []
+    for key, grp in done.groupby(keys, sort=False):
+        key_t = key if isinstance(key, tuple) else (key,)
+        for label in labels:
+            sub = grp[grp["bucket"] == label]
+            n, solved = len(sub), int(sub["solved"].sum())
+            rows.append((*key_t, label, n, solved, solved / n if n else float("nan")))
+    return pd.DataFrame(rows, columns=[*keys, "bucket", "n", "solved", "success"])
+
+
+# -- state-tracking accuracy --------------------------------------------------------------
+def _norm(text: Any) -> str:
+    s = re.sub(r"[^a-z0-9 ]+", " ", str(text).lower())
+    return _ARTICLE.sub("", " ".join(s.split()))
+
+
+def norm_location(value: Any) -> str | None:
+    if value is None:
+        return None
+    s = _norm(value)
+    return None if s in _NO_PLACE else s
+
+
+def norm_set(value: Any) -> frozenset[str]:
+    items = value if isinstance(value, list | tuple | set) else re.split(r",|\band\b", str(value))
+    return frozenset(s for s in (_norm(x) for x in items) if s and s not in _NO_PLACE)
+
+
+def parse_state(reply: str) -> dict[str, Any]:
+    """The state fields a reply wrote (text or JSON), normalised; absent keys left out."""
+    values = parse_turn(reply or "").values
+    out: dict[str, Any] = {}
+    for name, key in STATE_FIELDS.items():
+        if key in values:
+            raw = values[key]
+            out[name] = norm_location(raw) if name == "location" else norm_set(raw)
+    return out
+
+
+def score_state(written: dict[str, Any], gold: dict[str, Any], fields: Sequence[str]) -> dict:
+    """1.0/0.0 per field of ``fields`` (missing = wrong) for one reply against one gold."""
+    loc = norm_location(gold.get("location"))
+    drop = {loc} if loc else set()
+    want = {
+        "location": loc,
+        "inventory": norm_set(gold.get("inventory") or []),
+        "visited": norm_set(gold.get("visited") or []) - drop,
+    }
+    out = {}
+    for f in fields:
+        if f not in written:
+            out[f] = 0.0
+            continue
+        got = written[f] - drop if f == "visited" else written[f]
+        out[f] = float(got == want[f])
+    return out
+
+
+def tracks_state(spelling: Any) -> bool | None:
+    """Whether an agent spelling writes state (None: not a seed-002 agent, infer it)."""
+    if not isinstance(spelling, str):
+        return None
+    name, _, arg = spelling.partition(":")
+    try:
+        if name == "stateact":
+            return "state" in Variant.parse(arg if ":" in spelling else None).fields
+        if name in ("react", "act"):
+            return False
+        if name == "adapt":
+            return tracks_state(parse_adapt(arg or None)[0])
+    except ConfigError:
+        return None
+    return None
+
+
+def _expected(agent: Any, written: list[dict[str, Any]], golds: list[dict]) -> list[str]:
+    tracks = tracks_state(agent)
+    if tracks is False:
+        return []
+    if tracks is None:
+        return [f for f in STATE_FIELDS if any(f in w for w in written)]
+    places = any(norm_location(g.get("location")) for g in golds)
+    return [f for f in STATE_FIELDS if places or f == "inventory"]
+
+
+def state_accuracy(episodes: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 6 per episode: ``scored`` steps, accuracy per field and overall (NaN: none)."""
+    agents: dict[tuple[Any, int], Any] = {}
+    if "agent" in episodes:
+        agents = {
+            (r, int(s)): a for r, s, a in episodes[["run", "seed", "agent"]].itertuples(False)
+        }
+    rows = []
+    cols = list(STATE_FIELDS)
+    for (run, seed), grp in steps.sort_values("t").groupby(["run", "seed"], sort=False):
+        golds = [json.loads(g) if isinstance(g, str) else None for g in grp["gold"]]
+        replies = list(grp["reply"].fillna(""))
+        written = [parse_state(r) for r in replies]
+        fields = _expected(agents.get((run, int(seed))), written, [g for g in golds if g])
+        cells: dict[str, list[float]] = {f: [] for f in cols}
+        scored = 0
+        for i in range(1, len(replies)):
+            gold = golds[i - 1]
+            if gold is None or not fields:
+                continue
+            scored += 1
+            for f, v in score_state(written[i], gold, fields).items():
+                cells[f].append(v)
+        means = [float(np.mean(cells[f])) if cells[f] else float("nan") for f in cols]
+        every = [v for f in cols for v in cells[f]]
+        overall = float(np.mean(every)) if every else float("nan")
+        rows.append((run, int(seed), scored, *means, overall))
+    return pd.DataFrame(rows, columns=["run", "seed", "scored", *cols, "accuracy"])
+
+
+def state_accuracy_by(
+    episodes: pd.DataFrame, steps: pd.DataFrame, by: Sequence[str] | str = "run"
+) -> pd.DataFrame:
+    """Per-run (or per-group) state accuracy: the mean over episodes of each field."""
+    keys = _by(by)
+    per_ep = state_accuracy(episodes, steps)
+    extra = [k for k in keys if k not in ("run", "seed")]
+    merged = per_ep.merge(episodes[["run", "seed", *extra]], on=["run", "seed"], how="left")
+    value_cols = [*STATE_FIELDS, "accuracy"]
+    return merged.groupby(keys, sort=False)[value_cols].mean().reset_index()
+
+
+# -- the ablation table ---------------------------------------------------------------------
+def row_label(spelling: str) -> str:
+    """The seed's name of an agent row (``Goal+State+Thought+Act``), else the spelling."""
+    name, _, arg = spelling.partition(":")
+    try:
+        if name == "stateact":
+            return Variant.parse(arg if ":" in spelling else None).label
+        if name == "react":
+            return ROW_LABELS[("thought",)] + (" (json)" if arg == "json" else "")
+        if name == "adapt":
+            return f"ADaPT + {row_label(parse_adapt(arg or None)[0])}"
+    except ConfigError:
+        pass
+    return spelling
+
+
+def _rank(spelling: str) -> int:
+    name, _, arg = spelling.partition(":")
+    try:
+        if name == "react":
+            return _ORDER.index("stateact:thought")
+        if name == "stateact":
+            v = Variant.parse(arg if ":" in spelling else None)
+            return _ORDER.index(Variant(v.fields).spelling) + (8 if v.state_format == "json" else 0)
+    except (ConfigError, ValueError):
+        pass
+    return 100
+
+
+def agent_table(
+    episodes: pd.DataFrame, steps: pd.DataFrame | None = None, by: Sequence[str] | str = "agent"
+) -> pd.DataFrame:
+    """Rows = agent variants (Table 6's order first): n, success, avg steps, state accuracy."""
+    keys = _by(by)
+    out = success_rate(episodes, keys).merge(avg_steps_solved(episodes, keys), on=keys)
+    if steps is not None and not steps.empty:
+        acc = state_accuracy_by(episodes, steps, keys)[[*keys, "accuracy"]]
+        out = out.merge(acc.rename(columns={"accuracy": "state_acc"}), on=keys, how="left")
+    else:
+        out["state_acc"] = float("nan")
+    if "agent" in keys:
+        out.insert(keys.index("agent") + 1, "row", [row_label(a) for a in out["agent"]])
+        order = sorted(range(len(out)), key=lambda i: (_rank(str(out["agent"].iloc[i])), i))
+        out = out.iloc[order].reset_index(drop=True)
+    return out
+
+
+def _fmt(v: Any, pct: bool = False) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    if isinstance(v, float):
+        return f"{100 * v:.1f}" if pct else f"{v:.2f}"
+    return str(v)
+
+
+def ablation_markdown(table: pd.DataFrame, title: str = "Agent variants (seed 002)") -> str:
+    """The ablation table as Markdown: success and state accuracy in %, steps of solved."""
+    keys = [c for c in table.columns if c not in ("n", "success", "solved", "avg_steps",
+                                                    "state_acc")]  # fmt: skip
+    head = [*keys, "n", "success %", "avg steps (solved)", "state acc %"]
+    lines = [f"### {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in table.itertuples(index=False):
+        d = r._asdict()
+        cells = [_fmt(d[k]) for k in keys]
+        cells += [_fmt(d["n"]), _fmt(d["success"], True), _fmt(d["avg_steps"])]
+        cells.append(_fmt(d["state_acc"], True))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+# -- the report hook ------------------------------------------------------------------------
+def _is_family(spelling: Any) -> bool:
+    family = ("stateact", "react", "adapt")
+    return isinstance(spelling, str) and spelling.partition(":")[0] in family
+
+
+def append_agent_metrics(store_path: str | Path, report_md: Path) -> dict[str, Path]:
+    """Append the ablation table to ``report_md`` when a seed-002 agent ran (the report hook);
+    also writes ``agent_metrics.json`` (the table) next to it."""
+    db = sqlite3.connect(str(store_path))
+    try:
+        episodes = pd.read_sql_query(
+            "SELECT e.run, e.seed, e.status, e.success, e.steps, r.agent, r.env, r.model"
+            " FROM episodes e JOIN runs r ON r.run = e.run",
+            db,
+        )
+        if not any(_is_family(a) for a in episodes["agent"].unique()):
+            return {}
+        steps = pd.read_sql_query("SELECT run, seed, t, reply, gold FROM steps", db)
+    finally:
+        db.close()
+    by = [k for k in ("env", "model") if episodes[k].nunique() > 1] + ["agent"]
+    table = agent_table(episodes, steps, by)
+    section = ablation_markdown(table)
+    report_md.write_text(report_md.read_text().rstrip("\n") + "\n\n" + section)
+    path = report_md.parent / "agent_metrics.json"
+    path.write_text(table.to_json(orient="records", indent=1))
+    return {"agent_metrics": path}
+
+
+__all__ = [
+    "ablation_markdown",
+    "agent_table",
+    "append_agent_metrics",
+    "avg_steps_solved",
+    "bucket_of",
+    "length_buckets",
+    "parse_state",
+    "row_label",
+    "score_state",
+    "state_accuracy",
+    "state_accuracy_by",
+    "success_rate",
+    "tracks_state",
+]
