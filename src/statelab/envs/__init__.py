@@ -14,6 +14,7 @@ from statelab.core import Env
 from statelab.envs import (
     babyai,  # noqa: F401
     hanoi,
+    household,  # noqa: F401
     messenger,  # noqa: F401
     textcraft,  # noqa: F401
     traffic,  # noqa: F401

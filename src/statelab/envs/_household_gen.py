@@ -1,0 +1,317 @@
+"""Offline generation of ALFWorld-style games (``.tw-pddl``) for the ``household`` env.
+
+Everything comes from the ``alfworld`` wheel (no download): the PDDL domain and the text
+grammar (``alfworld/data``), the scene layouts (``alfworld/gen/layouts``: the object types of
+each FloorPlan and its receptacle instances with the pose the agent takes in front of each),
+the placement rules (``alfworld.gen.constants``) and the goals (``alfworld.gen.goal_library``:
+the PDDL goal and the two text templates of each task type).
+
+A game, from ``(seed, task_type)`` alone (:func:`generate`, pure and deterministic):
+
+- Scene: test seeds (``seed >= TEST_START``) draw from ALFWorld's ``TEST_SCENE_NUMBERS``, every
+  other seed from ``TRAIN_SCENE_NUMBERS``: test games are in unseen rooms, as ALFWorld's
+  ``eval_out_of_distribution`` games are. Only scenes where the task is feasible are drawn.
+- Receptacles: the scene's ``-openable.json`` instances (``Sink``/``Bathtub`` become the
+  ``SinkBasin``/``BathtubBasin`` receptacles, as ALFWorld names them), plus one instance (four
+  stove burners) of each receptacle type of ``-objects.json`` with none there (garbage can,
+  toaster, coffee machine, ...). Each stands at its layout pose (instances sharing a pose share
+  the location, as in ALFWorld); the agent starts at a pose of its own ("the middle of a room").
+- Objects: 1-3 instances of each pickupable type of the scene, each in a receptacle whose type
+  may hold it (``VAL_RECEPTACLE_OBJECTS``); a desk lamp, which that table does not cover, on a
+  desk, side table or dresser (:data:`LAMP_RECEPTACLES`).
+- Task, with ALFWorld's sampling rules (``TaskGameState.get_filter_crit``): an object type and
+  a receptacle type that may hold it (not the sink basin / microwave / fridge of a clean /
+  heat / cool task); no instance of the object type starts in a receptacle of the target type
+  or in the task's appliance, so no game is won before its last action; pick-two games have 2-3
+  instances; look-at games a desk lamp. The goal text is one of the task type's two templates.
+
+Names follow ALFWorld: PDDL ids are mangled Unity ids (``Cabinet|+00.68|+00.50|-02.20`` ->
+``Cabinet_bar__plus_00_dot_68...``) and the game shows them as ALFWorld's ``Demangler`` does
+("cabinet 3"); :func:`generate` computes the same names so that the game's metadata (the extra
+``statelab`` key, which TextWorld ignores) speaks the words the game prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+#: bump when a change alters any generated game (the cache is keyed by it)
+GEN_VERSION = 1
+#: ALFWorld's task types (its ``TASK_TYPES`` order); a seed's type is ``TASK_TYPES[seed % 6]``
+TASK_TYPES = (
+    "pick_and_place_simple",
+    "look_at_obj_in_light",
+    "pick_clean_then_place_in_recep",
+    "pick_heat_then_place_in_recep",
+    "pick_cool_then_place_in_recep",
+    "pick_two_obj_and_place",
+)
+#: seed 002's short names (Appendix A.1) and other spellings accepted for a task type
+SHORT = {"put": 0, "examine": 1, "look": 1, "clean": 2, "heat": 3, "cool": 4, "puttwo": 5,
+         "pick_two": 5, "pick_and_place": 0, "look_at_obj": 1, "pick_clean_then_place": 2,
+         "pick_heat_then_place": 3, "pick_cool_then_place": 4}  # fmt: skip
+#: the appliance a task needs, by task type
+APPLIANCE = {2: "SinkBasin", 3: "Microwave", 4: "Fridge"}
+PROPERTY = {2: "Cleanable", 3: "Heatable", 4: "Coolable"}
+LAMP = "DeskLamp"
+LAMP_RECEPTACLES = ("Desk", "SideTable", "Dresser")
+TEST_START = 100_000
+AGENT_START = "loc|-99|-99|0|30"
+
+
+def task_index(task_type: str) -> int:
+    """Index into :data:`TASK_TYPES` of a task type's name or one of its short names."""
+    if task_type in TASK_TYPES:
+        return TASK_TYPES.index(task_type)
+    if task_type in SHORT:
+        return SHORT[task_type]
+    raise ValueError(f"unknown task type {task_type!r}; one of {TASK_TYPES} or {sorted(SHORT)}")
+
+
+def cache_root() -> Path:
+    """``$STATELAB_CACHE/household`` (default ``~/.cache/statelab/household``)."""
+    base = os.environ.get("STATELAB_CACHE")
+    return (Path(base) if base else Path.home() / ".cache" / "statelab") / "household"
+
+
+def game_path(seed: int, task_type: str) -> Path:
+    return cache_root() / f"v{GEN_VERSION}" / f"{seed}-{task_type}.tw-pddl"
+
+
+def ensure_game(seed: int, task_type: str) -> Path:
+    """The game's file, generated and written (atomically) on first use."""
+    path = game_path(seed, task_type)
+    if not path.is_file():
+        data = generate(seed, task_type)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data))
+        tmp.replace(path)
+    return path
+
+
+# -- alfworld's data ------------------------------------------------------------------------
+@cache
+def _constants() -> Any:
+    import alfworld.gen.constants as constants
+
+    return constants
+
+
+@cache
+def _logic() -> tuple[str, str]:
+    data = resources.files("alfworld") / "data"
+    return (data / "alfred.pddl").read_text(), (data / "alfred.twl2").read_text()
+
+
+@cache
+def _scene(scene: int) -> tuple[list[str], dict[str, list[float]]]:
+    layouts = resources.files("alfworld") / "gen" / "layouts"
+    objects = json.loads((layouts / f"FloorPlan{scene}-objects.json").read_text())
+    openable = json.loads((layouts / f"FloorPlan{scene}-openable.json").read_text())
+    return objects, openable
+
+
+_MANGLE = (("-", "_minus_"), ("|", "_bar_"), ("+", "_plus_"), (".", "_dot_"), (",", "_comma_"))
+
+
+def mangle(uid: str) -> str:
+    """A Unity id as ALFWorld writes it in PDDL (``PlannedGameState.fix_pddl_str_chars``)."""
+    for a, b in _MANGLE:
+        uid = uid.replace(a, b)
+    return uid
+
+
+def _loc(x: float, z: float, rot: float, horizon: float) -> str:
+    """A location id from a layout pose, as ALFWorld writes it (grid units of 0.25 m)."""
+    return f"loc|{round(x * 4)}|{round(z * 4)}|{int(rot) // 90}|{int(horizon)}"
+
+
+def _uid(rng: random.Random, otype: str) -> str:
+    """A Unity-like id for a placed object (the position is made up; only names derive from
+    it)."""
+    x, y, z = rng.uniform(-3, 3), rng.uniform(0, 2), rng.uniform(-3, 3)
+    return f"{otype}|{x:+06.2f}|{y:+06.2f}|{z:+06.2f}"
+
+
+def display_names(uids: list[str]) -> dict[str, str]:
+    """Unity id -> the name the game shows, computed by ALFWorld's own ``Demangler`` on the
+    lower-cased ids (Fast Downward lower-cases every PDDL name)."""
+    from alfworld.agents.utils.misc import Demangler
+
+    low = {mangle(u).lower(): u for u in uids}
+    dm = Demangler(game_infos={k: SimpleNamespace(id=k) for k in low})
+    return {u: dm.demangle_alfred_name(k) for k, u in low.items()}
+
+
+# -- a scene's receptacles and objects -------------------------------------------------------
+def receptacles(scene: int) -> list[tuple[str, str, str]]:
+    """``(unity id, type, location id)`` of every receptacle instance of a scene."""
+    c = _constants()
+    objects, openable = _scene(scene)
+    movable = set(c.MOVABLE_RECEPTACLES)
+    out: list[tuple[str, str, str]] = []
+    for uid, (x, z, rot, hor) in sorted(openable.items()):
+        rtype = uid.split("|")[0]
+        if rtype in ("Sink", "Bathtub"):
+            rtype += "Basin"
+            uid = f"{uid}|{rtype}"
+        if rtype in c.RECEPTACLES and rtype not in movable:
+            out.append((uid, rtype, _loc(x, z, rot, hor)))
+    have = {t for _, t, _ in out}
+    extra = sorted(t for t in set(objects) if t in c.RECEPTACLES and t not in movable | have)
+    for i, rtype in enumerate(extra):
+        for k in range(4 if rtype == "StoveBurner" else 1):
+            uid = f"{rtype}|+0{k}.00|+00.{i:02d}|+00.00"
+            out.append((uid, rtype, f"loc|{50 + i}|{50 + k}|0|30"))
+    return out
+
+
+def pickupable_types() -> set[str]:
+    c = _constants()
+    every = set().union(*c.VAL_RECEPTACLE_OBJECTS.values())
+    return {t for t in every if not t.endswith("Sliced") and t in c.OBJECTS}
+
+
+def feasible_pairs(scene: int, k: int) -> list[tuple[str, str]]:
+    """``(object type, receptacle type)`` pairs of task type ``k`` feasible in ``scene``
+    (``receptacle type`` is the lamp for look-at tasks)."""
+    c = _constants()
+    objects, _ = _scene(scene)
+    rtypes = {t for _, t, _ in receptacles(scene)}
+    otypes = sorted(t for t in set(objects) & pickupable_types())
+    val = c.VAL_RECEPTACLE_OBJECTS
+    if k in APPLIANCE:
+        if APPLIANCE[k] not in rtypes:
+            return []
+        otypes = [o for o in otypes if o in c.VAL_ACTION_OBJECTS[PROPERTY[k]]]
+    if k == 1:
+        if LAMP not in objects or not rtypes & set(LAMP_RECEPTACLES):
+            return []
+        return [(o, LAMP) for o in otypes if any(o in val.get(r, ()) for r in rtypes)]
+    pairs = []
+    for o in otypes:
+        for r in sorted(rtypes):
+            if o not in val.get(r, ()) or r == APPLIANCE.get(k):
+                continue
+            # some other receptacle must be able to hold the object at the start
+            rest = {t for t in rtypes if o in val.get(t, ())} - {r, APPLIANCE.get(k)}
+            if rest:
+                pairs.append((o, r))
+    return pairs
+
+
+# -- the game --------------------------------------------------------------------------------
+def generate(seed: int, task_type: str) -> dict[str, Any]:
+    """The ``.tw-pddl`` game of ``(seed, task_type)``: ``pddl_domain``, ``grammar`` (the goal
+    text substituted), ``pddl_problem``, ``solvable`` and our ``statelab`` metadata."""
+    c = _constants()
+    k = task_index(task_type)
+    rng = random.Random(f"statelab-household-v{GEN_VERSION}-{seed}-{k}")
+    pool = c.TEST_SCENE_NUMBERS if seed >= TEST_START else c.TRAIN_SCENE_NUMBERS
+    scenes = [s for s in pool if feasible_pairs(s, k)]
+    scene = rng.choice(scenes)
+    otype, rtype = rng.choice(feasible_pairs(scene, k))
+    objects, _ = _scene(scene)
+    recs = receptacles(scene)
+    val = c.VAL_RECEPTACLE_OBJECTS
+    forbidden = {rtype, APPLIANCE.get(k)}
+    placed: dict[str, str] = {}  # object uid -> receptacle uid
+    types: dict[str, str] = {}
+    for t in sorted(set(objects) & pickupable_types()):
+        allowed = [u for u, rt, _ in recs if t in val.get(rt, ())]
+        if t == otype:
+            allowed = [u for u, rt, _ in recs if t in val.get(rt, ()) and rt not in forbidden]
+        if not allowed:
+            continue
+        n = rng.choice((2, 2, 3)) if t == otype and k == 5 else rng.choice((1, 1, 1, 2, 2, 3))
+        for _ in range(n):
+            uid = _uid(rng, t)
+            placed[uid], types[uid] = rng.choice(allowed), t
+    lamp = None
+    if k == 1:
+        lamp = _uid(rng, LAMP)
+        placed[lamp] = rng.choice([u for u, rt, _ in recs if rt in LAMP_RECEPTACLES])
+        types[lamp] = LAMP
+    from alfworld.gen import goal_library
+
+    spec = goal_library.gdict[TASK_TYPES[k]]
+    words = {"obj": otype.lower(), "recep": rtype.lower(), "toggle": LAMP.lower()}
+    goal = rng.choice(spec["templates"]).format(**words)
+    pddl_goal = spec["pddl"].format(obj=otype, recep=rtype, toggle=LAMP).replace("#", "-")
+    domain, grammar = _logic()
+    names = display_names([u for u, _, _ in recs] + list(placed))
+    meta = {
+        "version": GEN_VERSION, "seed": seed, "task_type": TASK_TYPES[k], "scene": scene,
+        "goal": goal, "object_type": otype, "receptacle_type": rtype,
+        "lamp": names[lamp] if lamp else None,
+        "receptacles": {names[u]: rt for u, rt, _ in recs},
+        "objects": {names[u]: types[u] for u in placed},
+        "placements": {names[u]: names[r] for u, r in placed.items()},
+        "can_contain": {rt: sorted(val.get(rt, ())) for rt in sorted({rt for _, rt, _ in recs})},
+    }  # fmt: skip
+    return {
+        "pddl_domain": domain,
+        "grammar": grammar.replace("UNKNOWN GOAL", goal),
+        "pddl_problem": problem(seed, recs, placed, types, pddl_goal),
+        "solvable": True,
+        "statelab": meta,
+    }
+
+
+def problem(
+    seed: int,
+    recs: list[tuple[str, str, str]],
+    placed: dict[str, str],
+    types: dict[str, str],
+    pddl_goal: str,
+) -> str:
+    """The PDDL problem, laid out as ALFWorld's ``PlannedGameState.state_to_pddl`` does."""
+    c = _constants()
+    m = mangle
+    loc_of = {u: loc for u, _, loc in recs}
+    rtypes = sorted({rt for _, rt, _ in recs})
+    otypes = sorted(set(types.values()))
+    locs = sorted({loc for _, _, loc in recs} | {AGENT_START})
+    declared = (
+        ["agent1 - agent"]
+        + [f"{t}Type - otype" for t in otypes]
+        + [f"{t}Type - rtype" for t in rtypes]
+        + [f"{m(u)} - object" for u in sorted(placed)]
+        + [f"{m(u)} - receptacle" for u, _, _ in recs]
+        + [f"{m(loc)} - location" for loc in locs]
+    )
+    init = [f"(atLocation agent1 {m(AGENT_START)})"]
+    for u, rt, loc in recs:
+        init.append(f"(receptacleType {m(u)} {rt}Type)")
+        init.append(f"(receptacleAtLocation {m(u)} {m(loc)})")
+        if rt in c.OPENABLE_CLASS_LIST:
+            init.append(f"(openable {m(u)})")
+    for rt in rtypes:
+        held = c.VAL_RECEPTACLE_OBJECTS.get(rt, ())
+        init += [f"(canContain {rt}Type {ot}Type)" for ot in otypes if ot in held]
+    for u in sorted(placed):
+        t = types[u]
+        init.append(f"(objectType {m(u)} {t}Type)")
+        init.append(f"(inReceptacle {m(u)} {m(placed[u])})")
+        init.append(f"(objectAtLocation {m(u)} {m(loc_of[placed[u]])})")
+        if t in c.VAL_ACTION_OBJECTS["Toggleable"]:
+            init.append(f"(toggleable {m(u)})")
+            continue
+        init.append(f"(pickupable {m(u)})")
+        for prop in ("Cleanable", "Heatable", "Coolable"):
+            if t in c.VAL_ACTION_OBJECTS[prop]:
+                init.append(f"({prop.lower()} {m(u)})")
+    body = "\n        ".join(declared)
+    facts = "\n        ".join(init)
+    return (
+        f"\n(define (problem plan_statelab_{seed})\n(:domain alfred)\n"
+        f"(:objects\n        {body}\n        )\n\n(:init\n        {facts}\n        )\n{pddl_goal}"
+    )
