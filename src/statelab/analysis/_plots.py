@@ -142,7 +142,8 @@ def _bar_panels(
         fig.legend(
             handles=handles,
             title=colour_by,
-            loc="outside right upper",
+            loc="outside lower center",
+            ncols=min(len(handles), 4),
             fontsize=8,
             title_fontsize=8,
             frameon=False,
