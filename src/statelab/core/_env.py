@@ -97,9 +97,11 @@ class Env(gym.Env[Observation, str], abc.ABC):
     def expert(self) -> Policy:
         """The env's expert policy (reads privileged info); plays through ``step``."""
 
-    @abc.abstractmethod
     def score(self) -> float:
-        """Normalised score of the current state, in [0, 1]; 1 means the task is done."""
+        """Normalised score of the current state, in [0, 1]; 1 means the task is done.
+
+        By default 1 on success and 0 otherwise; envs with partial credit override it."""
+        return 1.0 if self.success() else 0.0
 
     @abc.abstractmethod
     def success(self) -> bool:
@@ -144,7 +146,8 @@ class Env(gym.Env[Observation, str], abc.ABC):
         return self._last_text()
 
     def _last_text(self) -> str:
-        return ""
+        """The last observation's text (envs that keep it in ``self._text`` need nothing)."""
+        return str(getattr(self, "_text", ""))
 
 
 @dataclass

@@ -234,9 +234,6 @@ class HanoiEnv(Env):
             },
         }
 
-    def _last_text(self) -> str:
-        return getattr(self, "_text", "")
-
     def render_rgb(self) -> np.ndarray:
         return draw(self.pegs, self.n)
 

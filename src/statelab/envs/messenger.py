@@ -374,9 +374,6 @@ class MessengerEnv(Env):
             },
         }
 
-    def _last_text(self) -> str:
-        return self._text
-
     def render_rgb(self) -> Any:
         """The grid from above: the agent (A, another colour once it holds the message) and
         each entity by its letter of the ``symbolic`` format."""

@@ -396,12 +396,6 @@ class TextcraftEnv(Env):
             },
         }
 
-    def _last_text(self) -> str:
-        return self._text
-
-    def score(self) -> float:
-        return 1.0 if self._won else 0.0
-
     def success(self) -> bool:
         return self._won
 

@@ -256,12 +256,6 @@ class TrafficEnv(Env):
             },
         }
 
-    def _last_text(self) -> str:
-        return self._text
-
-    def score(self) -> float:
-        return 1.0 if self.reached else 0.0
-
     def success(self) -> bool:
         return self.reached
 
