@@ -26,9 +26,9 @@ from statelab.agents import make_agent
 from statelab.core import ConfigError, GenParams
 from statelab.envs import env_class
 from statelab.llm import accepts_images, check_spec
-from statelab.state import HISTORIES
 from statelab.state.formats import check as check_format
 from statelab.state.grounding import GROUNDINGS, make_grounding
+from statelab.state.history import check_history
 
 AXES = ("env", "model", "agent", "history", "format", "grounding")
 _SPLIT = re.compile(r"(?P<name>[a-z]+)(?:\[:(?P<n>\d+)\])?")
@@ -73,12 +73,7 @@ class Grid(BaseModel):
     @field_validator("history")
     @classmethod
     def _history(cls, v: list[str]) -> list[str]:
-        def check(s: str) -> None:
-            name, arg = HISTORIES.split(s)
-            if name == "window" and (arg is None or not arg.isdigit() or int(arg) < 1):
-                raise ConfigError(f"history {s!r} needs a positive step count, e.g. window:5")
-
-        return _check_each(v, check)
+        return _check_each(v, check_history)
 
     @field_validator("agent")
     @classmethod
@@ -214,7 +209,7 @@ class Experiment(BaseModel):
     @field_validator("max_steps")
     @classmethod
     def _max_steps(cls, v: int | dict[str, int] | None) -> int | dict[str, int] | None:
-        for key, n in (v.items() if isinstance(v, dict) else [("max_steps", v)]):
+        for key, n in v.items() if isinstance(v, dict) else [("max_steps", v)]:
             if n is not None and n < 1:
                 raise ValueError(f"{key}: max_steps must be at least 1, got {n}")
         return v

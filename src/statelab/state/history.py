@@ -13,7 +13,7 @@ from __future__ import annotations
 import zlib
 from collections import deque
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from statelab.core import LLM, Call, ConfigError, GenParams, Memory, Observation, Registry
@@ -166,60 +166,45 @@ class OracleSummaryMemory(Memory):
         return f"Summary of the current state (from the simulator):\n{self.text}"
 
 
-@HISTORIES.register("full", "full")
-def _full(
-    render_obs: RenderObs,
-    manual: str,
-    seed: int,
-    arg: str | None,
-    *,
-    history_len: int,
-    params: GenParams,
-) -> Memory:
-    return WindowMemory(render_obs, manual, seed, k=history_len)
+@dataclass(frozen=True)
+class MemoryContext:
+    """What every history component is built from."""
+
+    render_obs: RenderObs
+    manual: str
+    seed: int
+    history_len: int
+    params: GenParams
 
 
-@HISTORIES.register("window", "window:<k>")
-def _window(
-    render_obs: RenderObs,
-    manual: str,
-    seed: int,
-    arg: str | None,
-    *,
-    history_len: int,
-    params: GenParams,
-) -> Memory:
+def window_size(arg: str | None) -> int:
+    """The k of ``window:k`` (a one-line ConfigError when it is not a positive number)."""
     if arg is None or not arg.isdigit() or int(arg) < 1:
         raise ConfigError(
             f"history 'window:{arg or ''}' needs a positive step count, e.g. window:5"
         )
-    return WindowMemory(render_obs, manual, seed, k=int(arg))
+    return int(arg)
 
 
-@HISTORIES.register("summary", "summary")
-def _summary(
-    render_obs: RenderObs,
-    manual: str,
-    seed: int,
-    arg: str | None,
-    *,
-    history_len: int,
-    params: GenParams,
-) -> Memory:
-    return SummaryMemory(render_obs, manual, seed, params=params)
+HISTORIES.register("full", "full")(
+    lambda c, arg: WindowMemory(c.render_obs, c.manual, c.seed, k=c.history_len)
+)
+HISTORIES.register("window", "window:<k>")(
+    lambda c, arg: WindowMemory(c.render_obs, c.manual, c.seed, k=window_size(arg))
+)
+HISTORIES.register("summary", "summary")(
+    lambda c, arg: SummaryMemory(c.render_obs, c.manual, c.seed, params=c.params)
+)
+HISTORIES.register("oracle-summary", "oracle-summary")(
+    lambda c, arg: OracleSummaryMemory(c.render_obs, c.manual, c.seed)
+)
 
 
-@HISTORIES.register("oracle-summary", "oracle-summary")
-def _oracle(
-    render_obs: RenderObs,
-    manual: str,
-    seed: int,
-    arg: str | None,
-    *,
-    history_len: int,
-    params: GenParams,
-) -> Memory:
-    return OracleSummaryMemory(render_obs, manual, seed)
+def check_history(spelling: str) -> None:
+    """Validate a history spelling without building it."""
+    name, arg = HISTORIES.split(spelling)
+    if name == "window":
+        window_size(arg)
 
 
 def make_memory(
@@ -232,6 +217,5 @@ def make_memory(
     params: GenParams,
 ) -> Memory:
     name, arg = HISTORIES.split(spelling)
-    return HISTORIES.get(name)(
-        render_obs, manual, seed, arg, history_len=history_len, params=params
-    )
+    ctx = MemoryContext(render_obs, manual, seed, history_len, params)
+    return HISTORIES.get(name)(ctx, arg)
