@@ -1,0 +1,57 @@
+"""Play one golden case through the current spine and return its comparable record."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from statelab.run.config import Params, RunSpec, resolve_format
+from statelab.run.episode import run_episode
+
+from tests.golden._golden import MAX_STEPS, GoldenLLM, normalise
+
+
+def play(case: tuple[str, ...], seed: int) -> dict[str, Any]:
+    env, agent, history, fmt, grounding, kind = case
+    expert = kind == "-"
+    spec = RunSpec(
+        env=env,
+        model="-" if expert else f"golden:{kind}",
+        agent=agent,
+        history=history,
+        format=resolve_format(env, fmt),
+        grounding=grounding,
+        params={} if expert else Params().model_dump(),
+        max_steps=None if expert else MAX_STEPS,
+    )
+    llm = None if expert else GoldenLLM(constrained=kind == "constrained")
+    ep = asyncio.run(run_episode(spec, seed, llm))
+    return normalise(
+        {
+            "score": round(ep.score, 9),
+            "success": ep.success,
+            "steps": ep.steps,
+            "reward": round(ep.reward, 9),
+            "trajectory": [
+                {
+                    "t": s.t,
+                    "view": s.view,
+                    "grounding": s.grounding,
+                    "reply": s.reply,
+                    "action": s.action,
+                    "parsed": s.parsed,
+                    "valid": s.valid,
+                    "reward": round(s.reward, 9),
+                    "observation": s.observation,
+                    "memory": s.memory,
+                    "gold": s.gold,
+                    "calls": [
+                        {"kind": c["kind"], "messages": c["messages"], "text": c["text"]}
+                        for c in s.calls
+                    ],
+                    "queries": s.queries,
+                }
+                for s in ep.trajectory
+            ],
+        }
+    )
