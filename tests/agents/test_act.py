@@ -1,7 +1,7 @@
 import asyncio
 
 from statelab.agents import ActAgent, messages, parse_action
-from statelab.core import GenParams, Prompt
+from statelab.core import GenParams, Prompt, StepContext
 from statelab.envs.hanoi import ACTIONS
 from statelab.llm import ScriptedLLM
 
@@ -42,7 +42,7 @@ def test_static_actions_join_the_static_head():
 def test_logprob_decoding_takes_the_best_scored_action():
     llm = ScriptedLLM([ACTIONS[2]])
     agent = ActAgent(GenParams(), decode="logprob")
-    d = asyncio.run(agent.decide(Prompt("m", "v", ACTIONS), llm))
+    d = asyncio.run(agent.decide(StepContext.for_prompt(Prompt("m", "v", ACTIONS)), llm))
     assert d.action == ACTIONS[2] and d.parsed
     assert d.calls[0].completion.logprobs is not None
 
@@ -58,6 +58,8 @@ def test_free_decoding_passes_the_step_seed():
 
     llm.complete = spy  # type: ignore[method-assign]
     d = asyncio.run(
-        ActAgent(GenParams(temperature=0.2)).decide(Prompt("m", "v", ACTIONS, seed=7), llm)
+        ActAgent(GenParams(temperature=0.2)).decide(
+            StepContext.for_prompt(Prompt("m", "v", ACTIONS, seed=7)), llm
+        )
     )
     assert d.action == ACTIONS[0] and seen[0].seed == 7 and seen[0].choices is None

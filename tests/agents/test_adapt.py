@@ -4,7 +4,7 @@ import pytest
 
 from statelab.agents import AdaptAgent, StateActAgent, make_agent
 from statelab.agents.adapt import CONTROLS, Node, control_of, parse_plan, parse_spelling
-from statelab.core import ConfigError, Decision, GenParams, Prompt
+from statelab.core import ConfigError, Decision, GenParams, Prompt, StepContext
 from statelab.llm import ScriptedLLM
 
 PROMPT = Prompt("MANUAL", "VIEW", None, goal="craft a sign", seed=3)
@@ -23,7 +23,9 @@ def act(a):
 
 
 def decide(agent, llm, prompt=PROMPT, **kw):
-    return asyncio.run(agent.decide(prompt, llm, **kw))
+    info = kw.pop("info", {})
+    ctx = StepContext.for_prompt(prompt, last_valid=info.get("valid", True), **kw)
+    return asyncio.run(agent.decide(ctx, llm))
 
 
 def user_texts(llm):
@@ -151,7 +153,9 @@ def test_a_whole_episode_records_plan_calls_in_its_steps():
     from statelab.run.config import RunSpec
     from statelab.run.episode import run_episode
 
-    spec = RunSpec("hanoi", "scripted:x", "adapt:react@2,2", "full", "tagged-list", "none", {}, 4)
+    spec = RunSpec.make(
+        env="hanoi", model="scripted:x", agent="adapt:react@2,2", format="tagged-list", max_steps=4
+    )
     moves = [act(MOVES[i]) for i in (1, 0, 3)]
     llm = ScriptedLLM([*moves[:2], plan("move disk 0", "move disk 1"), moves[2], DONE, moves[0]])
     ep = asyncio.run(run_episode(spec, 0, llm))

@@ -6,7 +6,7 @@ import pytest
 
 from statelab.agents import fewshot, make_agent
 from statelab.agents.stateact import parse_turn
-from statelab.core import Env, GenParams, Observation, Prompt, TextFacts
+from statelab.core import Env, GenParams, Observation, Prompt, StepContext, TextFacts
 from statelab.llm import ScriptedLLM
 
 PLACES = ("table 1", "shelf 1", "fridge 1")
@@ -159,8 +159,12 @@ def test_agent_puts_examples_in_the_static_head(monkeypatch):
     obs, _ = env.reset(seed=5)  # a test seed: the agent plays it, the builder never does
     llm = ScriptedLLM([">goal: g\naction: go to fridge 1"])
     prompt = Prompt(env.manual, "VIEW 1", None, goal=obs.goal, seed=1)
-    asyncio.run(agent.decide(prompt, llm, obs=obs, env="rooms"))
-    asyncio.run(agent.decide(Prompt(env.manual, "VIEW 2", None, goal=obs.goal), llm, obs=obs))
+    asyncio.run(agent.decide(StepContext.for_prompt(prompt, obs, env="rooms"), llm))
+    asyncio.run(
+        agent.decide(
+            StepContext.for_prompt(Prompt(env.manual, "VIEW 2", None, goal=obs.goal), obs), llm
+        )
+    )
     heads = [m[0]["content"] for m in llm.seen]
     assert heads[0] == heads[1]  # static: cache-friendly
     head = heads[0]
@@ -169,5 +173,5 @@ def test_agent_puts_examples_in_the_static_head(monkeypatch):
     assert "\n>goal: go to the shelf 1\nlocations visited: None\ncurrent location: None" in head
     assert all(s in Rooms.splits["train"] for s in Rooms.resets if s != 5)
     plain = make_agent("stateact", GenParams())
-    asyncio.run(plain.decide(prompt, llm, obs=obs))  # no env named: no examples
+    asyncio.run(plain.decide(StepContext.for_prompt(prompt, obs), llm))  # no env: no examples
     assert "examples" not in llm.seen[-1][0]["content"]

@@ -22,6 +22,7 @@ from statelab.core import (
     Observation,
     PegFacts,
     Prompt,
+    StepContext,
     TextFacts,
     Usage,
 )
@@ -55,7 +56,7 @@ def keys_of(fields, state_keys=ROOM_KEYS):
 
 
 def run(agent, prompt, llm, obs=ROOM, **kw):
-    return asyncio.run(agent.decide(prompt, llm, obs=obs, **kw))
+    return asyncio.run(agent.decide(StepContext.for_prompt(prompt, obs, **kw), llm))
 
 
 class Spy(ScriptedLLM):
@@ -277,7 +278,9 @@ def test_a_whole_episode_keeps_the_turns_in_the_history():
     from statelab.run.config import RunSpec
     from statelab.run.episode import run_episode
 
-    spec = RunSpec("hanoi", "scripted:x", "stateact", "full", "tagged-list", "none", {}, 3)
+    spec = RunSpec.make(
+        env="hanoi", model="scripted:x", agent="stateact", format="tagged-list", max_steps=3
+    )
     replies = [
         f">goal: stack on C\ncurrent state: all on A\nthought: small first\naction: {MOVES[1]}",
         ">goal: stack on C\ncurrent state: 0 on C\nthought: hm\naction: jump",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import replace
 
 import pytest
@@ -24,6 +23,7 @@ from statelab.core import (
     GenParams,
     Observation,
     Prompt,
+    StepContext,
     TrafficFacts,
     Usage,
 )
@@ -68,13 +68,12 @@ def facts(cars, agent=(10, 10)) -> TrafficFacts:
 def decide(agent, llm, f: TrafficFacts, seed: int = 0):
     obs = Observation(text="", facts=f, admissible=None, goal="reach T")
     prompt = Prompt("MANUAL", "VIEW", None, goal="reach T", seed=seed)
-    return asyncio.run(agent.decide(prompt, llm, obs=obs, info={}, expert=None))
+    return asyncio.run(agent.decide(StepContext.for_prompt(prompt, obs), llm))
 
 
 def meta(decision) -> dict:
-    (q,) = decision.queries
-    assert q["query"] == "decision"
-    return json.loads(q["answer"])
+    assert decision.meta
+    return decision.meta
 
 
 # -- spellings -------------------------------------------------------------------------------
@@ -188,7 +187,7 @@ def test_single_survivor_is_taken_without_a_model_call():
     agent = ToolsAgent(GenParams(), Options("tools", collision_check=True), LIBRARY)
     d = decide(agent, llm, f)
     assert d.action == "RRRRR" and d.calls == [] and llm.calls == 0
-    assert meta(d)["model_call"] is False and d.usage.output_tokens == 0
+    assert meta(d)["model_call"] is False
 
 
 def test_no_survivor_waits_without_a_model_call():
@@ -266,4 +265,6 @@ def test_tools_agent_refuses_other_envs():
     agent = ToolsAgent(GenParams(), Options("tools"))
     obs = Observation(text="", facts=object(), admissible=None, goal="")
     with pytest.raises(ConfigError, match="traffic"):
-        asyncio.run(agent.decide(Prompt("m", "v", None), ScriptedLLM(["x"]), obs=obs))
+        asyncio.run(
+            agent.decide(StepContext.for_prompt(Prompt("m", "v", None), obs), ScriptedLLM(["x"]))
+        )

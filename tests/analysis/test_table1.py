@@ -15,14 +15,13 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def _step(t: int, action: str, latency: float, out: int, model_call: bool | None) -> StepRecord:
-    queries = []
+    meta = {}
     if model_call is not None:
-        answer = {"model_call": model_call, "thinking": False, "generated": out}
-        queries = [{"query": "decision", "answer": json.dumps(answer)}]
+        meta = {"model_call": model_call, "thinking": False, "generated": out}
     return StepRecord(
         t=t, view="", grounding="", reply="", action=action, parsed=True, valid=True,
         reward=0.0, observation="", memory="", agent_in=0 if not out else 50, agent_out=out,
-        aux_in=0, aux_out=0, latency=latency, overhead=0.5, queries=queries,
+        aux_in=0, aux_out=0, latency=latency, overhead=0.5, meta=meta,
     )  # fmt: skip
 
 

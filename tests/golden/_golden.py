@@ -141,7 +141,9 @@ def case_id(case: tuple[str, ...], seed: int) -> str:
 
 def all_cases() -> list[tuple[tuple[str, ...], int]]:
     out = [(c, s) for c in CASES for s in SEEDS]
-    out += [((env, "expert", "full", "default", "none", "-"), s) for env in EXPERT_ENVS for s in SEEDS]
+    out += [
+        ((env, "expert", "full", "default", "none", "-"), s) for env in EXPERT_ENVS for s in SEEDS
+    ]
     return out
 
 

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
+
+from tests.golden._golden import MAX_STEPS, GoldenLLM, normalise
 
 from statelab.run.config import Params, RunSpec, resolve_format
 from statelab.run.episode import run_episode
-
-from tests.golden._golden import MAX_STEPS, GoldenLLM, normalise
 
 
 def play(case: tuple[str, ...], seed: int) -> dict[str, Any]:
     env, agent, history, fmt, grounding, kind = case
     expert = kind == "-"
-    spec = RunSpec(
+    spec = RunSpec.make(
         env=env,
         model="-" if expert else f"golden:{kind}",
         agent=agent,
@@ -49,7 +50,14 @@ def play(case: tuple[str, ...], seed: int) -> dict[str, Any]:
                         {"kind": c["kind"], "messages": c["messages"], "text": c["text"]}
                         for c in s.calls
                     ],
-                    "queries": s.queries,
+                    # the fixture predates the step's own meta field: component metadata
+                    # was stored among the queries then
+                    "queries": s.queries
+                    + (
+                        [{"query": "decision", "answer": json.dumps(s.meta, sort_keys=True)}]
+                        if s.meta
+                        else []
+                    ),
                 }
                 for s in ep.trajectory
             ],

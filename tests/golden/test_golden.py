@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from tests.golden._golden import all_cases, case_id, load
 from tests.golden._play import play
 

@@ -51,8 +51,9 @@ def test_unknown_top_level_key_is_named():
 
 
 def test_unknown_grid_key_is_named():
-    assert err(with_("grid.histroy", ["full"])).startswith(
-        "config error: unknown key 'histroy'; allowed here: env, history, format"
+    assert err(with_("grid.histroy", ["full"])) == (
+        "config error: grid: unknown axis 'histroy'; axes: env, model, agent, history, format, "
+        "grounding, worldmodel, writer"
     )
 
 
@@ -72,8 +73,8 @@ def test_bad_values_name_key_and_allowed_values():
 
 def test_format_env_mismatch():
     assert err(with_("grid.format", ["coordinates"])) == (
-        "config error: grid: format 'coordinates' does not apply to env 'hanoi'; formats that "
-        "do: natural, tagged-list, dict-list, matrix"
+        "config error: grid.format: format 'coordinates' does not apply to env 'hanoi'; "
+        "formats that do: natural, tagged-list, dict-list, matrix"
     )
 
 
@@ -101,10 +102,17 @@ def test_overrides_and_model_flag(tmp_path):
 
 
 def test_seeds_from_an_env_split():
-    exp = parse_experiment({**BASE, "grid": {"env": ["textcraft"]}, "seeds": "test[:5]",
-                            "baseline": None})
+    exp = parse_experiment(
+        {**BASE, "grid": {"env": ["textcraft"]}, "seeds": "test[:5]", "baseline": None}
+    )
     assert exp.env_seeds("textcraft") == [0, 1, 2, 3, 4]
-    assert len(parse_experiment({**BASE, "grid": {"env": ["textcraft"]}, "seeds": "test",
-                                 "baseline": None}).env_seeds("textcraft")) == 100
+    assert (
+        len(
+            parse_experiment(
+                {**BASE, "grid": {"env": ["textcraft"]}, "seeds": "test", "baseline": None}
+            ).env_seeds("textcraft")
+        )
+        == 100
+    )
     assert "env 'hanoi' has no split 'test'" in err({**BASE, "seeds": "test"})
     assert "a split name like 'test'" in err({**BASE, "seeds": "Test!"})

@@ -214,7 +214,8 @@ def test_rollouts_are_averaged_per_seed_in_the_report(tmp_path):
         grid={"env": ["hanoi"], "history": ["full"]},
         baseline=None,
     )
-    assert exp.episode_seeds("hanoi") == [(0, 0), (0, 1), (0, 2), (1, 1000), (1, 1001), (1, 1002)]
+    # (seed, rollout): rollouts replay the seed's env instance with their own sampling seeds
+    assert exp.episodes("hanoi") == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
     res = run_sync(exp, progress=None)
     assert res.done == 12  # 6 acting + 6 expert episodes
     store = exp.out_dir / "store.sqlite"

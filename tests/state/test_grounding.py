@@ -3,7 +3,7 @@ import base64
 
 import pytest
 
-from statelab.core import ConfigError, GenParams, Prompt
+from statelab.core import ConfigError, GenParams, PrivilegedView, Prompt, StepContext
 from statelab.envs.hanoi import HanoiEnv
 from statelab.llm import ScriptedLLM
 from statelab.run.config import parse_experiment
@@ -51,10 +51,10 @@ def run(coro):
 
 def test_vot_draws_then_acts_with_the_map_in_context():
     env = HanoiEnv()
-    obs, info = env.reset(seed=0)
+    obs, _info = env.reset(seed=0)
     llm = ScriptedLLM(["Map (Top-Down View):\nRod A: [2, 1, 0]\nRod B: []\nRod C: []"])
     g = make_grounding("vot", GenParams())
-    out = run(g.apply(Prompt("M", "VIEW", obs.admissible), obs, info, llm))
+    out = run(g.apply(StepContext.for_prompt(Prompt("M", "VIEW", obs.admissible), obs), llm))
     assert out.prompt.view.startswith("VIEW\n\nYour map of the current state:\nMap (Top-Down")
     assert out.record.startswith("Map (Top-Down View):") and [c.kind for c in out.calls] == ["vot"]
     assert "draw the current state as a map" in llm.seen[0][-1]["content"]
@@ -67,7 +67,10 @@ def test_oracle_vot_uses_the_true_map():
     env.step("Move the top disk of rod A to the top of rod C")
     obs, _, _, _, info = env.step("Move the top disk of rod A to the top of rod B")
     out = run(
-        make_grounding("oracle-vot", GenParams()).apply(Prompt("M", "V", None), obs, info, None)
+        make_grounding("oracle-vot", GenParams()).apply(
+            StepContext.for_prompt(Prompt("M", "V", None), obs, privileged=PrivilegedView(info)),
+            None,
+        )
     )
     assert out.prompt.view == ("V\n\nMap (Top-Down View):\nRod A: [2]\nRod B: [1]\nRod C: [0]")
     assert out.calls == []
@@ -76,9 +79,13 @@ def test_oracle_vot_uses_the_true_map():
 def test_image_grounding_sends_a_png_part():
     env = HanoiEnv()
     env.want_image = True
-    obs, info = env.reset(seed=0)
+    obs, _info = env.reset(seed=0)
     assert obs.image.shape[2] == 3
-    out = run(make_grounding("image", GenParams()).apply(Prompt("M", "V", None), obs, info, None))
+    out = run(
+        make_grounding("image", GenParams()).apply(
+            StepContext.for_prompt(Prompt("M", "V", None), obs), None
+        )
+    )
     (part,) = out.prompt.images
     url = part["image_url"]["url"]
     assert part["type"] == "image_url" and url.startswith("data:image/png;base64,")

@@ -1,21 +1,47 @@
 import asyncio
+import dataclasses
 
-from statelab.core import GenParams
+import pytest
+
+from statelab.core import BuildContext, ConfigError, GenParams, PrivilegedView, Transition
 from statelab.envs.hanoi import ACTIONS, HanoiEnv
 from statelab.llm import ScriptedLLM
-from statelab.state import compose_view, make_memory, observation_renderer, render
+from statelab.state import HISTORIES, compose_view, observation_renderer, render
+
+
+def build(history: str, fmt: str = "tagged-list", k: int = 30):
+    ctx = BuildContext(render_obs=observation_renderer(fmt), history_len=k, params=GenParams())
+    return HISTORIES.build(history, ctx)
+
+
+def transition(t, action, reward, obs, info, privileged=True):
+    view = PrivilegedView(info) if privileged else None
+    return Transition(t, action, "", reward, obs, False, False, privileged=view)
+
+
+class Played:
+    """A memory and its state after some Hanoi moves (``render()`` of the last state)."""
+
+    def __init__(self, mem, state, states):
+        self.mem, self.state, self.states = mem, state, states
+
+    def render(self):
+        return self.mem.render(self.state)
 
 
 def play(history: str, llm=None, actions=(1, 0, 5), k=30):
     env = HanoiEnv()
-    r = observation_renderer("tagged-list")
     obs, info = env.reset(seed=0)
-    mem = make_memory(history, r, env.manual, 0, history_len=k, params=GenParams())
-    mem.reset(obs, info)
-    for a in actions:
+    mem = build(history, k=k)
+    state = mem.init(obs, PrivilegedView(info))
+    states = [state]
+    for t, a in enumerate(actions, 1):
         obs, rew, *_x, info = env.step(ACTIONS[a])
-        asyncio.run(mem.update(obs, ACTIONS[a], rew, info, llm))
-    return env, mem, obs, info
+        state, _calls = asyncio.run(
+            mem.write(state, transition(t, ACTIONS[a], rew, obs, info), llm)
+        )
+        states.append(state)
+    return env, Played(mem, state, states), obs, info
 
 
 def test_full_history_keeps_every_step_verbatim():
@@ -50,17 +76,10 @@ def test_summary_calls_are_returned_for_separate_accounting():
     llm = ScriptedLLM(["s"])
     env = HanoiEnv()
     obs, info = env.reset(seed=0)
-    mem = make_memory(
-        "summary",
-        observation_renderer("natural"),
-        env.manual,
-        0,
-        history_len=30,
-        params=GenParams(),
-    )
-    mem.reset(obs, info)
+    mem = build("summary", fmt="natural")
+    state = mem.init(obs, None)
     obs, r, *_x, info = env.step(ACTIONS[1])
-    calls = asyncio.run(mem.update(obs, ACTIONS[1], r, info, llm))
+    _state, calls = asyncio.run(mem.write(state, transition(1, ACTIONS[1], r, obs, info), llm))
     assert [c.kind for c in calls] == ["summary"]
     assert calls[0].completion.usage.input_tokens > 0
 
@@ -87,3 +106,32 @@ def test_reasoning_replies_stay_in_the_full_history():
     assert plain == "Step 1: You took action: go north (reward 0).\nOBS"
     thought = step_text(2, "go north", 1.0, "OBS", "Thought: the key is north.\nAction: go north")
     assert thought == "Step 2:\nThought: the key is north.\nAction: go north\n(reward 1)\nOBS"
+
+
+@pytest.mark.parametrize("history", ["full", "window:2", "summary", "oracle-summary"])
+def test_states_are_values_a_write_never_changes_the_state_it_forks_from(history):
+    llm = ScriptedLLM(["one", "two", "three"])
+    _env, played, _obs, _info = play(history, llm=llm)
+    renders = [played.mem.render(s) for s in played.states]
+    # every earlier state still renders as it did: forking K rewrites from one is a copy
+    for s in played.states:
+        hash(s)  # immutable values
+        with pytest.raises((dataclasses.FrozenInstanceError, AttributeError)):
+            s.t = 99  # type: ignore[union-attr]
+    assert [played.mem.render(s) for s in played.states] == renders
+    assert len(set(renders[1:])) == len(renders) - 1  # each write made a new state
+
+
+def test_oracle_summary_refuses_to_write_without_the_privileged_view():
+    env = HanoiEnv()
+    obs, _info = env.reset(seed=0)
+    mem = build("oracle-summary")
+    with pytest.raises(ConfigError, match="privileged"):
+        mem.init(obs, None)
+
+
+@pytest.mark.parametrize("bad", ["full:3", "window:0", "window:x", "summary:2", "oracle-summary:1"])
+def test_a_bad_history_argument_is_refused_at_build(bad):
+    with pytest.raises(ConfigError) as e:
+        HISTORIES.check(bad)
+    assert "\n" not in str(e.value) and bad.split(":")[0] in str(e.value)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from statelab.core import ConfigError, GenParams, Prompt
+from statelab.core import ConfigError, GenParams, Prompt, StepContext
 from statelab.envs.hanoi import HanoiEnv
 from statelab.envs.traffic import TrafficEnv
 from statelab.llm import ScriptedLLM
@@ -19,9 +19,10 @@ from statelab.state.grounding import make_grounding
 
 
 def _apply(spelling: str, env, llm=None):
-    obs, info = env.reset(seed=3)
+    obs, _info = env.reset(seed=3)
     prompt = Prompt("MANUAL", "VIEW", None)
-    return obs, asyncio.run(make_grounding(spelling, GenParams()).apply(prompt, obs, info, llm))
+    g = make_grounding(spelling, GenParams())
+    return obs, asyncio.run(g.apply(StepContext.for_prompt(prompt, obs), llm))
 
 
 def _text_only() -> ScriptedLLM:

@@ -11,56 +11,52 @@ from statelab.agents.expert import ExpertAgent
 from statelab.agents.react import make_react
 from statelab.agents.stateact import StateActAgent, Variant
 from statelab.agents.tools import PlanAgent, ToolsAgent, parse_options
-from statelab.core import Agent, ConfigError, GenParams, Registry
+from statelab.core import Agent, BuildContext, ConfigError, GenParams, Registry
 
 AGENTS: Registry[Agent] = Registry("agent")
 
 
-@AGENTS.register("act", "act[:grammar|logprob|free]")
-def _act(arg: str | None, params: GenParams) -> Agent:
-    return ActAgent(params, decode=arg or "auto")
+@AGENTS.register("act", "act[:grammar|logprob|free]", tags=("needs-model",))
+def _act(arg: str | None, ctx: BuildContext) -> Agent:
+    return ActAgent(ctx.params, decode=arg or "auto")
 
 
-@AGENTS.register("expert", "expert")
-def _expert(arg: str | None, params: GenParams) -> Agent:
+@AGENTS.register("expert", "expert", tags=("reads-privileged", "expert"))
+def _expert(arg: str | None, ctx: BuildContext) -> Agent:
     if arg:
         raise ConfigError(f"agent 'expert' takes no argument, got 'expert:{arg}'")
     return ExpertAgent()
 
 
 @AGENTS.register("tools", "tools[:cc+short|long+think[=N]+k=N+n=N+seed=N+cars=N]")
-def _tools(arg: str | None, params: GenParams) -> Agent:
-    return ToolsAgent(params, parse_options("tools", arg))
+def _tools(arg: str | None, ctx: BuildContext) -> Agent:
+    return ToolsAgent(ctx.params, parse_options("tools", arg))
 
 
 @AGENTS.register("plan", "plan[:k][+think[=N]]")
-def _plan(arg: str | None, params: GenParams) -> Agent:
-    return PlanAgent(params, parse_options("plan", arg))
+def _plan(arg: str | None, ctx: BuildContext) -> Agent:
+    return PlanAgent(ctx.params, parse_options("plan", arg))
 
 
 @AGENTS.register("stateact", "stateact[:<goal+state+thought|none|all>][/text|json]")
-def _stateact(arg: str | None, params: GenParams) -> Agent:
-    return StateActAgent(params, Variant.parse(arg))
+def _stateact(arg: str | None, ctx: BuildContext) -> Agent:
+    return StateActAgent(ctx.params, Variant.parse(arg))
 
 
 @AGENTS.register("react", "react[:text|json]")
-def _react(arg: str | None, params: GenParams) -> Agent:
-    return make_react(arg, params)
+def _react(arg: str | None, ctx: BuildContext) -> Agent:
+    return make_react(arg, ctx.params)
 
 
 @AGENTS.register("adapt", "adapt[:<base agent>][@<d_max>[,<steps>]]")
-def _adapt(arg: str | None, params: GenParams) -> Agent:
+def _adapt(arg: str | None, ctx: BuildContext) -> Agent:
     base, d_max, steps = parse_adapt(arg)
-    return AdaptAgent(make_agent(base, params), params, d_max=d_max, steps=steps)
+    return AdaptAgent(AGENTS.build(base, ctx), ctx.params, d_max=d_max, steps=steps)
 
 
-def make_agent(spelling: str, params: GenParams) -> Agent:
-    name, arg = AGENTS.split(spelling)
-    return AGENTS.get(name)(arg, params)
-
-
-def needs_model(agent: Agent) -> bool:
-    return bool(getattr(agent, "needs_model", True))
+def make_agent(spelling: str, params: GenParams | None = None) -> Agent:
+    """Build an agent outside an episode (tests, notebooks): stamped like the runner's."""
+    return AGENTS.build(spelling, BuildContext(params=params or GenParams()))
 
 
 __all__ = [
@@ -74,6 +70,5 @@ __all__ = [
     "Variant",
     "make_agent",
     "messages",
-    "needs_model",
     "parse_action",
 ]

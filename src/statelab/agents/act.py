@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from statelab.agents._parse import parse_action
 from statelab.agents._prompting import messages
@@ -15,7 +14,7 @@ from statelab.core import (
     ConfigError,
     Decision,
     GenParams,
-    Prompt,
+    StepContext,
     Usage,
 )
 
@@ -32,6 +31,7 @@ class ActAgent(Agent):
     """
 
     name = "act"
+    tags = frozenset({"needs-model"})
 
     def __init__(self, params: GenParams, decode: str = "auto") -> None:
         if decode not in ("auto", "grammar", "logprob", "free"):
@@ -39,7 +39,8 @@ class ActAgent(Agent):
         self.params = params
         self.decode = decode
 
-    async def decide(self, prompt: Prompt, llm: LLM | None, **components: Any) -> Decision:
+    async def decide(self, ctx: StepContext, llm: LLM | None) -> Decision:
+        prompt = ctx.prompt
         if llm is None:
             raise ConfigError("agent 'act' needs a model")
         msgs = messages(prompt)

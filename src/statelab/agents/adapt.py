@@ -30,7 +30,7 @@ from typing import Any
 
 from statelab.agents._parse import _norm
 from statelab.agents.stateact import is_empty, parse_turn
-from statelab.core import LLM, Agent, Call, ConfigError, Decision, GenParams, Prompt
+from statelab.core import LLM, Agent, Call, ConfigError, Decision, GenParams, Prompt, StepContext
 
 CONTROLS = ("task completed", "task failed")
 D_MAX = 2
@@ -125,6 +125,8 @@ class AdaptAgent(Agent):
     ) -> None:
         self.base = base
         self.params = params
+        self.tags = frozenset(base.tags | {"decomposes"})
+        self.label = f"ADaPT({base.label or base.spelling or base.name})"
         self.d_max = d_max
         self.budget = steps
         self.patience = patience
@@ -132,10 +134,10 @@ class AdaptAgent(Agent):
 
     @property
     def needs_model(self) -> bool:
-        return bool(getattr(self.base, "needs_model", True))
+        return "needs-model" in self.base.tags
 
-    def reset(self) -> None:
-        self.base.reset()
+    def reset(self, ctx: Any = None) -> None:
+        self.base.reset(ctx)
         self.stack: list[Node] = []
         self.started = False
         #: (depth, task, outcome) of every finished attempt, for inspection and tests
@@ -152,14 +154,15 @@ class AdaptAgent(Agent):
         actions = None if prompt.actions is None else (*prompt.actions, *CONTROLS)
         return replace(prompt, view=f"{prompt.view}\n\n{note}", actions=actions)
 
-    async def decide(self, prompt: Prompt, llm: LLM | None, **components: Any) -> Decision:
+    async def decide(self, ctx: StepContext, llm: LLM | None) -> Decision:
+        prompt = ctx.prompt
         if llm is None and self.needs_model:
             raise ConfigError("agent 'adapt' needs a model")
         if not self.started:
             self.started = True
             self.stack = [Node(prompt.goal or "solve the task", 1)]
             self.max_depth_seen = 1
-        elif self.stack and components.get("info", {}).get("valid", True) is False:
+        elif self.stack and not ctx.last_valid:
             self.stack[-1].invalid += 1
         elif self.stack:
             self.stack[-1].invalid = 0
@@ -171,7 +174,7 @@ class AdaptAgent(Agent):
             if node.steps >= self.budget or node.invalid >= self.patience:
                 calls += await self._close(node, False, prompt, llm)
                 continue
-            d = await self.base.decide(self.sub_prompt(prompt, node), llm, **components)
+            d = await self.base.decide(replace(ctx, prompt=self.sub_prompt(prompt, node)), llm)
             verdict = control_of(d)
             if verdict is None:
                 node.steps += 1
@@ -180,7 +183,7 @@ class AdaptAgent(Agent):
             calls += d.calls
             ok = verdict == CONTROLS[0] and node.depth > 1
             calls += await self._close(node, ok, prompt, llm)
-        d = await self.base.decide(prompt, llm, **components)
+        d = await self.base.decide(ctx, llm)
         d.calls[:0] = calls
         return d
 

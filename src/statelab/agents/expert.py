@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from statelab.core import LLM, Agent, Decision, Prompt
+from statelab.core import LLM, Agent, ConfigError, Decision, StepContext
 
 
 class ExpertAgent(Agent):
-    name = "expert"
-    needs_model = False
+    """Reads the privileged view (the tag gives it one) and asks the env's expert."""
 
-    async def decide(self, prompt: Prompt, llm: LLM | None, **components: Any) -> Decision:
-        action = components["expert"].act(components["obs"], components["info"])
+    name = "expert"
+    label = "expert (privileged)"
+    tags = frozenset({"reads-privileged", "expert"})
+
+    async def decide(self, ctx: StepContext, llm: LLM | None) -> Decision:
+        view = ctx.privileged
+        if view is None or view.expert is None:
+            raise ConfigError("agent 'expert' needs the env's privileged view")
+        action = view.expert.act(ctx.observation, dict(view.info))
         return Decision(action, action)

@@ -30,7 +30,8 @@ and the action line is parsed: a malformed action goes to the env as its raw tex
 fields but no action line sends its last line; nothing ever raises.
 
 Few-shot examples (:mod:`statelab.agents.fewshot`) join the static head after the manual when
-the runner passes the env's spelling as the ``env`` component (``decide(..., env="household")``).
+the step context names the env (``ctx.env``, e.g. ``"household"``): the examples come from its
+train split.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from statelab.core import (
     GenParams,
     Message,
     Prompt,
+    StepContext,
     TextFacts,
 )
 
@@ -306,15 +308,18 @@ class StateActAgent(Agent):
         self.params = params
         self.variant = variant or Variant()
         self.shots = shots
+        self.label = self.variant.label
+        fields = set(self.variant.fields)
+        self.tags = frozenset(
+            {"needs-model"}
+            | ({"tracks-state"} if "state" in fields else set())
+            | ({"thinks"} if "thought" in fields else set())
+        )
         self.reset()
 
-    def reset(self) -> None:
+    def reset(self, ctx: Any = None) -> None:
         self._state_keys: tuple[str, ...] | None = None
         self._head: str | None = None
-
-    @property
-    def spelling(self) -> str:
-        return self.variant.spelling
 
     def keys(self, obs: Any = None) -> tuple[str, ...]:
         """This episode's output keys (fixed at the first observation seen)."""
@@ -327,7 +332,7 @@ class StateActAgent(Agent):
         if self._head is None:
             fmt = self.variant.state_format
             parts = [prompt.manual, format_spec(keys, fmt, prompt.actions is not None)]
-            if self.shots > 0 and isinstance(env, str):
+            if self.shots > 0 and env:
                 from statelab.agents.fewshot import examples_block
 
                 block = await asyncio.to_thread(
@@ -338,12 +343,13 @@ class StateActAgent(Agent):
             self._head = "\n\n".join(p for p in parts if p)
         return self._head
 
-    async def decide(self, prompt: Prompt, llm: LLM | None, **components: Any) -> Decision:
+    async def decide(self, ctx: StepContext, llm: LLM | None) -> Decision:
+        prompt = ctx.prompt
         if llm is None:
-            raise ConfigError(f"agent '{self.spelling}' needs a model")
-        keys = self.keys(components.get("obs"))
+            raise ConfigError(f"agent '{self.spelling or self.variant.spelling}' needs a model")
+        keys = self.keys(ctx.observation)
         fmt = self.variant.state_format
-        head = await self.head(prompt, keys, components.get("env"))
+        head = await self.head(prompt, keys, ctx.env)
         msgs = messages(replace(prompt, manual=head), instruction(keys, fmt))
         reasoning = len(keys) > 1
         params = replace(self.params, seed=prompt.seed)

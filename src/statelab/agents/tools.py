@@ -29,7 +29,7 @@ Spellings: the agent's name, then options joined by ``+`` in any order::
   (:func:`parse_tool`, :func:`parse_plan`). An unreadable tool choice waits (``WWWWW``); an
   unreadable plan is passed on as written and the env refuses it (nothing moves).
 
-Every decision stores one record ``{"query": "decision", "answer": <json>}`` with
+Every decision stores its metadata in the step's ``meta``:
 ``model_call`` (False for decisions taken by the collision check alone), ``thinking``,
 ``generated`` (tokens the model generated for it) and ``offered`` (the tools offered).
 """
@@ -37,13 +37,22 @@ Every decision stores one record ``{"query": "decision", "answer": <json>}`` wit
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from statelab.core import LLM, Agent, Call, ConfigError, Decision, GenParams, Message, Prompt
+from statelab.core import (
+    LLM,
+    Agent,
+    Call,
+    ConfigError,
+    Decision,
+    GenParams,
+    Message,
+    Prompt,
+    StepContext,
+)
 from statelab.core import TrafficFacts as _Facts
 from statelab.tools.describe import LIBRARY_HEADER
 from statelab.tools.geodesics import PRIMITIVES, TOOL_LEN
@@ -176,7 +185,12 @@ def parse_plan(reply: str, k: int = TOOL_LEN) -> str | None:
 
 # -- shared decision machinery ---------------------------------------------------------------
 def _meta(**fields: Any) -> dict[str, Any]:
-    return {"query": "decision", "answer": json.dumps(fields, sort_keys=True)}
+    """What seed 001's Table 1 reads of a decision (stored in the step's ``meta``)."""
+    return dict(fields)
+
+
+def _tags(o: Options, *more: str) -> frozenset[str]:
+    return frozenset({"needs-model", *more, *(("thinks",) if o.thinking else ())})
 
 
 def _messages(system: str, prompt: Prompt, body: str, instruction: str) -> list[Message]:
@@ -247,6 +261,7 @@ class ToolsAgent(Agent):
         self.params = params
         self.options = options or Options("tools")
         self.library = library
+        self.tags = _tags(self.options, "uses-tools")
 
     async def _library(self, facts: Any, llm: LLM | None) -> ToolLibrary:
         if self.library is None:
@@ -260,11 +275,12 @@ class ToolsAgent(Agent):
             self.library = await build_library(spec, llm, o.description_form, self.params)
         return self.library
 
-    async def decide(self, prompt: Prompt, llm: LLM | None, **components: Any) -> Decision:
+    async def decide(self, ctx: StepContext, llm: LLM | None) -> Decision:
+        prompt = ctx.prompt
         if llm is None:
             raise ConfigError("agent 'tools' needs a model")
         o = self.options
-        facts = components["obs"].facts
+        facts = ctx.observation.facts
         library = await self._library(facts, llm)
         offered = library.safe(facts) if o.collision_check else list(library.names)
         meta = {"thinking": o.thinking, "offered": offered, "library": library.key}
@@ -273,7 +289,7 @@ class ToolsAgent(Agent):
             why = "only one tool is safe" if offered else "no tool avoids the visible cars"
             reply = f"(collision check: {why}; {action} taken without a model call)"
             return Decision(
-                action, reply, [], [_meta(model_call=False, generated=0, **meta)], parsed=True
+                action, reply, [], _meta(model_call=False, generated=0, **meta), parsed=True
             )
         if o.collision_check:
             system = prompt.manual
@@ -298,8 +314,8 @@ class ToolsAgent(Agent):
         )
         choice = parse_tool(reply, offered)
         generated = sum(c.completion.usage.output_tokens for c in calls)
-        queries = [_meta(model_call=True, generated=generated, **meta)]
-        return Decision(choice or WAIT, reply, calls, queries, parsed=choice is not None)
+        step_meta = _meta(model_call=True, generated=generated, **meta)
+        return Decision(choice or WAIT, reply, calls, step_meta, parsed=choice is not None)
 
 
 class PlanAgent(Agent):
@@ -312,8 +328,10 @@ class PlanAgent(Agent):
     def __init__(self, params: GenParams, options: Options | None = None) -> None:
         self.params = params
         self.options = options or Options("plan")
+        self.tags = _tags(self.options)
 
-    async def decide(self, prompt: Prompt, llm: LLM | None, **components: Any) -> Decision:
+    async def decide(self, ctx: StepContext, llm: LLM | None) -> Decision:
+        prompt = ctx.prompt
         if llm is None:
             raise ConfigError("agent 'plan' needs a model")
         o, k = self.options, self.options.k
@@ -335,8 +353,10 @@ class PlanAgent(Agent):
         )
         plan = parse_plan(reply, k)
         generated = sum(c.completion.usage.output_tokens for c in calls)
-        queries = [_meta(model_call=True, thinking=o.thinking, generated=generated)]
+        step_meta = _meta(model_call=True, thinking=o.thinking, generated=generated)
         if plan is None:
             raw = _labelled(reply)
-            return Decision(raw if raw is not None else reply.strip(), reply, calls, queries, False)
-        return Decision(plan, reply, calls, queries)
+            return Decision(
+                raw if raw is not None else reply.strip(), reply, calls, step_meta, False
+            )
+        return Decision(plan, reply, calls, step_meta)

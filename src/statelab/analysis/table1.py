@@ -51,12 +51,12 @@ COLUMNS = [
 
 
 def read_tables(store_path: str | Path) -> dict[str, pd.DataFrame]:
-    """The store's runs, episodes, steps and queries tables (read-only)."""
+    """The store's runs, episodes and steps tables (read-only)."""
     db = sqlite3.connect(f"file:{Path(store_path)}?mode=ro", uri=True)
     try:
         return {
             t: pd.read_sql_query(f"SELECT * FROM {t}", db)
-            for t in ("runs", "episodes", "steps", "queries")
+            for t in ("runs", "episodes", "steps")
         }
     finally:
         db.close()
@@ -67,24 +67,25 @@ def applies(runs: pd.DataFrame) -> bool:
     return any(spelling_flags(str(a)) is not None for a in runs["agent"])
 
 
-def _model_calls(steps: pd.DataFrame, queries: pd.DataFrame) -> pd.Series:
-    """Per step: whether the decision called the model (the agent's mark, else tokens)."""
-    marks: dict[tuple[str, int, int], bool] = {}
-    for q in queries[queries["query"] == "decision"].itertuples():
-        try:
-            marks[(str(q.run), int(q.seed), int(q.t))] = bool(json.loads(q.answer)["model_call"])
-        except (TypeError, ValueError, KeyError):
-            continue
+def _model_call(meta: Any, tokens: bool) -> bool:
+    try:
+        return bool(json.loads(meta)["model_call"])
+    except (TypeError, ValueError, KeyError):
+        return tokens
+
+
+def _model_calls(steps: pd.DataFrame) -> pd.Series:
+    """Per step: whether the decision called the model (the agent's mark in the step's
+    ``meta``, else whether it spent tokens)."""
     tokens = (steps["agent_in"].fillna(0) + steps["agent_out"].fillna(0)) > 0
-    keys = zip(steps["run"], steps["seed"], steps["t"], tokens, strict=True)
-    called = [marks.get((str(r), int(s), int(t)), bool(tok)) for r, s, t, tok in keys]
+    called = [_model_call(m, bool(t)) for m, t in zip(steps["meta"], tokens, strict=True)]
     return pd.Series(called, index=steps.index, dtype=bool)
 
 
 def table1(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per Table 1 run (plus the expert), columns :data:`COLUMNS`."""
     runs, eps, steps = tables["runs"], tables["episodes"], tables["steps"]
-    steps = steps.assign(model_call=_model_calls(steps, tables["queries"]))
+    steps = steps.assign(model_call=_model_calls(steps))
     rows: list[dict[str, Any]] = []
     for run in runs.itertuples():
         flags = spelling_flags(str(run.agent))
@@ -199,11 +200,10 @@ def _library_geometries(tables: dict[str, pd.DataFrame]) -> list[Geometry]:
     """The libraries the tools runs used: found in the cache by the key the agent stored,
     else rebuilt from the agent's spelling on the default grid."""
     keys: dict[str, str] = {}
-    q = tables["queries"]
-    for row in q[q["query"] == "decision"].itertuples():
+    for row in tables["steps"].itertuples():
         try:
-            key = json.loads(row.answer).get("library")
-        except (TypeError, ValueError):
+            key = json.loads(row.meta).get("library")
+        except (TypeError, ValueError, AttributeError):
             continue
         if key:
             keys.setdefault(str(key), str(row.run))

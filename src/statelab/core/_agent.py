@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from statelab.core._llm import LLM, Completion, Message, Usage
+from statelab.core._component import Component
+from statelab.core._llm import LLM, Completion, Message
+
+if TYPE_CHECKING:
+    from statelab.core._context import StepContext
 
 
 @dataclass(frozen=True)
@@ -44,26 +48,19 @@ class Decision:
     action: str
     reply: str
     calls: list[Call] = field(default_factory=list)
-    queries: list[dict[str, Any]] = field(default_factory=list)
+    #: per-step metadata of the component (tools offered, thinking budget ...): stored in
+    #: the step's ``meta`` column, never among world-model queries
+    meta: dict[str, Any] = field(default_factory=dict)
     #: whether the reply was mapped onto an admissible action
     parsed: bool = True
 
-    @property
-    def usage(self) -> Usage:
-        total = Usage()
-        for c in self.calls:
-            total = total + c.completion.usage
-        return total
 
-
-class Agent(abc.ABC):
-    """Decides one action from a prompt with a model."""
+class Agent(Component, abc.ABC):
+    """Decides one action from the step context with a model."""
 
     name: str = "agent"
 
     @abc.abstractmethod
-    async def decide(self, prompt: Prompt, llm: LLM | None, **components: Any) -> Decision:
-        """Choose the next action. ``components`` carries tools and a world model when set."""
-
-    def reset(self) -> None:  # noqa: B027 - optional hook
-        """Forget per-episode state."""
+    async def decide(self, ctx: StepContext, llm: LLM | None) -> Decision:
+        """Choose the next action from ``ctx`` (prompt, observation, world-model handle;
+        the privileged view only for agents tagged ``reads-privileged``)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Protocol
 
 import gymnasium as gym
@@ -148,13 +148,3 @@ class Env(gym.Env[Observation, str], abc.ABC):
     def _last_text(self) -> str:
         """The last observation's text (envs that keep it in ``self._text`` need nothing)."""
         return str(getattr(self, "_text", ""))
-
-
-@dataclass
-class EnvSpec:
-    """How to build one env from its config name."""
-
-    name: str
-    gym_id: str
-    factory: Any
-    kwargs: dict[str, Any] = field(default_factory=dict)

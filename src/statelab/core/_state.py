@@ -1,4 +1,10 @@
-"""Representation contracts: a format renders facts; a memory keeps the history part."""
+"""The memory contract: a writer that maps (state, transition, model) to a new state.
+
+The state is an immutable value, so keeping it, comparing it or forking it (K candidate
+rewrites in seed 003) is a copy of a reference. The writer's model may differ from the
+acting model (the ``writer`` axis). Rendering is a pure function of the state, done once
+per step by the episode loop.
+"""
 
 from __future__ import annotations
 
@@ -6,43 +12,31 @@ import abc
 from typing import Any
 
 from statelab.core._agent import Call
+from statelab.core._component import Component
+from statelab.core._context import PrivilegedView, Transition
 from statelab.core._env import Observation
 from statelab.core._llm import LLM
 
 
-class Memory(abc.ABC):
-    """The history part h^_{t-1} of phi(o_t, h^_{t-1}).
+class Memory(Component, abc.ABC):
+    """The history part h_{t-1} of phi(o_t, h_{t-1}), as a writer of immutable states.
 
-    ``render_obs`` is the observation renderer of the run (feedback + formatted facts): the
-    memory uses it so that past steps appear in the same structure as the current one.
+    A memory built for a run holds only configuration (renderer, budgets, sampling); every
+    per-episode value lives in the state it returns.
     """
 
     name: str = "memory"
 
-    def __init__(self, render_obs: Any, manual: str, seed: int = 0) -> None:
-        self.render_obs = render_obs
-        self.manual = manual
-        self.seed = seed
+    @abc.abstractmethod
+    def init(self, obs: Observation, privileged: PrivilegedView | None) -> Any:
+        """The state before the first step (``privileged`` only for oracle memories)."""
 
     @abc.abstractmethod
-    def reset(self, obs: Observation, info: dict[str, Any]) -> None:
-        """Start a new episode from its first observation."""
+    async def write(
+        self, state: Any, transition: Transition, model: LLM | None
+    ) -> tuple[Any, list[Call]]:
+        """The state after ``transition``, and the model calls writing it took."""
 
     @abc.abstractmethod
-    async def update(
-        self,
-        obs: Observation,
-        action: str,
-        reward: float,
-        info: dict[str, Any],
-        llm: LLM | None,
-        reply: str = "",
-    ) -> list[Call]:
-        """Record one transition; return the model calls it made (e.g. a summary).
-
-        ``reply`` is what the agent wrote for this step (a thought, a tracked state, the
-        action line): reasoning agents keep their own words in their history this way."""
-
-    @abc.abstractmethod
-    def render(self) -> str:
-        """The history text to put before the current observation ('' when none)."""
+    def render(self, state: Any) -> str:
+        """The history text put before the current observation ('' when none)."""

@@ -6,9 +6,7 @@ module registers itself with :func:`register_env` when imported below.
 
 from __future__ import annotations
 
-from typing import Any
-
-from statelab.core import Env
+from statelab.core import BuildContext, Env
 
 # env modules (one line each; importing a module registers its envs)
 from statelab.envs import (
@@ -29,10 +27,11 @@ def _resolve(spelling: str) -> str:
     return spelling
 
 
-def make_env(spelling: str, **kwargs: Any) -> Env:
+def make_env(spelling: str, max_steps: int | None = None) -> Env:
     """Build an env from its config spelling (``hanoi``, ``hanoi:4``) or Gymnasium id."""
-    name, arg = ENVS.split(_resolve(spelling))
-    return ENVS.get(name)(arg, **kwargs)
+    env = ENVS.build(_resolve(spelling), BuildContext(max_steps=max_steps))
+    assert env is not None
+    return env
 
 
 def env_class(spelling: str) -> type[Env]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from statelab.core import Env, Registry
+from statelab.core import BuildContext, Env, Registry
 
 ENVS: Registry[Env] = Registry("env")
 #: config name -> Gymnasium id
@@ -35,13 +35,19 @@ def register_env(
     parse: Callable[[str | None], dict[str, Any]] | None = None,
 ) -> None:
     """Register ``cls`` under config ``name`` (``name:<arg>`` parsed by ``parse`` into kwargs)
-    and under the Gymnasium id ``gym_id``."""
+    and under the Gymnasium id ``gym_id``.
+
+    The factory has every registry's signature, ``(arg, ctx)``; a dry build (config
+    validation) parses and checks the options and builds nothing, since envs load data."""
     parse = parse or no_args(name)
 
-    def factory(arg: str | None = None, **kwargs: Any) -> Env:
-        return cls(**{**parse(arg), **kwargs})
+    def factory(arg: str | None, ctx: BuildContext) -> Env | None:
+        kwargs = parse(arg)
+        if ctx.dry:
+            return None
+        return cls(**{**kwargs, "max_steps": ctx.max_steps})
 
-    ENVS.register(name, help or name)(factory)
+    ENVS.register(name, help or name)(factory)  # type: ignore[arg-type]
     GYM_IDS[name] = gym_id
     ENV_CLASSES[name] = cls
     if gym_id not in gym.registry:

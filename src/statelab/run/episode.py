@@ -1,22 +1,57 @@
-"""One episode: the loop of DESIGN.md's 'One episode, as data'."""
+"""One episode as its stages (DESIGN.md, 'One episode, as data'):
+
+    compose -> ground -> decide -> validate -> step -> update -> record
+
+Components are built once per episode from the run's spelling on each axis; the loop talks
+to them through one protocol (``reset``, ``answer``, ``validate``, ``after_step``) and typed,
+read-only contexts. Only components tagged ``reads-privileged`` see the privileged view.
+"""
 
 from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from statelab.agents import make_agent
-from statelab.core import LLM, Call, Completion, GenParams, Message, Prompt
-from statelab.envs import make_env
+from statelab.agents import AGENTS
+from statelab.core import (
+    LLM,
+    Agent,
+    BuildContext,
+    Call,
+    Completion,
+    Component,
+    Decision,
+    Env,
+    GenParams,
+    Memory,
+    Message,
+    Observation,
+    PrivilegedView,
+    Prompt,
+    StepContext,
+    Transition,
+    WorldHandle,
+    WorldModel,
+    describe,
+    frozen_view,
+)
+from statelab.envs import env_class, make_env
 from statelab.run.config import RunSpec
 from statelab.run.store import EpisodeRecord, StepRecord
-from statelab.state import call_seed, compose_view, make_memory, observation_renderer
-from statelab.state.grounding import make_grounding
+from statelab.state import HISTORIES, call_seed, compose_view, observation_renderer
+from statelab.state.grounding import GROUNDINGS, Grounded, Grounding
+from statelab.worldmodels import WORLDMODELS
+
+#: proposals a component may reject in one step before the last one goes to the env
+MAX_REJECTIONS = 3
+#: world-model questions an agent may ask in one step
+MAX_QUERIES = 10
 
 
 class TimedLLM(LLM):
-    """Counts wall time and calls spent in the model, to separate statelab's own overhead."""
+    """Counts wall time spent in the model, to separate statelab's own overhead."""
 
     def __init__(self, inner: LLM) -> None:
         self.inner = inner
@@ -44,11 +79,6 @@ class TimedLLM(LLM):
         return self.inner.count_tokens(text)
 
 
-def _gold(info: dict[str, Any]) -> str | None:
-    tracked = info.get("privileged", {}).get("tracked")
-    return None if tracked is None else json.dumps(tracked, sort_keys=True, default=str)
-
-
 def _call_row(c: Call) -> dict[str, Any]:
     return {
         "kind": c.kind,
@@ -61,87 +91,339 @@ def _call_row(c: Call) -> dict[str, Any]:
     }
 
 
-async def run_episode(spec: RunSpec, seed: int, llm: LLM | None) -> EpisodeRecord:
-    """Play one episode of ``spec`` with ``seed``; model errors propagate to the caller."""
-    started = time.perf_counter()
-    env = make_env(spec.env, max_steps=spec.max_steps)
-    params = GenParams(**spec.params) if spec.params else GenParams()
-    agent = make_agent(spec.agent, params)
-    grounding = make_grounding(spec.grounding, params)
-    env.want_image = grounding.needs_vision
-    timed = TimedLLM(llm) if llm is not None else None
-    render_obs = observation_renderer(spec.format)
-    obs, info = env.reset(seed=seed)
-    memory = make_memory(
-        spec.history, render_obs, env.manual, seed, history_len=type(env).history_len, params=params
+def _tokens(calls: list[Call]) -> tuple[int, int]:
+    return (
+        sum(c.completion.usage.input_tokens for c in calls),
+        sum(c.completion.usage.output_tokens for c in calls),
     )
-    memory.reset(obs, info)
-    agent.reset()
-    expert = env.expert()
-    ep = EpisodeRecord(run=spec.key, seed=seed, status="done")
-    done = False
-    while not done:
-        t0 = time.perf_counter()
-        model_before = timed.seconds if timed else 0.0
-        view = compose_view(memory.render(), render_obs(obs))
-        prompt = Prompt(
+
+
+def reads_privileged(component: Any) -> bool:
+    return "reads-privileged" in getattr(component, "tags", ())
+
+
+@dataclass
+class Components:
+    """The components of one episode, built from the run's spellings."""
+
+    env: Env
+    agent: Agent
+    memory: Memory
+    grounding: Grounding
+    world: WorldModel
+    render_obs: Any
+
+    @classmethod
+    def build(cls, spec: RunSpec, seed: int) -> Components:
+        env = make_env(spec.env, max_steps=spec.max_steps)
+        params = GenParams(**spec.params) if spec.params else GenParams()
+        render_obs = observation_renderer(spec.format)
+        ctx = BuildContext(
+            params=params,
+            env=spec.env,
+            facts_type=type(env).facts_type,
+            history_len=type(env).history_len,
+            render_obs=render_obs,
+            format=spec.format,
             manual=env.manual,
+            seed=seed,
+            max_steps=spec.max_steps,
+        )
+        grounding = GROUNDINGS.build(spec.grounding, ctx)
+        env.want_image = grounding.needs_vision
+        return cls(
+            env=env,
+            agent=AGENTS.build(spec.agent, ctx),
+            memory=HISTORIES.build(spec.history, ctx),
+            grounding=grounding,
+            world=WORLDMODELS.build(spec.worldmodel, ctx),
+            render_obs=render_obs,
+        )
+
+    def hooked(self) -> list[Component]:
+        """Every component with hooks, in the order the loop calls them."""
+        return [self.memory, self.grounding, self.world, self.agent]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "agent": describe(self.agent),
+            "history": describe(self.memory),
+            "grounding": describe(self.grounding),
+            "worldmodel": describe(self.world),
+        }
+
+
+@dataclass
+class _Step:
+    """What one step accumulates between its stages."""
+
+    view: str
+    prompt: Prompt
+    grounded: Grounded | None = None
+    decision: Decision | None = None
+    calls: list[Call] = field(default_factory=list)
+    rejected: list[dict[str, str]] = field(default_factory=list)
+    world: WorldHandle = field(default_factory=WorldHandle)
+
+
+class Episode:
+    """One episode of ``spec`` with ``seed``; :meth:`play` runs the stages until done.
+
+    ``rollout`` > 0 replays the seed's env instance with other sampling seeds;
+    ``writer`` is the model that writes the memory (default: the acting model)."""
+
+    def __init__(
+        self,
+        spec: RunSpec,
+        seed: int,
+        llm: LLM | None,
+        *,
+        writer: LLM | None = None,
+        rollout: int = 0,
+    ) -> None:
+        self.spec, self.seed, self.rollout = spec, seed, rollout
+        self.c = Components.build(spec, _rollout_seed(seed, rollout))
+        self.llm = TimedLLM(llm) if llm is not None else None
+        self.writer = self.llm if writer is None or writer is llm else TimedLLM(writer)
+        self.expert = self.c.env.expert()
+        self.record = EpisodeRecord(run=spec.key, seed=seed, rollout=rollout, status="done")
+        self.obs: Observation
+        self.info: dict[str, Any] = {}
+        self.state: Any = None
+        self.history = ""
+        self._call_base = _rollout_seed(seed, rollout)
+
+    # -- views -----------------------------------------------------------------------------
+    def privileged_for(self, component: Any) -> PrivilegedView | None:
+        if not reads_privileged(component):
+            return None
+        return PrivilegedView(frozen_view(self.info), self.expert)
+
+    def context(self, component: Any, step: _Step) -> StepContext:
+        return StepContext(
+            observation=self.obs,
+            prompt=step.prompt,
+            step=self.c.env.steps,
+            seed=self.seed,
+            env=self.spec.env,
+            last_valid=bool(self.info.get("valid", True)),
+            rejected=tuple(r["feedback"] for r in step.rejected),
+            world=step.world,
+            privileged=self.privileged_for(component),
+        )
+
+    def _sampling_seed(self, kind: str) -> int:
+        return call_seed(self._call_base, self.c.env.steps, kind)
+
+    # -- the stages ------------------------------------------------------------------------
+    def compose(self) -> _Step:
+        """phi(o_t, h_{t-1}) and the prompt [manual ; phi ; actions]."""
+        view = compose_view(self.history, self.c.render_obs(self.obs))
+        prompt = Prompt(
+            manual=self.c.env.manual,
             view=view,
-            actions=obs.admissible,
-            goal=obs.goal,
-            seed=call_seed(seed, env.steps, "act"),
-            static_actions=type(env).static_actions,
+            actions=self.obs.admissible,
+            goal=self.obs.goal,
+            seed=self._sampling_seed("act"),
+            static_actions=type(self.c.env).static_actions,
         )
-        grounded = await grounding.apply(prompt, obs, info, timed)
-        decision = await agent.decide(
-            grounded.prompt, timed, obs=obs, info=info, expert=expert, env=spec.env
+        step = _Step(view, prompt)
+        step.world = WorldHandle(lambda query: self._answer(query, step), MAX_QUERIES)
+        return step
+
+    async def ground(self, step: _Step) -> None:
+        g = await self.c.grounding.apply(self.context(self.c.grounding, step), self.llm)
+        step.grounded, step.prompt = g, g.prompt
+        step.calls += g.calls  # a drawn map is the acting agent's own work
+
+    async def decide(self, step: _Step) -> None:
+        d = await self.c.agent.decide(self.context(self.c.agent, step), self.llm)
+        step.decision = d
+        step.calls += d.calls
+
+    def validate(self, step: _Step) -> str | None:
+        """The first rejection of the proposed action by any component, else None."""
+        assert step.decision is not None
+        for comp in self.c.hooked():
+            feedback = comp.validate(step.decision.action, self.context(comp, step))
+            if feedback:
+                return feedback
+        return None
+
+    async def decide_valid(self, step: _Step) -> None:
+        """*decide*, then *validate*: a rejected proposal is decided again with the
+        feedback in the prompt, at most :data:`MAX_REJECTIONS` times."""
+        await self.decide(step)
+        for _ in range(MAX_REJECTIONS):
+            feedback = self.validate(step)
+            if feedback is None:
+                return
+            assert step.decision is not None
+            step.rejected.append({"action": step.decision.action, "feedback": feedback})
+            note = f"Your proposed action {step.decision.action!r} was rejected: {feedback}"
+            step.prompt = replace(step.prompt, view=f"{step.prompt.view}\n\n{note}")
+            await self.decide(step)
+
+    def step_env(self, action: str) -> tuple[float, bool, bool]:
+        self.obs, reward, terminated, truncated, self.info = self.c.env.step(action)
+        return float(reward), terminated, truncated
+
+    async def update(
+        self, step: _Step, reward: float, terminated: bool, truncated: bool
+    ) -> list[Call]:
+        """The memory writer writes the new state; every component sees the transition."""
+        assert step.decision is not None
+        tr = Transition(
+            t=self.c.env.steps,
+            action=step.decision.action,
+            reply=step.decision.reply,
+            reward=reward,
+            observation=self.obs,
+            terminated=terminated,
+            truncated=truncated,
+            valid=bool(self.info.get("valid", True)),
         )
-        decision.calls[:0] = grounded.calls  # a drawn map is the acting agent's own work
-        obs, reward, terminated, truncated, info = env.step(decision.action)
-        aux_calls = await memory.update(
-            obs, decision.action, reward, info, timed, reply=decision.reply
+        mem = self.c.memory
+        self.state, calls = await mem.write(
+            self.state, replace(tr, privileged=self.privileged_for(mem)), self.writer
         )
-        done = terminated or truncated
-        calls = decision.calls + aux_calls
-        a_in = sum(c.completion.usage.input_tokens for c in decision.calls)
-        a_out = sum(c.completion.usage.output_tokens for c in decision.calls)
-        x_in = sum(c.completion.usage.input_tokens for c in aux_calls)
-        x_out = sum(c.completion.usage.output_tokens for c in aux_calls)
-        wall = time.perf_counter() - t0
-        model_s = (timed.seconds - model_before) if timed else 0.0
+        self.history = mem.render(self.state)  # rendered once: this record, the next prompt
+        for comp in self.c.hooked():
+            comp.after_step(replace(tr, privileged=self.privileged_for(comp)))
+        return calls
+
+    def record_step(
+        self, step: _Step, reward: float, aux: list[Call], wall: float, model_s: float
+    ) -> None:
+        d = step.decision
+        assert d is not None and step.grounded is not None
+        a_in, a_out = _tokens(step.calls)
+        x_in, x_out = _tokens(aux)
+        calls = step.calls + aux
+        meta = dict(d.meta)
+        if step.rejected:
+            meta["rejected"] = step.rejected
+        ep = self.record
         ep.trajectory.append(
             StepRecord(
-                t=env.steps,
-                view=view,
-                grounding=grounded.record,
-                reply=decision.reply,
-                action=decision.action,
-                parsed=decision.parsed,
-                valid=bool(info.get("valid", True)),
-                reward=float(reward),
-                observation=obs.text,
-                memory=memory.render(),
+                t=self.c.env.steps,
+                view=step.view,
+                grounding=step.grounded.record,
+                reply=d.reply,
+                action=d.action,
+                parsed=d.parsed,
+                valid=bool(self.info.get("valid", True)),
+                reward=reward,
+                observation=self.obs.text,
+                memory=self.history,
                 agent_in=a_in,
                 agent_out=a_out,
                 aux_in=x_in,
                 aux_out=x_out,
-                latency=sum(c.completion.latency for c in decision.calls),
+                latency=sum(c.completion.latency for c in step.calls),
                 overhead=max(0.0, wall - model_s),
-                gold=_gold(info),
+                gold=_gold(self.info),
                 calls=[_call_row(c) for c in calls],
-                queries=decision.queries,
+                queries=list(step.world.asked),
+                meta=meta,
+                agent_calls=len(step.calls),
             )
         )
-        ep.reward += float(reward)
-        ep.agent_calls += len(decision.calls)
+        ep.reward += reward
+        ep.agent_calls += len(step.calls)
         ep.agent_in += a_in
         ep.agent_out += a_out
         ep.aux_in += x_in
         ep.aux_out += x_out
         ep.model_calls += sum(not c.completion.cached for c in calls)
         ep.cached_calls += sum(c.completion.cached for c in calls)
-    ep.score = float(info["score"])
-    ep.success = bool(info["success"])
-    ep.steps = env.steps
-    ep.wall_s = time.perf_counter() - started
-    return ep
+
+    def _answer(self, query: str, step: _Step) -> str | None:
+        """A world-model question: the first component that answers it."""
+        for comp in self.c.hooked():
+            got = comp.answer(query, self.context(comp, step))
+            if got is not None:
+                return got
+        return None
+
+    def _model_seconds(self) -> float:
+        models = {id(m): m for m in (self.llm, self.writer) if m is not None}
+        return sum(m.seconds for m in models.values())
+
+    # -- the loop --------------------------------------------------------------------------
+    async def play(self) -> EpisodeRecord:
+        started = time.perf_counter()
+        self.obs, self.info = self.c.env.reset(seed=self.seed)
+        first = self.compose()
+        for comp in self.c.hooked():
+            comp.reset(self.context(comp, first))
+        self.state = self.c.memory.init(self.obs, self.privileged_for(self.c.memory))
+        self.history = self.c.memory.render(self.state)
+        done = False
+        while not done:
+            t0 = time.perf_counter()
+            model_before = self._model_seconds()
+            step = self.compose()
+            await self.ground(step)
+            await self.decide_valid(step)
+            assert step.decision is not None
+            reward, terminated, truncated = self.step_env(step.decision.action)
+            aux = await self.update(step, reward, terminated, truncated)
+            done = terminated or truncated
+            model_s = self._model_seconds() - model_before
+            self.record_step(step, reward, aux, time.perf_counter() - t0, model_s)
+        ep = self.record
+        ep.score = float(self.info["score"])
+        ep.success = bool(self.info["success"])
+        ep.steps = self.c.env.steps
+        ep.wall_s = time.perf_counter() - started
+        ep.components = self.c.describe()
+        return ep
+
+
+def _rollout_seed(seed: int, rollout: int) -> int:
+    """The base of the sampling seeds of a rollout: the seed itself for rollout 0, a seed of
+    its own for each further rollout (the env instance stays the seed's)."""
+    return seed if rollout == 0 else call_seed(seed, rollout, "rollout")
+
+
+def _gold(info: dict[str, Any]) -> str | None:
+    tracked = info.get("privileged", {}).get("tracked")
+    return None if tracked is None else json.dumps(tracked, sort_keys=True, default=str)
+
+
+async def run_episode(
+    spec: RunSpec,
+    seed: int,
+    llm: LLM | None,
+    *,
+    writer: LLM | None = None,
+    rollout: int = 0,
+) -> EpisodeRecord:
+    """Play one episode of ``spec`` with ``seed``; model errors propagate to the caller."""
+    return await Episode(spec, seed, llm, writer=writer, rollout=rollout).play()
+
+
+def describe_run(spec: RunSpec) -> dict[str, Any]:
+    """The descriptions (spelling, label, tags) of a run's components, built dry: what the
+    store keeps with the run, and what reports select rows by."""
+    env = env_class(spec.env)
+    ctx = BuildContext(
+        params=GenParams(**spec.params) if spec.params else GenParams(),
+        env=spec.env,
+        facts_type=env.facts_type,
+        history_len=env.history_len,
+        format=spec.format,
+        dry=True,
+    )
+    out = {"agent": describe(AGENTS.build(spec.agent, ctx))}
+    if spec.uses_model:
+        out["history"] = describe(HISTORIES.build(spec.history, ctx))
+        out["grounding"] = describe(GROUNDINGS.build(spec.grounding, ctx))
+        out["worldmodel"] = describe(WORLDMODELS.build(spec.worldmodel, ctx))
+    return out
+
+
+def spec_dict(spec: RunSpec) -> dict[str, Any]:
+    """A run spec as JSON-able data (stored with the run)."""
+    return {**spec.axes_values, "params": spec.params, "max_steps": spec.max_steps}

@@ -10,7 +10,7 @@ import pandas as pd
 
 from statelab.analysis.report import write_report
 from statelab.core import ConfigError
-from statelab.run.config import AXES
+from statelab.run.axes import NAMES as AXES
 from statelab.run.store import Store
 
 

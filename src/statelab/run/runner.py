@@ -7,13 +7,14 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from statelab.core import LLM, ModelError
+from statelab.core import LLM, ConfigError, ModelError
 from statelab.llm import make_llm
+from statelab.run.axes import NAMES
 from statelab.run.config import Experiment, RunSpec
-from statelab.run.episode import run_episode
+from statelab.run.episode import describe_run, run_episode, spec_dict
 from statelab.run.store import EpisodeRecord, Store
 
 
@@ -62,7 +63,9 @@ class Progress:
             else f"FAILED: {ep.error}"
         )
         print(
-            f"[{self.n}/{self.total}] {label} seed={ep.seed} {what} | tokens in={self.tin:,} "
+            f"[{self.n}/{self.total}] {label} seed={ep.seed}"
+            + (f"/{ep.rollout}" if ep.rollout else "")
+            + f" {what} | tokens in={self.tin:,} "
             f"out={self.tout:,} | elapsed {_fmt(elapsed)} eta {eta}",
             file=self.out,
             flush=True,
@@ -87,14 +90,19 @@ async def run_experiment(
 ) -> RunResult:
     """Run every missing episode of ``exp`` into ``<out>/<name>/store.sqlite``."""
     started = time.perf_counter()
-    store = Store(exp.out_dir / "store.sqlite")
+    store = Store(exp.out_dir / "store.sqlite", axes=NAMES)
+    try:
+        store.lock()
+    except ConfigError:
+        store.close()
+        raise
     store.save_experiment(exp.name, exp.model_dump())
     runs = exp.runs()
     for spec in runs:
-        store.save_run(spec.key, spec.label, spec.axes(), asdict(spec))
+        store.save_run(spec.key, spec.label, spec.axes(), spec_dict(spec), describe_run(spec))
     finished = store.done()
-    everything = [(s, g, seed) for s in runs for g, seed in exp.episode_seeds(s.env)]
-    todo = [(s, g, seed) for s, g, seed in everything if (s.key, seed) not in finished]
+    everything = [(s, seed, i) for s in runs for seed, i in exp.episodes(s.env)]
+    todo = [(s, seed, i) for s, seed, i in everything if (s.key, seed, i) not in finished]
     result = RunResult(total=len(everything), skipped=len(everything) - len(todo))
     if progress is not None and result.skipped:
         print(
@@ -107,30 +115,36 @@ async def run_experiment(
     llms: dict[str, LLM] = {}
     gates: dict[str, asyncio.Semaphore] = {}
     for spec, _, _ in todo:
-        if spec.uses_model and spec.model not in llms:
-            llms[spec.model] = factory(spec.model)
+        if not spec.uses_model:
+            continue
+        for m in {spec.model, spec.writer} - {"acting"}:
+            if m not in llms:
+                llms[m] = factory(m)
+        if spec.model not in gates:
             gates[spec.model] = asyncio.Semaphore(
                 min(exp.concurrency, llms[spec.model].max_concurrency)
             )
     model_free_gate = asyncio.Semaphore(exp.concurrency)
     bar = Progress(len(todo), sum(s.uses_model for s, _, _ in todo), progress)
 
-    async def one(spec: RunSpec, grp: int, seed: int) -> None:
+    async def one(spec: RunSpec, seed: int, rollout: int) -> None:
         llm = llms[spec.model] if spec.uses_model else None
+        writer = llms.get(spec.writer) if llm is not None else None
         async with gates[spec.model] if llm else model_free_gate:
             try:
-                ep = await run_episode(spec, seed, llm)
+                ep = await run_episode(spec, seed, llm, writer=writer, rollout=rollout)
             except Exception as e:  # an episode fails; the run goes on
-                ep = EpisodeRecord(run=spec.key, seed=seed, status="failed", error=_short(e))
+                ep = EpisodeRecord(
+                    run=spec.key, seed=seed, rollout=rollout, status="failed", error=_short(e)
+                )
                 if not isinstance(e, ModelError) and progress is not None:
                     traceback.print_exc(limit=3, file=progress)
-        ep.grp = grp
         store.commit_episode(ep)
         if ep.status == "done":
             result.done += 1
         else:
             result.failed += 1
-            result.failures.append(f"{spec.label} seed={seed}: {ep.error}")
+            result.failures.append(f"{spec.label} seed={seed}/{rollout}: {ep.error}")
         result.model_calls += ep.model_calls
         result.cached_calls += ep.cached_calls
         result.tokens_in += ep.agent_in + ep.aux_in
@@ -138,7 +152,7 @@ async def run_experiment(
         bar.episode(spec.label, ep, llm is not None)
 
     try:
-        await asyncio.gather(*(one(s, g, seed) for s, g, seed in todo))
+        await asyncio.gather(*(one(s, seed, i) for s, seed, i in todo))
     finally:
         for llm in llms.values():
             await llm.aclose()

@@ -7,50 +7,59 @@ episodes behind and a rerun resumes from them.
 from __future__ import annotations
 
 import json
+import os
+import re
 import sqlite3
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from statelab.core import ConfigError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS experiment (
     name TEXT PRIMARY KEY, config TEXT NOT NULL, updated REAL DEFAULT (julianday('now'))
 );
 CREATE TABLE IF NOT EXISTS runs (
-    run TEXT PRIMARY KEY, label TEXT NOT NULL, env TEXT, model TEXT, agent TEXT,
-    history TEXT, format TEXT, grounding TEXT, spec TEXT NOT NULL
+    run TEXT PRIMARY KEY, label TEXT NOT NULL, spec TEXT NOT NULL,
+    components TEXT, tags TEXT
 );
 CREATE TABLE IF NOT EXISTS episodes (
-    run TEXT NOT NULL, seed INTEGER NOT NULL, grp INTEGER NOT NULL, status TEXT NOT NULL,
-    error TEXT,
+    run TEXT NOT NULL, seed INTEGER NOT NULL, rollout INTEGER NOT NULL DEFAULT 0,
+    grp INTEGER NOT NULL, status TEXT NOT NULL, error TEXT,
     score REAL, success INTEGER, steps INTEGER, reward REAL,
     agent_calls INTEGER, agent_in INTEGER, agent_out INTEGER, aux_in INTEGER, aux_out INTEGER,
-    cached_calls INTEGER, model_calls INTEGER, wall_s REAL,
+    cached_calls INTEGER, model_calls INTEGER, wall_s REAL, components TEXT,
     finished REAL DEFAULT (julianday('now')),
-    PRIMARY KEY (run, seed)
+    PRIMARY KEY (run, seed, rollout)
 );
 CREATE TABLE IF NOT EXISTS steps (
-    run TEXT NOT NULL, seed INTEGER NOT NULL, t INTEGER NOT NULL,
+    run TEXT NOT NULL, seed INTEGER NOT NULL, rollout INTEGER NOT NULL DEFAULT 0,
+    t INTEGER NOT NULL,
     view TEXT, grounding TEXT, reply TEXT, action TEXT, parsed INTEGER, valid INTEGER, reward REAL,
-    observation TEXT, memory TEXT, agent_in INTEGER, agent_out INTEGER, aux_in INTEGER,
-    aux_out INTEGER, latency REAL, overhead REAL, gold TEXT,
-    PRIMARY KEY (run, seed, t)
+    observation TEXT, memory TEXT, agent_calls INTEGER, agent_in INTEGER, agent_out INTEGER,
+    aux_in INTEGER, aux_out INTEGER, latency REAL, overhead REAL, gold TEXT, meta TEXT,
+    PRIMARY KEY (run, seed, rollout, t)
 );
 CREATE TABLE IF NOT EXISTS calls (
-    run TEXT NOT NULL, seed INTEGER NOT NULL, t INTEGER NOT NULL, i INTEGER NOT NULL,
+    run TEXT NOT NULL, seed INTEGER NOT NULL, rollout INTEGER NOT NULL DEFAULT 0,
+    t INTEGER NOT NULL, i INTEGER NOT NULL,
     kind TEXT, messages TEXT, text TEXT, input_tokens INTEGER, output_tokens INTEGER,
     latency REAL, cached INTEGER,
-    PRIMARY KEY (run, seed, t, i)
+    PRIMARY KEY (run, seed, rollout, t, i)
 );
 CREATE TABLE IF NOT EXISTS queries (
-    run TEXT NOT NULL, seed INTEGER NOT NULL, t INTEGER NOT NULL, i INTEGER NOT NULL,
+    run TEXT NOT NULL, seed INTEGER NOT NULL, rollout INTEGER NOT NULL DEFAULT 0,
+    t INTEGER NOT NULL, i INTEGER NOT NULL,
     query TEXT, answer TEXT,
-    PRIMARY KEY (run, seed, t, i)
+    PRIMARY KEY (run, seed, rollout, t, i)
 );
 """
+#: the tables a store has (``Store.table`` reads any of them)
+TABLES = ("experiment", "runs", "episodes", "steps", "calls", "queries")
 
 
 @dataclass
@@ -74,7 +83,12 @@ class StepRecord:
     #: JSON of ``info["privileged"]["tracked"]`` after the step (gold state), if the env has it
     gold: str | None = None
     calls: list[dict[str, Any]] = field(default_factory=list)
+    #: world-model questions asked during *decide*, with their answers
     queries: list[dict[str, Any]] = field(default_factory=list)
+    #: per-step component metadata (tools offered, rejected proposals ...)
+    meta: dict[str, Any] = field(default_factory=dict)
+    #: the acting calls of this env step (VoT, constrained StateAct and ADaPT make several)
+    agent_calls: int = 0
 
 
 @dataclass
@@ -82,7 +96,9 @@ class EpisodeRecord:
     run: str
     seed: int
     status: str
-    #: the config seed this episode belongs to (its rollouts share it; statistics pair on it)
+    #: which episode of the seed this is (seed 000's rollouts); statistics pair on ``seed``
+    rollout: int = 0
+    #: the config seed this episode belongs to (the same as ``seed``; kept for readers)
     grp: int = -1
     error: str | None = None
     score: float = 0.0
@@ -97,21 +113,91 @@ class EpisodeRecord:
     cached_calls: int = 0
     model_calls: int = 0
     wall_s: float = 0.0
+    #: the built components' descriptions (spelling, label, tags) by axis
+    components: dict[str, Any] = field(default_factory=dict)
     trajectory: list[StepRecord] = field(default_factory=list)
 
 
+_EPISODE_COLS = [f.name for f in fields(EpisodeRecord) if f.name != "trajectory"]
+_STEP_COLS = [f.name for f in fields(StepRecord) if f.name not in ("calls", "queries")]
+
+
+def _cell(v: Any) -> Any:
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, dict | list):
+        return json.dumps(v, sort_keys=True, default=str)
+    return v
+
+
+class StoreLocked(ConfigError):
+    """Another process is running an experiment into this store."""
+
+
 class Store:
-    def __init__(self, path: str | Path) -> None:
+    """One experiment's results. ``axes`` names the run axes the ``runs`` table has columns
+    for (the table of axes); a store written with fewer axes gains the new columns."""
+
+    def __init__(self, path: str | Path, axes: tuple[str, ...] = ()) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self._lockfile: Any = None
         self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.executescript(SCHEMA)
+        try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            old = self._columns("episodes")
+            if old and "rollout" not in old:
+                raise ConfigError(
+                    f"{self.path}: written by an older statelab (episodes keyed by seed alone);"
+                    " write this experiment to a new out folder"
+                )
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as e:
+            self.db.close()
+            raise ConfigError(f"{self.path}: not a statelab store ({e})") from None
+        self.axes: tuple[str, ...] = ()
+        self._ensure_axes(axes)
+
+    def _ensure_axes(self, axes: Any) -> None:
+        """Give the ``runs`` table a column per axis (an axis added later joins old stores)."""
+        have = self._columns("runs")
+        for a in axes:
+            if a not in have:
+                if not re.fullmatch(r"[a-z][a-z0-9_]*", a):
+                    raise ValueError(f"not an axis name: {a!r}")
+                self.db.execute(f'ALTER TABLE runs ADD COLUMN "{a}" TEXT')
+        self.axes = tuple(a for a in self._columns("runs") if a not in _RUN_FIXED)
+
+    def _columns(self, table: str) -> list[str]:
+        return [r[1] for r in self.db.execute(f"PRAGMA table_info({table})")]
+
+    def lock(self) -> None:
+        """Claim the store for one runner; a second one is refused with one line."""
+        import fcntl
+
+        f = open(self.path.with_name(self.path.name + ".lock"), "a+")  # noqa: SIM115
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.seek(0)
+            who = f.read().strip() or "another process"
+            f.close()
+            raise StoreLocked(
+                f"{self.path}: another statelab run ({who}) is writing to this store"
+            ) from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}")
+        f.flush()
+        self._lockfile = f
 
     def close(self) -> None:
         with self._lock:
             self.db.close()
+            if self._lockfile is not None:
+                self._lockfile.close()
+                self._lockfile = None
 
     def save_experiment(self, name: str, config: dict[str, Any]) -> None:
         with self._lock:
@@ -124,58 +210,71 @@ class Store:
         row = self.db.execute("SELECT name, config FROM experiment LIMIT 1").fetchone()
         return None if row is None else (row[0], json.loads(row[1]))
 
-    def save_run(self, run: str, label: str, axes: dict[str, str], spec: dict[str, Any]) -> None:
+    def save_run(
+        self,
+        run: str,
+        label: str,
+        axes: dict[str, str],
+        spec: dict[str, Any],
+        components: dict[str, Any] | None = None,
+    ) -> None:
+        """Record a run: its label, its value on each axis, its spec, and its components'
+        descriptions (spelling, label, tags by axis) with the union of their tags."""
+        comps = components or {}
+        if set(axes) - set(self.axes):
+            with self._lock:
+                self._ensure_axes(axes)
+        tags = sorted({t for c in comps.values() for t in c.get("tags", ())})
+        row = {
+            "run": run,
+            "label": label,
+            "spec": json.dumps(spec, sort_keys=True),
+            "components": json.dumps(comps, sort_keys=True),
+            "tags": json.dumps(tags),
+            **{a: axes.get(a) for a in self.axes},
+        }
+        cols = ", ".join(f'"{c}"' for c in row)
         with self._lock:
             self.db.execute(
-                "INSERT OR IGNORE INTO runs(run, label, env, model, agent, history, format,"
-                " grounding, spec) VALUES (?,?,?,?,?,?,?,?,?)",
-                (
-                    run,
-                    label,
-                    axes["env"],
-                    axes["model"],
-                    axes["agent"],
-                    axes["history"],
-                    axes["format"],
-                    axes["grounding"],
-                    json.dumps(spec),
-                ),
+                f"INSERT OR IGNORE INTO runs({cols}) VALUES ({', '.join('?' * len(row))})",
+                tuple(row.values()),
             )
 
-    def done(self) -> set[tuple[str, int]]:
-        rows = self.db.execute("SELECT run, seed FROM episodes WHERE status='done'").fetchall()
-        return {(r, int(s)) for r, s in rows}
+    def done(self) -> set[tuple[str, int, int]]:
+        """(run, seed, rollout) of every finished episode."""
+        rows = self.db.execute(
+            "SELECT run, seed, rollout FROM episodes WHERE status='done'"
+        ).fetchall()
+        return {(r, int(s), int(i)) for r, s, i in rows}
 
     def commit_episode(self, ep: EpisodeRecord) -> None:
         """Replace any earlier (failed) attempt of this episode, all in one transaction."""
-        head = {k: v for k, v in asdict(ep).items() if k != "trajectory"}
+        head = {k: _cell(getattr(ep, k)) for k in _EPISODE_COLS}
         if head["grp"] < 0:
             head["grp"] = ep.seed
-        head["success"] = int(bool(head["success"]))
+        key = (ep.run, ep.seed, ep.rollout)
         with self._lock:
             db = self.db
             db.execute("BEGIN IMMEDIATE")
             try:
                 for table in ("episodes", "steps", "calls", "queries"):
-                    db.execute(f"DELETE FROM {table} WHERE run=? AND seed=?", (ep.run, ep.seed))
-                cols = ", ".join(head)
+                    db.execute(f"DELETE FROM {table} WHERE run=? AND seed=? AND rollout=?", key)
+                marks = ", ".join("?" * len(head))
                 db.execute(
-                    f"INSERT INTO episodes({cols}) VALUES ({', '.join('?' * len(head))})",
+                    f"INSERT INTO episodes({', '.join(head)}) VALUES ({marks})",
                     tuple(head.values()),
                 )
+                step_sql = (
+                    f"INSERT INTO steps(run, seed, rollout, {', '.join(_STEP_COLS)}) "
+                    f"VALUES ({', '.join('?' * (len(_STEP_COLS) + 3))})"
+                )
                 for s in ep.trajectory:
-                    row = {k: v for k, v in asdict(s).items() if k not in ("calls", "queries")}
-                    row.update(run=ep.run, seed=ep.seed)
-                    db.execute(
-                        f"INSERT INTO steps({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-                        tuple(int(v) if isinstance(v, bool) else v for v in row.values()),
-                    )
-                    for i, c in enumerate(s.calls):
-                        db.execute(
-                            "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    db.execute(step_sql, (*key, *(_cell(getattr(s, c)) for c in _STEP_COLS)))
+                    db.executemany(
+                        "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                        [
                             (
-                                ep.run,
-                                ep.seed,
+                                *key,
                                 s.t,
                                 i,
                                 c["kind"],
@@ -185,30 +284,48 @@ class Store:
                                 c["output_tokens"],
                                 c["latency"],
                                 int(c["cached"]),
-                            ),
-                        )
-                    for i, q in enumerate(s.queries):
-                        db.execute(
-                            "INSERT INTO queries VALUES (?,?,?,?,?,?)",
-                            (ep.run, ep.seed, s.t, i, q.get("query"), q.get("answer")),
-                        )
+                            )
+                            for i, c in enumerate(s.calls)
+                        ],
+                    )
+                    db.executemany(
+                        "INSERT INTO queries VALUES (?,?,?,?,?,?,?)",
+                        [
+                            (*key, s.t, i, q.get("query"), q.get("answer"))
+                            for i, q in enumerate(s.queries)
+                        ],
+                    )
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
                 raise
 
     # -- reading --------------------------------------------------------------------------
     def episodes_frame(self) -> pd.DataFrame:
-        """One row per episode with its run's axes (the input of :mod:`statelab.analysis`)."""
+        """One row per episode with its run's axes and tags (the input of
+        :mod:`statelab.analysis`)."""
+        cols = ", ".join(["r.label", *(f'r."{a}"' for a in self.axes), "r.tags", "e.*"])
         df = pd.read_sql_query(
-            "SELECT r.label, r.env, r.model, r.agent, r.history, r.format, r.grounding,"
-            " e.* FROM episodes e JOIN runs r ON r.run = e.run ORDER BY r.rowid, e.seed",
+            f"SELECT {cols} FROM episodes e JOIN runs r ON r.run = e.run"
+            " ORDER BY r.rowid, e.seed, e.rollout",
             self.db,
         )
         df["success"] = df["success"].astype(bool)
+        df["tags"] = df["tags"].map(lambda t: tuple(json.loads(t)) if t else ())
+        return df
+
+    def runs_frame(self) -> pd.DataFrame:
+        """One row per run: label, axes, tags (a tuple) and components (a dict by axis)."""
+        df = pd.read_sql_query("SELECT * FROM runs ORDER BY rowid", self.db)
+        df["tags"] = df["tags"].map(lambda t: tuple(json.loads(t)) if t else ())
+        df["components"] = df["components"].map(lambda c: json.loads(c) if c else {})
         return df
 
     def table(self, name: str) -> pd.DataFrame:
-        if name not in ("runs", "episodes", "steps", "calls", "queries", "experiment"):
-            raise ValueError(f"no table {name!r}")
+        if name not in TABLES:
+            raise ValueError(f"no table {name!r}; tables: {', '.join(TABLES)}")
         return pd.read_sql_query(f"SELECT * FROM {name}", self.db)
+
+
+_RUN_FIXED = ("run", "label", "spec", "components", "tags")

@@ -1,7 +1,7 @@
 """Representation axes: structure (formats), granularity (histories), and the view phi."""
 
 from statelab.state.formats import FORMATS, formats_for, formatter, render, supports
-from statelab.state.history import HISTORIES, call_seed, make_memory
+from statelab.state.history import HISTORIES, call_seed
 from statelab.state.view import compose_view, observation_renderer
 
 __all__ = [
@@ -11,7 +11,6 @@ __all__ = [
     "compose_view",
     "formats_for",
     "formatter",
-    "make_memory",
     "observation_renderer",
     "render",
     "supports",

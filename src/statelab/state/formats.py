@@ -10,7 +10,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from statelab.core import ConfigError, PegFacts, Registry, TextFacts
+from statelab.core import DRY, BuildContext, ConfigError, PegFacts, Registry, TextFacts
 
 Formatter = Callable[[Any], str]
 FORMATS: Registry[Formatter] = Registry("format")
@@ -21,10 +21,22 @@ def _unsupported(facts: Any) -> str:
 
 
 def _format(name: str, help: str) -> Any:
-    """Declare a format: a singledispatch function registered under ``name``."""
+    """Declare a format: a singledispatch function registered under ``name``. Building it
+    for an env whose facts it cannot render is a one-line :class:`ConfigError`."""
     fn: Any = functools.singledispatch(_unsupported)
     fn.__name__ = name
-    FORMATS.register(name, help)(lambda: fn)
+
+    def factory(arg: str | None, ctx: BuildContext) -> Formatter:
+        if arg is not None:
+            raise ConfigError(f"format {name!r} takes no argument, got '{name}:{arg}'")
+        if ctx.facts_type is not object and not supports(name, ctx.facts_type):
+            raise ConfigError(
+                f"format {name!r} does not apply to env {ctx.env!r}; formats that do: "
+                f"{', '.join(formats_for(ctx.facts_type))}"
+            )
+        return fn
+
+    FORMATS.register(name, help)(factory)
     return fn
 
 
@@ -38,7 +50,7 @@ symbolic = _format("symbolic", "symbolic")
 
 
 def formatter(name: str) -> Formatter:
-    f: Formatter = FORMATS.get(name)()
+    f: Formatter = FORMATS.get(name)(None, DRY)
     return f
 
 

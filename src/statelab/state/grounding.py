@@ -26,7 +26,18 @@ from typing import Any
 
 import numpy as np
 
-from statelab.core import LLM, Call, ConfigError, GenParams, Observation, Prompt, Registry
+from statelab.core import (
+    LLM,
+    BuildContext,
+    Call,
+    Component,
+    ConfigError,
+    GenParams,
+    Prompt,
+    Registry,
+    StepContext,
+)
+from statelab.state.prompt import messages
 
 MAP_HEADER = "Map (Top-Down View):"
 GROUNDINGS: Registry[Grounding] = Registry("grounding")
@@ -44,23 +55,22 @@ class Grounded:
     parsed: VotMap | None = None
 
 
-class Grounding(abc.ABC):
+class Grounding(Component, abc.ABC):
     name = "none"
-    #: the model must accept image parts
-    needs_vision = False
+
+    @property
+    def needs_vision(self) -> bool:
+        """The model must accept image parts (the ``needs-vision`` tag)."""
+        return "needs-vision" in self.tags
 
     @abc.abstractmethod
-    async def apply(
-        self, prompt: Prompt, obs: Observation, info: dict[str, Any], llm: LLM | None
-    ) -> Grounded:
-        """Return ``prompt`` with the grounding signal added."""
+    async def apply(self, ctx: StepContext, llm: LLM | None) -> Grounded:
+        """Return ``ctx.prompt`` with the grounding signal added."""
 
 
 class NoGrounding(Grounding):
-    async def apply(
-        self, prompt: Prompt, obs: Observation, info: dict[str, Any], llm: LLM | None
-    ) -> Grounded:
-        return Grounded(prompt)
+    async def apply(self, ctx: StepContext, llm: LLM | None) -> Grounded:
+        return Grounded(ctx.prompt)
 
 
 def png_data_url(image: Any) -> str:
@@ -79,14 +89,13 @@ def image_part(image: Any) -> dict[str, Any]:
 
 class ImageGrounding(Grounding):
     name = "image"
-    needs_vision = True
+    tags = frozenset({"needs-vision"})
 
-    async def apply(
-        self, prompt: Prompt, obs: Observation, info: dict[str, Any], llm: LLM | None
-    ) -> Grounded:
-        if obs.image is None:
+    async def apply(self, ctx: StepContext, llm: LLM | None) -> Grounded:
+        image = ctx.observation.image
+        if image is None:
             raise ConfigError("grounding 'image': this env gives no image of its observation")
-        return Grounded(replace(prompt, images=(image_part(obs.image),)), record="[image]")
+        return Grounded(replace(ctx.prompt, images=(image_part(image),)), record="[image]")
 
 
 @dataclass(frozen=True)
@@ -157,17 +166,15 @@ VOT_INSTRUCTION = (
 
 class VotGrounding(Grounding):
     name = "vot"
+    tags = frozenset({"needs-model"})
 
     def __init__(self, params: GenParams) -> None:
         self.params = replace(
             params, max_tokens=max(params.max_tokens, 200), choices=None, stop=("Action:",)
         )
 
-    async def apply(
-        self, prompt: Prompt, obs: Observation, info: dict[str, Any], llm: LLM | None
-    ) -> Grounded:
-        from statelab.agents._prompting import messages
-
+    async def apply(self, ctx: StepContext, llm: LLM | None) -> Grounded:
+        prompt = ctx.prompt
         if llm is None:
             raise ConfigError("grounding 'vot' needs a model")
         msgs = messages(prompt, VOT_INSTRUCTION)
@@ -182,11 +189,11 @@ class VotGrounding(Grounding):
 
 class OracleVotGrounding(Grounding):
     name = "oracle-vot"
+    tags = frozenset({"reads-privileged"})
 
-    async def apply(
-        self, prompt: Prompt, obs: Observation, info: dict[str, Any], llm: LLM | None
-    ) -> Grounded:
-        ascii_map = info["privileged"].get("map")
+    async def apply(self, ctx: StepContext, llm: LLM | None) -> Grounded:
+        prompt = ctx.prompt
+        ascii_map = ctx.privileged.get("map") if ctx.privileged is not None else None
         if not ascii_map:
             raise ConfigError("grounding 'oracle-vot': this env gives no ground-truth map")
         text = f"{MAP_HEADER}\n{ascii_map}"
@@ -211,14 +218,14 @@ class ZoomGrounding(Grounding):
 
     def __init__(self, mode: str = "auto", half: int = 3) -> None:
         self.mode, self.half = mode, half
-        self.needs_vision = mode == "image"
+        if mode == "image":
+            self.tags = frozenset({"needs-vision"})
 
-    async def apply(
-        self, prompt: Prompt, obs: Observation, info: dict[str, Any], llm: LLM | None
-    ) -> Grounded:
+    async def apply(self, ctx: StepContext, llm: LLM | None) -> Grounded:
         from statelab.state.closeup import close_up
 
-        text, image = close_up(obs.facts, self.half)
+        prompt = ctx.prompt
+        text, image = close_up(ctx.observation.facts, self.half)
         send = self.mode == "image" or (self.mode == "auto" and _takes_images(llm))
         view = f"{prompt.view}\n\nClose-up around you:\n{text}"
         images = (*prompt.images, image_part(image)) if send else prompt.images
@@ -227,28 +234,37 @@ class ZoomGrounding(Grounding):
         )
 
 
+def _no_arg(name: str, arg: str | None) -> None:
+    if arg is not None:
+        raise ConfigError(f"grounding {name!r} takes no argument, got '{name}:{arg}'")
+
+
 @GROUNDINGS.register("none", "none")
-def _none(arg: str | None, params: GenParams) -> Grounding:
+def _none(arg: str | None, ctx: BuildContext) -> Grounding:
+    _no_arg("none", arg)
     return NoGrounding()
 
 
-@GROUNDINGS.register("image", "image")
-def _image(arg: str | None, params: GenParams) -> Grounding:
+@GROUNDINGS.register("image", "image", tags=("needs-vision",))
+def _image(arg: str | None, ctx: BuildContext) -> Grounding:
+    _no_arg("image", arg)
     return ImageGrounding()
 
 
-@GROUNDINGS.register("vot", "vot")
-def _vot(arg: str | None, params: GenParams) -> Grounding:
-    return VotGrounding(params)
+@GROUNDINGS.register("vot", "vot", tags=("needs-model",))
+def _vot(arg: str | None, ctx: BuildContext) -> Grounding:
+    _no_arg("vot", arg)
+    return VotGrounding(ctx.params)
 
 
-@GROUNDINGS.register("oracle-vot", "oracle-vot")
-def _oracle_vot(arg: str | None, params: GenParams) -> Grounding:
+@GROUNDINGS.register("oracle-vot", "oracle-vot", tags=("reads-privileged",))
+def _oracle_vot(arg: str | None, ctx: BuildContext) -> Grounding:
+    _no_arg("oracle-vot", arg)
     return OracleVotGrounding()
 
 
 @GROUNDINGS.register("zoom", "zoom[:text|image|<half>]")
-def _zoom(arg: str | None, params: GenParams) -> Grounding:
+def _zoom(arg: str | None, ctx: BuildContext) -> Grounding:
     if arg is None or arg in ("text", "image"):
         return ZoomGrounding(arg or "auto")
     if arg.isdigit() and int(arg) >= 1:
@@ -257,5 +273,5 @@ def _zoom(arg: str | None, params: GenParams) -> Grounding:
 
 
 def make_grounding(spelling: str, params: GenParams) -> Grounding:
-    name, arg = GROUNDINGS.split(spelling)
-    return GROUNDINGS.get(name)(arg, params)
+    """Build a grounding outside an episode (tests, tools)."""
+    return GROUNDINGS.build(spelling, BuildContext(params=params))

@@ -11,12 +11,22 @@
 from __future__ import annotations
 
 import zlib
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from statelab.core import LLM, Call, ConfigError, GenParams, Memory, Observation, Registry
+from statelab.core import (
+    LLM,
+    BuildContext,
+    Call,
+    ConfigError,
+    GenParams,
+    Memory,
+    Observation,
+    PrivilegedView,
+    Registry,
+    Transition,
+)
 from statelab.state.formats import render
 
 RenderObs = Callable[[Observation], str]
@@ -37,38 +47,36 @@ def step_text(t: int, action: str, reward: float, text: str, reply: str = "") ->
     return f"Step {t}: You took action: {action} (reward {reward:g}).\n{text}"
 
 
+@dataclass(frozen=True)
+class WindowState:
+    t: int = 0
+    steps: tuple[str, ...] = ()
+
+
 class WindowMemory(Memory):
     """Long Form: the last ``k`` transitions, each as action, reward and observation."""
 
     name = "full"
 
-    def __init__(self, render_obs: RenderObs, manual: str, seed: int = 0, k: int = 30) -> None:
-        super().__init__(render_obs, manual, seed)
+    def __init__(self, render_obs: RenderObs, k: int = 30) -> None:
+        self.render_obs = render_obs
         self.k = k
-        self.t = 0
-        self.steps: deque[str] = deque(maxlen=k)
 
-    def reset(self, obs: Observation, info: dict[str, Any]) -> None:
-        self.t = 0
-        self.steps.clear()
+    def init(self, obs: Observation, privileged: PrivilegedView | None) -> WindowState:
+        return WindowState()
 
-    async def update(
-        self,
-        obs: Observation,
-        action: str,
-        reward: float,
-        info: dict[str, Any],
-        llm: LLM | None,
-        reply: str = "",
-    ) -> list[Call]:
-        self.t += 1
-        self.steps.append(step_text(self.t, action, reward, self.render_obs(obs), reply))
-        return []
+    async def write(
+        self, state: WindowState, transition: Transition, model: LLM | None
+    ) -> tuple[WindowState, list[Call]]:
+        tr = transition
+        t = state.t + 1
+        text = step_text(t, tr.action, tr.reward, self.render_obs(tr.observation), tr.reply)
+        return WindowState(t, (*state.steps, text)[-self.k :]), []
 
-    def render(self) -> str:
-        if not self.steps:
+    def render(self, state: WindowState) -> str:
+        if not state.steps:
             return ""
-        return "Past trajectory:\n" + "\n".join(self.steps)
+        return "Past trajectory:\n" + "\n".join(state.steps)
 
 
 SUMMARY_SYSTEM = "You keep a short running summary of an agent's progress in a task."
@@ -79,102 +87,78 @@ SUMMARY_INSTRUCTION = (
 )
 
 
+@dataclass(frozen=True)
+class SummaryState:
+    goal: str
+    summary: str = ""
+    t: int = 0
+
+
 class SummaryMemory(Memory):
-    """Rolling summary written by the acting model itself (one extra call per step)."""
+    """Rolling summary m_t = psi(m_{t-1}, o_t, a_t, r_t), one writer call per step."""
 
     name = "summary"
+    tags = frozenset({"needs-model"})
 
-    def __init__(
-        self,
-        render_obs: RenderObs,
-        manual: str,
-        seed: int = 0,
-        params: GenParams | None = None,
-    ) -> None:
-        super().__init__(render_obs, manual, seed)
+    def __init__(self, render_obs: RenderObs, seed: int = 0, params: GenParams | None = None):
+        self.render_obs = render_obs
+        self.seed = seed
         base = params or GenParams()
         self.params = GenParams(
             temperature=base.temperature, top_p=base.top_p, max_tokens=48, stop=("\n\n",)
         )
-        self.summary = ""
-        self.t = 0
-        self.goal = ""
 
-    def reset(self, obs: Observation, info: dict[str, Any]) -> None:
-        self.summary, self.t, self.goal = "", 0, obs.goal
+    def init(self, obs: Observation, privileged: PrivilegedView | None) -> SummaryState:
+        return SummaryState(goal=obs.goal)
 
-    def messages(self, obs: Observation, action: str, reward: float) -> list[dict[str, Any]]:
-        previous = self.summary or "(none yet: this is the first step)"
+    def messages(
+        self, state: SummaryState, obs: Observation, action: str, reward: float
+    ) -> list[dict[str, Any]]:
+        previous = state.summary or "(none yet: this is the first step)"
         user = (
-            f"Goal: {self.goal}\n\nPrevious summary:\n{previous}\n\n"
+            f"Goal: {state.goal}\n\nPrevious summary:\n{previous}\n\n"
             f"Latest step:\nAction: {action}\nReward: {reward:g}\n"
             f"Observation:\n{self.render_obs(obs)}\n\n{SUMMARY_INSTRUCTION}"
         )
         return [{"role": "system", "content": SUMMARY_SYSTEM}, {"role": "user", "content": user}]
 
-    async def update(
-        self,
-        obs: Observation,
-        action: str,
-        reward: float,
-        info: dict[str, Any],
-        llm: LLM | None,
-        reply: str = "",
-    ) -> list[Call]:
-        if llm is None:
+    async def write(
+        self, state: SummaryState, transition: Transition, model: LLM | None
+    ) -> tuple[SummaryState, list[Call]]:
+        if model is None:
             raise ConfigError("history 'summary' needs a model; the expert agent has none")
-        self.t += 1
-        msgs = self.messages(obs, action, reward)
-        params = replace(self.params, seed=call_seed(self.seed, self.t, "summary"))
-        completion = await llm.complete(msgs, params)
-        self.summary = " ".join(completion.text.strip().split())
-        return [Call("summary", msgs, completion)]
+        t = state.t + 1
+        msgs = self.messages(state, transition.observation, transition.action, transition.reward)
+        params = replace(self.params, seed=call_seed(self.seed, t, "summary"))
+        completion = await model.complete(msgs, params)
+        summary = " ".join(completion.text.strip().split())
+        return replace(state, summary=summary, t=t), [Call("summary", msgs, completion)]
 
-    def render(self) -> str:
-        return f"Summary of past actions:\n{self.summary}" if self.summary else ""
+    def render(self, state: SummaryState) -> str:
+        return f"Summary of past actions:\n{state.summary}" if state.summary else ""
 
 
 class OracleSummaryMemory(Memory):
     """The true current state and goal from the simulator, in natural language."""
 
     name = "oracle-summary"
+    tags = frozenset({"reads-privileged"})
 
-    def __init__(self, render_obs: RenderObs, manual: str, seed: int = 0) -> None:
-        super().__init__(render_obs, manual, seed)
-        self.text = ""
+    def _text(self, goal: str, privileged: PrivilegedView | None) -> str:
+        if privileged is None:
+            raise ConfigError("history 'oracle-summary' needs the privileged view")
+        return f"{render('natural', privileged.facts)} Goal: {goal}"
 
-    def _set(self, obs: Observation, info: dict[str, Any]) -> None:
-        facts = info["privileged"]["facts"]
-        self.text = f"{render('natural', facts)} Goal: {obs.goal}"
+    def init(self, obs: Observation, privileged: PrivilegedView | None) -> str:
+        return self._text(obs.goal, privileged)
 
-    def reset(self, obs: Observation, info: dict[str, Any]) -> None:
-        self._set(obs, info)
+    async def write(
+        self, state: str, transition: Transition, model: LLM | None
+    ) -> tuple[str, list[Call]]:
+        return self._text(transition.observation.goal, transition.privileged), []
 
-    async def update(
-        self,
-        obs: Observation,
-        action: str,
-        reward: float,
-        info: dict[str, Any],
-        llm: LLM | None,
-        reply: str = "",
-    ) -> list[Call]:
-        self._set(obs, info)
-        return []
-
-    def render(self) -> str:
-        return f"Summary of the current state (from the simulator):\n{self.text}"
-
-
-@dataclass(frozen=True)
-class MemoryContext:
-    """What every history component is built from."""
-
-    render_obs: RenderObs
-    manual: str
-    seed: int
-    history_len: int
-    params: GenParams
+    def render(self, state: str) -> str:
+        return f"Summary of the current state (from the simulator):\n{state}"
 
 
 def window_size(arg: str | None) -> int:
@@ -186,36 +170,29 @@ def window_size(arg: str | None) -> int:
     return int(arg)
 
 
-HISTORIES.register("full", "full")(
-    lambda c, arg: WindowMemory(c.render_obs, c.manual, c.seed, k=c.history_len)
-)
-HISTORIES.register("window", "window:<k>")(
-    lambda c, arg: WindowMemory(c.render_obs, c.manual, c.seed, k=window_size(arg))
-)
-HISTORIES.register("summary", "summary")(
-    lambda c, arg: SummaryMemory(c.render_obs, c.manual, c.seed, params=c.params)
-)
-HISTORIES.register("oracle-summary", "oracle-summary")(
-    lambda c, arg: OracleSummaryMemory(c.render_obs, c.manual, c.seed)
-)
+def _no_arg(name: str, arg: str | None) -> None:
+    if arg is not None:
+        raise ConfigError(f"history {name!r} takes no argument, got '{name}:{arg}'")
 
 
-def check_history(spelling: str) -> None:
-    """Validate a history spelling without building it."""
-    name, arg = HISTORIES.split(spelling)
-    if name == "window":
-        window_size(arg)
+@HISTORIES.register("full", "full")
+def _full(arg: str | None, c: BuildContext) -> Memory:
+    _no_arg("full", arg)
+    return WindowMemory(c.render_obs, k=c.history_len)
 
 
-def make_memory(
-    spelling: str,
-    render_obs: RenderObs,
-    manual: str,
-    seed: int,
-    *,
-    history_len: int,
-    params: GenParams,
-) -> Memory:
-    name, arg = HISTORIES.split(spelling)
-    ctx = MemoryContext(render_obs, manual, seed, history_len, params)
-    return HISTORIES.get(name)(ctx, arg)
+@HISTORIES.register("window", "window:<k>")
+def _window(arg: str | None, c: BuildContext) -> Memory:
+    return WindowMemory(c.render_obs, k=window_size(arg))
+
+
+@HISTORIES.register("summary", "summary", tags=("needs-model",))
+def _summary(arg: str | None, c: BuildContext) -> Memory:
+    _no_arg("summary", arg)
+    return SummaryMemory(c.render_obs, c.seed, params=c.params)
+
+
+@HISTORIES.register("oracle-summary", "oracle-summary", tags=("reads-privileged",))
+def _oracle(arg: str | None, c: BuildContext) -> Memory:
+    _no_arg("oracle-summary", arg)
+    return OracleSummaryMemory()

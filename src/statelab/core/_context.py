@@ -1,0 +1,134 @@
+"""The typed, read-only views the episode loop hands to components.
+
+Agents, groundings and world models never receive the env's ``info``: they get a
+:class:`StepContext`. Its ``privileged`` field is ``None`` unless the component is tagged
+``reads-privileged`` (oracle-*, experts); nothing else in the context leads to the env.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from statelab.core._agent import Prompt
+from statelab.core._env import Observation, Policy
+
+
+def frozen_view(d: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """A read-only view of a mapping (its values are the env's; treat them as read-only)."""
+    return MappingProxyType(dict(d or {}))
+
+
+@dataclass(frozen=True)
+class PrivilegedView:
+    """The env's privileged truth of this step (hidden objects, full map, walkthrough) and
+    its expert policy. Only components tagged ``reads-privileged`` are given one."""
+
+    info: Mapping[str, Any]
+    expert: Policy | None = None
+
+    @property
+    def facts(self) -> Any:
+        return self.info.get("privileged", {}).get("facts")
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.info.get("privileged", {}).get(key, default)
+
+
+class WorldHandle:
+    """How an agent asks the run's world model questions during *decide*.
+
+    Each question is answered at once (no env step), recorded with its answer, and counted:
+    past ``limit`` questions in one step, the answer says so and no component is asked.
+    """
+
+    def __init__(
+        self,
+        answer: Callable[[str], Awaitable[str | None] | str | None] | None = None,
+        limit: int = 10,
+    ) -> None:
+        self._answer = answer
+        self.limit = limit
+        self.asked: list[dict[str, Any]] = []
+
+    @property
+    def available(self) -> bool:
+        return self._answer is not None
+
+    async def ask(self, query: str) -> str:
+        if len(self.asked) >= self.limit:
+            answer = f"(no answer: at most {self.limit} questions per step)"
+        elif self._answer is None:
+            answer = "(no answer: this run has no world model)"
+        else:
+            got = self._answer(query)
+            if isinstance(got, Awaitable):
+                got = await got
+            answer = got if got is not None else "(no answer: no component knows)"
+        self.asked.append({"query": query, "answer": answer})
+        return answer
+
+
+@dataclass(frozen=True)
+class StepContext:
+    """Everything a component may read when the agent decides one step."""
+
+    observation: Observation
+    prompt: Prompt
+    #: env steps taken so far in this episode
+    step: int
+    #: the episode seed (sampling seeds derive from it; never the clock)
+    seed: int
+    #: the env's config spelling: a few-shot source reads its train split (nothing branches
+    #: on it)
+    env: str = ""
+    #: whether the env accepted the previous action
+    last_valid: bool = True
+    #: feedback of proposals rejected earlier in this step (validate stage), oldest first
+    rejected: tuple[str, ...] = ()
+    world: WorldHandle = field(default_factory=WorldHandle)
+    #: ``None`` unless the component reads privileged data
+    privileged: PrivilegedView | None = None
+
+    @classmethod
+    def for_prompt(
+        cls,
+        prompt: Prompt,
+        observation: Observation | None = None,
+        *,
+        env: str = "",
+        last_valid: bool = True,
+        privileged: PrivilegedView | None = None,
+        step: int = 0,
+        seed: int = 0,
+    ) -> StepContext:
+        """A context outside an episode (notebooks, tests): the observation defaults to the
+        prompt's view."""
+        obs = observation or Observation(prompt.view, None, prompt.actions, prompt.goal)
+        return cls(obs, prompt, step, seed, env, last_valid=last_valid, privileged=privileged)
+
+    @property
+    def admissible(self) -> tuple[str, ...] | None:
+        return self.prompt.actions
+
+    @property
+    def goal(self) -> str:
+        return self.observation.goal
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One env step as the *update* stage sees it."""
+
+    t: int
+    action: str
+    reply: str
+    reward: float
+    observation: Observation
+    terminated: bool
+    truncated: bool
+    valid: bool = True
+    #: ``None`` unless the receiving component reads privileged data
+    privileged: PrivilegedView | None = None

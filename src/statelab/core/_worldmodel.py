@@ -1,0 +1,16 @@
+"""The world-model contract (seed 004): a component that answers questions during *decide*,
+may reject an action in *validate*, and updates in *update* (``after_step``).
+
+A world model reads observations only, never the privileged view (unless tagged
+``reads-privileged``, which no belief model is).
+"""
+
+from __future__ import annotations
+
+from statelab.core._component import Component
+
+
+class WorldModel(Component):
+    """Base of the ``worldmodel`` axis; every hook is optional (``none`` overrides none)."""
+
+    name: str = "worldmodel"

@@ -1,0 +1,117 @@
+"""The table of axes: the one place that says which axes a run has.
+
+The config model, the run spec and its key, the store's ``runs`` columns, run labels, the
+report layout and ``statelab list`` all read :data:`AXES`. Adding an axis is one entry here
+plus its registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from statelab.agents import AGENTS
+from statelab.core import BuildContext, ConfigError, GenParams, Registry
+from statelab.envs import ENVS, env_class
+from statelab.llm import MODELS, check_spec
+from statelab.state import FORMATS, HISTORIES
+from statelab.state.grounding import GROUNDINGS
+from statelab.worldmodels import WORLDMODELS
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One axis of a run."""
+
+    name: str
+    registry: Registry[Any]
+    #: the value when a config does not set the axis (None: the config must set it)
+    default: str | None
+    help: str
+    #: the six axes of the first release are always in a run's key and label; any other
+    #: joins them only when set to something other than its default (so adding an axis
+    #: changes no existing run key)
+    core: bool = False
+    #: whether the axis applies to runs without a model (the expert row); else shown as "-"
+    model_free: bool = False
+    #: validate one value for one env (default: build it against a dry context)
+    checker: Callable[[str, BuildContext], None] | None = None
+
+    def check(self, value: str, ctx: BuildContext) -> None:
+        if self.checker is not None:
+            self.checker(value, ctx)
+        else:
+            self.registry.check(value, ctx)
+
+    def listing(self) -> list[tuple[str, str]]:
+        """(name, spelling help) of every value, as ``statelab list`` prints them."""
+        return self.registry.describe()
+
+
+def _check_env(value: str, ctx: BuildContext) -> None:
+    env_class(value)  # a known name or Gymnasium id
+    ENVS.check(value, ctx)
+
+
+def _check_format(value: str, ctx: BuildContext) -> None:
+    if value != "default":
+        FORMATS.check(value, ctx)
+
+
+def _check_model(value: str, ctx: BuildContext) -> None:
+    check_spec(value)
+
+
+def _check_writer(value: str, ctx: BuildContext) -> None:
+    if value != "acting":
+        check_spec(value)
+
+
+#: the writer axis names a model: ``acting`` (the acting model) or any model spec
+WRITERS: Registry[Any] = Registry("writer")
+WRITERS.register("acting", "acting (the acting model writes the memory)")(lambda arg, ctx: None)
+for _name, _help in MODELS.describe():
+    WRITERS.register(_name, _help)(lambda arg, ctx: None)
+
+AXES: tuple[Axis, ...] = (
+    Axis("env", ENVS, None, "the environment", core=True, model_free=True, checker=_check_env),
+    Axis("model", MODELS, None, "the acting model", core=True, checker=_check_model),
+    Axis("agent", AGENTS, "act", "the agent scaffold", core=True, model_free=True),
+    Axis("history", HISTORIES, "full", "what of the past the prompt carries", core=True),
+    Axis("format", FORMATS, "default", "how facts become text", core=True, checker=_check_format),
+    Axis("grounding", GROUNDINGS, "none", "the spatial signal that joins the text", core=True),
+    Axis("worldmodel", WORLDMODELS, "none", "what the agent may query and what checks actions"),
+    Axis("writer", WRITERS, "acting", "the model that writes the memory", checker=_check_writer),
+)
+BY_NAME: dict[str, Axis] = {a.name: a for a in AXES}
+NAMES: tuple[str, ...] = tuple(a.name for a in AXES)
+
+
+def axis(name: str) -> Axis:
+    if name not in BY_NAME:
+        raise ConfigError(f"{name!r} is not an axis; axes: {', '.join(NAMES)}")
+    return BY_NAME[name]
+
+
+def env_context(env: str, params: GenParams | None = None) -> BuildContext:
+    """The dry build context of components for ``env`` (its facts kind, history length)."""
+    cls = env_class(env)
+    return BuildContext(
+        params=params or GenParams(),
+        env=env,
+        facts_type=cls.facts_type,
+        history_len=cls.history_len,
+        dry=True,
+    )
+
+
+def check_value(name: str, value: str, env: str, params: GenParams | None = None) -> None:
+    """Refuse a bad value of axis ``name`` for ``env`` with one line naming the axis."""
+    ctx = env_context(env, params) if name != "env" else BuildContext(dry=True)
+    axis(name).check(value, ctx)
+
+
+def with_env(ctx: BuildContext, env: str) -> BuildContext:
+    cls = env_class(env)
+    return replace(ctx, env=env, facts_type=cls.facts_type, history_len=cls.history_len)
