@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from statelab.agents.stateact import render_turn
-from statelab.core import Env, TextFacts
+from statelab.core import Env
+from statelab.facts import TextFacts
 
 VERSION = 1
 _LOCK = threading.Lock()

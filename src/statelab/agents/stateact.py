@@ -52,8 +52,8 @@ from statelab.core import (
     GenParams,
     Message,
     Prompt,
-    TextFacts,
 )
+from statelab.facts import TextFacts
 
 FIELDS = ("goal", "state", "thought")
 FORMATS = ("text", "json")

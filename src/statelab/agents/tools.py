@@ -44,7 +44,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from statelab.core import LLM, Agent, Call, ConfigError, Decision, GenParams, Message, Prompt
-from statelab.core import TrafficFacts as _Facts
+from statelab.facts import TrafficFacts as _Facts
 from statelab.tools.describe import LIBRARY_HEADER
 from statelab.tools.geodesics import PRIMITIVES, TOOL_LEN
 from statelab.tools.library import LibrarySpec, ToolLibrary, build_library

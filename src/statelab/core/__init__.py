@@ -2,7 +2,6 @@
 
 from statelab.core._agent import Agent, Call, Decision, Prompt
 from statelab.core._env import Env, EnvSpec, Observation, ObservationSpace, Policy
-from statelab.core._facts import EgoViewFacts, MessengerFacts, PegFacts, TextFacts, TrafficFacts
 from statelab.core._llm import LLM, Completion, GenParams, Message, ModelError, Usage
 from statelab.core._registry import ConfigError, Registry
 from statelab.core._state import Memory
@@ -14,21 +13,16 @@ __all__ = [
     "Completion",
     "ConfigError",
     "Decision",
-    "EgoViewFacts",
     "Env",
     "EnvSpec",
     "GenParams",
     "Memory",
     "Message",
-    "MessengerFacts",
     "ModelError",
     "Observation",
     "ObservationSpace",
-    "PegFacts",
     "Policy",
     "Prompt",
     "Registry",
-    "TextFacts",
-    "TrafficFacts",
     "Usage",
 ]

@@ -34,8 +34,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from statelab.core import Env, Observation
-from statelab.core._facts import TrafficFacts
 from statelab.envs._registry import register_env
+from statelab.facts import render
+from statelab.facts.traffic import TrafficFacts, raster
 from statelab.tools.geodesics import (
     PRIMITIVES,
     TOOL_LEN,
@@ -50,7 +51,6 @@ from statelab.tools.geodesics import (
     shortest_path,
     visible_cars,
 )
-from statelab.tools.plots import raster
 
 WORDS: dict[str, str] = {
     **{p.lower(): p for p in PRIMITIVES},
@@ -225,13 +225,7 @@ class TrafficEnv(Env):
 
     def _observe(self, feedback: str) -> Observation:
         f = self.facts()
-        (r0, c0), h = f.agent, f.half
-        text = (
-            (feedback + "\n" if feedback else "")
-            + "\n".join(f.window_rows())
-            + f"\nWindow: rows {r0 - h} to {r0 + h}, columns {c0 - h} to {c0 + h}."
-            f" You (A) are at {self.agent}; the target (T) is at {self.target}."
-        )
+        text = (feedback + "\n" if feedback else "") + render(self.default_format, f)
         self._text = text
         return Observation(
             text=text,

@@ -216,7 +216,7 @@ class ZoomGrounding(Grounding):
     async def apply(
         self, prompt: Prompt, obs: Observation, info: dict[str, Any], llm: LLM | None
     ) -> Grounded:
-        from statelab.state.closeup import close_up
+        from statelab.facts import close_up
 
         text, image = close_up(obs.facts, self.half)
         send = self.mode == "image" or (self.mode == "auto" and _takes_images(llm))
