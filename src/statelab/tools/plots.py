@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from statelab.tools.geodesics import DELTAS, Cell, Geodesic
+from statelab.envs.traffic_world import DELTAS, Cell
+from statelab.tools.geodesics import Geodesic
 
 if TYPE_CHECKING:
     from statelab.tools.quantize import Quantization
