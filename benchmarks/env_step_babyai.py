@@ -24,8 +24,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from statelab.envs._babyai_text import describe, ego_view
 from statelab.envs.babyai import ACTIONS, TASKS, BabyAIEnv
+from statelab.facts.egoview import describe, ego_view
 from statelab.state import render
 
 

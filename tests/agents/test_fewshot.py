@@ -6,7 +6,8 @@ import pytest
 
 from statelab.agents import fewshot, make_agent
 from statelab.agents.stateact import parse_turn
-from statelab.core import Env, GenParams, Observation, Prompt, StepContext, TextFacts
+from statelab.core import Env, GenParams, Observation, Prompt, StepContext
+from statelab.facts import TextFacts
 from statelab.llm import ScriptedLLM
 
 PLACES = ("table 1", "shelf 1", "fridge 1")

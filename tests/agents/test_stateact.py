@@ -20,12 +20,11 @@ from statelab.core import (
     ConfigError,
     GenParams,
     Observation,
-    PegFacts,
     Prompt,
     StepContext,
-    TextFacts,
     Usage,
 )
+from statelab.facts import PegFacts, TextFacts
 from statelab.llm import ScriptedLLM
 
 ACTIONS = ("go to fridge 1", "go to table 1", "take apple 1 from table 1")

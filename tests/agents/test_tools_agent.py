@@ -24,10 +24,10 @@ from statelab.core import (
     Observation,
     Prompt,
     StepContext,
-    TrafficFacts,
     Usage,
 )
 from statelab.envs.traffic import TrafficEnv
+from statelab.facts import TrafficFacts
 from statelab.llm import ScriptedLLM
 from statelab.tools.describe import exact_text
 from statelab.tools.geodesics import TrafficState, replay

@@ -9,11 +9,12 @@ from typer.testing import CliRunner
 
 from statelab.cli import app
 from statelab.core import Observation
-from statelab.core._facts import EgoViewFacts
 from statelab.envs import GYM_IDS, make_env
-from statelab.envs._babyai_text import describe, ego_view_of, full_map, full_view_of
+from statelab.envs._babyai_view import ego_view_of, full_map, full_view_of
 from statelab.envs.babyai import ACTIONS, TASKS, BabyAIEnv
 from statelab.envs.checker import check_env
+from statelab.facts import EgoViewFacts
+from statelab.facts.egoview import describe
 from statelab.state import render
 
 EAST, SOUTH, WEST, NORTH = range(4)

@@ -1,10 +1,11 @@
 import gymnasium as gym
 import pytest
 
-from statelab.core import Observation, PegFacts
+from statelab.core import Observation
 from statelab.envs import GYM_IDS, make_env
 from statelab.envs.checker import check_env
 from statelab.envs.hanoi import ACTIONS, HanoiEnv, shortest_solution
+from statelab.facts import PegFacts
 
 
 def step(env: HanoiEnv, src: str, dst: str):

@@ -16,11 +16,12 @@ pytest.importorskip("fast_downward")
 import alfworld.gen.constants as C
 
 from statelab.cli import app
-from statelab.core import ConfigError, TextFacts
+from statelab.core import ConfigError
 from statelab.envs import GYM_IDS, make_env
 from statelab.envs import _household_gen as gen
 from statelab.envs.checker import check_env
 from statelab.envs.household import HouseholdEnv, clean_text, normalise
+from statelab.facts import TextFacts
 
 TEST = HouseholdEnv.splits["test"]
 #: one test seed per task type (the type of a seed is TASK_TYPES[seed % 6])

@@ -6,10 +6,10 @@ from typer.testing import CliRunner
 
 from statelab.cli import app
 from statelab.core import ConfigError, Observation
-from statelab.core._facts import MessengerFacts
 from statelab.envs import GYM_IDS, make_env
 from statelab.envs.checker import check_env
 from statelab.envs.messenger import ACTIONS, ENTITIES, SYNONYMS, MessengerEnv
+from statelab.facts import MessengerFacts
 from statelab.state import render
 
 FAR = {"enemy": (0, 0), "message": (9, 0), "goal": (9, 9)}

@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from statelab.cli import app
-from statelab.core import Observation, TextFacts
+from statelab.core import Observation
 from statelab.envs import GYM_IDS, make_env
 from statelab.envs.checker import check_env
 from statelab.envs.textcraft import (
@@ -20,6 +20,7 @@ from statelab.envs.textcraft import (
     normalise,
     plan,
 )
+from statelab.facts import TextFacts
 from statelab.state import observation_renderer, render
 
 TEST = TextcraftEnv.splits["test"]

@@ -5,13 +5,14 @@ from typer.testing import CliRunner
 
 from statelab.cli import app
 from statelab.core import Observation
-from statelab.core._facts import TrafficFacts
 from statelab.envs import GYM_IDS, make_env
 from statelab.envs.checker import check_env
 from statelab.envs.traffic import TrafficEnv, parse_command
+from statelab.envs.traffic_world import move_cars
+from statelab.facts import TrafficFacts
+from statelab.facts.traffic import COLOURS
 from statelab.state import render
-from statelab.tools.geodesics import move_cars
-from statelab.tools.plots import COLOURS, png_bytes
+from statelab.tools.plots import png_bytes
 
 
 def world(agent, cars, size=25, **kw):

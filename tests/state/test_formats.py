@@ -1,6 +1,7 @@
 import pytest
 
-from statelab.core import ConfigError, PegFacts
+from statelab.core import ConfigError
+from statelab.facts import PegFacts
 from statelab.state import formats_for, render
 from statelab.state.formats import check
 

@@ -1,7 +1,7 @@
 import pytest
 
 from statelab.core import ConfigError
-from statelab.core._facts import EgoViewFacts
+from statelab.facts import EgoViewFacts
 from statelab.state import formats_for, render
 from statelab.state.formats import check
 

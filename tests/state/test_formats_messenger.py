@@ -1,6 +1,6 @@
 import pytest
 
-from statelab.core._facts import MessengerFacts
+from statelab.facts import MessengerFacts
 from statelab.state import formats_for, render
 
 START = MessengerFacts((5, 5), False, (("bird", (3, 5)), ("dog", (5, 9))))

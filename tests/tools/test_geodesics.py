@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from statelab.envs.traffic import TrafficEnv
-from statelab.tools.geodesics import (
+from statelab.envs.traffic_world import (
     PRIMITIVES,
     TrafficState,
     best_effort,
@@ -14,11 +14,9 @@ from statelab.tools.geodesics import (
     move_cars,
     random_cars,
     replay,
-    safe_tools,
-    sample_geodesics,
     shortest_path,
-    windows,
 )
+from statelab.tools.geodesics import safe_tools, sample_geodesics, windows
 from statelab.tools.quantize import PRIMITIVE_TOOLS
 
 

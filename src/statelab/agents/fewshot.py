@@ -26,8 +26,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from statelab.agents.stateact import render_turn
-from statelab.core import Env, TextFacts
+from statelab.agents._turn import render_turn
+from statelab.core import Env
+from statelab.facts import TextFacts
 
 VERSION = 1
 _LOCK = threading.Lock()

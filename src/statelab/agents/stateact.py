@@ -44,6 +44,7 @@ from typing import Any
 
 from statelab.agents._parse import parse_action
 from statelab.agents._prompting import messages
+from statelab.agents._turn import render_turn
 from statelab.core import (
     LLM,
     Agent,
@@ -54,8 +55,8 @@ from statelab.core import (
     Message,
     Prompt,
     StepContext,
-    TextFacts,
 )
+from statelab.facts import TextFacts
 
 FIELDS = ("goal", "state", "thought")
 FORMATS = ("text", "json")
@@ -157,18 +158,6 @@ def state_keys_for(facts: Any) -> tuple[str, ...]:
 
 
 # -- one turn as text ---------------------------------------------------------------------
-def json_key(key: str) -> str:
-    return key.replace(" ", "_")
-
-
-def render_turn(values: dict[str, str], keys: tuple[str, ...], fmt: str = "text") -> str:
-    """One turn in the agent's output format; a missing or empty value is None (null)."""
-    if fmt == "json":
-        items = [f'"{json_key(k)}": {json.dumps(values.get(k) or None)}' for k in keys]
-        return ">{" + ",\n".join(items) + "\n}"
-    return ">" + "\n".join(f"{k}: {values.get(k) or 'None'}" for k in keys)
-
-
 @dataclass(frozen=True)
 class Turn:
     """A parsed reply: field values by canonical key, the action (None when the reply has no

@@ -53,7 +53,7 @@ from statelab.core import (
     Prompt,
     StepContext,
 )
-from statelab.core import TrafficFacts as _Facts
+from statelab.facts import TrafficFacts as _Facts
 from statelab.tools.describe import LIBRARY_HEADER
 from statelab.tools.geodesics import PRIMITIVES, TOOL_LEN
 from statelab.tools.library import LibrarySpec, ToolLibrary, build_library

@@ -1,6 +1,6 @@
 """statelab's contracts: Env, Observation, LLM, Agent, Memory and the axis registries."""
 
-from statelab.core._agent import Agent, Call, Decision, Prompt
+from statelab.core._agent import Agent, Call, Decision
 from statelab.core._component import TAGS, Component, describe
 from statelab.core._context import (
     PrivilegedView,
@@ -10,8 +10,8 @@ from statelab.core._context import (
     frozen_view,
 )
 from statelab.core._env import Env, Observation, ObservationSpace, Policy
-from statelab.core._facts import EgoViewFacts, MessengerFacts, PegFacts, TextFacts, TrafficFacts
 from statelab.core._llm import LLM, Completion, GenParams, Message, ModelError, Usage
+from statelab.core._prompt import Prompt
 from statelab.core._registry import DRY, BuildContext, ConfigError, Registry
 from statelab.core._state import Memory
 from statelab.core._worldmodel import WorldModel
@@ -27,23 +27,18 @@ __all__ = [
     "Component",
     "ConfigError",
     "Decision",
-    "EgoViewFacts",
     "Env",
     "GenParams",
     "Memory",
     "Message",
-    "MessengerFacts",
     "ModelError",
     "Observation",
     "ObservationSpace",
-    "PegFacts",
     "Policy",
     "PrivilegedView",
     "Prompt",
     "Registry",
     "StepContext",
-    "TextFacts",
-    "TrafficFacts",
     "Transition",
     "Usage",
     "WorldHandle",

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from statelab.core._agent import Prompt
 from statelab.core._env import Observation, Policy
+from statelab.core._prompt import Prompt
 
 
 def frozen_view(d: Mapping[str, Any] | None) -> Mapping[str, Any]:

@@ -24,7 +24,7 @@ Reward is minigrid's: 1 - 0.9 * steps / 128 on success, 0 otherwise. Score (norm
 seed 000, where 1 means the task was completed) is 1.0 on success and 0.0 otherwise.
 
 The observation text is our describer of minigrid's 7x7 egocentric view (see
-:mod:`statelab.envs._babyai_text`); the mission is ``Observation.goal``. ``image=True`` adds
+:mod:`statelab.facts.egoview`); the mission is ``Observation.goal``. ``image=True`` adds
 minigrid's agent-view RGB render (16-pixel tiles, as BALROG) as ``Observation.image``.
 
 The expert is minigrid's ``BabyAIBot``, kept in step with the episode by the env (it reads
@@ -52,9 +52,9 @@ from minigrid.envs.babyai.core.verifier import (
 from minigrid.utils.baby_ai_bot import BabyAIBot
 
 from statelab.core import ConfigError, Env, Observation
-from statelab.core._facts import EgoViewFacts
-from statelab.envs._babyai_text import describe, ego_view, full_map, full_view_of, world_array
+from statelab.envs._babyai_view import full_map, full_view_of, world_array
 from statelab.envs._registry import register_env
+from statelab.facts.egoview import EgoViewFacts, describe, ego_view
 
 #: BALROG's action strings; the index is minigrid's action id
 ACTIONS: tuple[str, ...] = ("turn left", "turn right", "go forward", "pick up", "drop", "toggle")

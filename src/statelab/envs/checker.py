@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from statelab.core import Env, Observation
-from statelab.state import formats_for, render
+from statelab.facts import formats_for, render
 
 
 def _play_expert(env: Env, seed: int) -> tuple[list[str], dict[str, Any]]:

@@ -19,9 +19,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from statelab.core import ConfigError, Env, Observation, PegFacts
+from statelab.core import ConfigError, Env, Observation
 from statelab.envs._draw import PALETTE
 from statelab.envs._registry import register_env
+from statelab.facts import PegFacts, render
 
 NAMES = ("A", "B", "C")
 ACTIONS: tuple[str, ...] = tuple(
@@ -32,11 +33,8 @@ Pegs = tuple[tuple[int, ...], ...]
 
 
 def tagged_list(pegs: Pegs) -> str:
-    """SmartPlay's rendering: one line per rod, bottom to top."""
-    return "\n".join(
-        f"- {n}: |bottom, [{', '.join(map(str, p))}], top|"
-        for n, p in zip(NAMES, pegs, strict=False)
-    )
+    """SmartPlay's rendering: one line per rod, bottom to top (the ``tagged-list`` format)."""
+    return render("tagged-list", PegFacts(pegs, NAMES))
 
 
 def parse_action(action: str) -> tuple[int, int] | None:

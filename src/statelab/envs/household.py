@@ -45,10 +45,11 @@ import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
-from statelab.core import ConfigError, Env, Observation, TextFacts
+from statelab.core import ConfigError, Env, Observation
 from statelab.envs import _household_gen as gen
 from statelab.envs import _household_world as hw
 from statelab.envs._registry import register_env
+from statelab.facts import TextFacts
 
 NOTHING = "Nothing happens."
 INSTALL = (

@@ -8,7 +8,7 @@ play the enemy, the message holder and the goal. The manual has one sentence per
 shuffled order, naming it only by a synonym (hawk for bird, ...) with its role and movement;
 observations use canonical names. Entities, roles, synonyms, wording, movements and layout
 all come from the episode seed. Positions are (x, y): x the column from the west edge, y the
-row from the north edge (:class:`~statelab.core._facts.MessengerFacts`; the manual says so).
+row from the north edge (:class:`~statelab.facts.MessengerFacts`; the manual says so).
 
 - Level 2 (default; ``messenger:2``): each entity is a chaser, fleeing or immovable (27
   combinations); agent and entities permuted over the corners (2, 2), (2, 7), (7, 2), (7, 7).
@@ -46,10 +46,9 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar, NamedTuple
 
 from statelab.core import ConfigError, Env, Observation
-from statelab.core._facts import MessengerFacts
 from statelab.envs._draw import grid_image
 from statelab.envs._registry import register_env
-from statelab.state.formats import render
+from statelab.facts import MessengerFacts, render
 
 ENTITIES = ("airplane", "mage", "dog", "bird", "fish", "scientist", "thief", "ship", "ball",
             "robot", "queen", "sword")  # fmt: skip
@@ -377,7 +376,7 @@ class MessengerEnv(Env):
     def render_rgb(self) -> Any:
         """The grid from above: the agent (A, another colour once it holds the message) and
         each entity by its letter of the ``symbolic`` format."""
-        from statelab.state.formats_messenger import SYMBOLS
+        from statelab.facts.messenger import SYMBOLS
 
         f = self.facts()
         colours = (0, 1, 3)

@@ -66,8 +66,9 @@ import warnings
 from types import SimpleNamespace
 from typing import Any, ClassVar
 
-from statelab.core import Env, Observation, TextFacts
+from statelab.core import Env, Observation
 from statelab.envs._registry import register_env
+from statelab.facts import TextFacts
 
 #: goals under our load order (checked when the recipes load)
 N_GOALS = 396

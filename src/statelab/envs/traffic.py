@@ -6,7 +6,7 @@ starts in the top-left corner and must reach a fixed target in the bottom-right 
 cell), move up one row per time step and wrap from the top row to the bottom row. The agent
 does not wrap; a move into the edge is absorbed. A collision is a car entering the agent's
 cell, or the agent and a car swapping cells, on the same step (the rules live in
-:mod:`statelab.tools.geodesics`, shared with the geodesic sampler and the expert).
+:mod:`statelab.envs.traffic_world`, shared with the expert and the geodesic sampler).
 
 The agent sees the square window of half-size 10 around itself. Each decision (one
 ``step``) commits five primitive actions executed open-loop, written as five letters over
@@ -21,7 +21,7 @@ after 30 decisions. Reward: +1 on the step that reaches the target, 0 otherwise.
 success, 0 otherwise (there is no partial credit).
 
 Privileged info: every car, the primitive time, the generator state after the reset, the
-full :class:`~statelab.tools.geodesics.TrafficState`, and ``facts`` with every car visible
+full :class:`~statelab.envs.traffic_world.TrafficState`, and ``facts`` with every car visible
 (for the oracle summary). The expert plans a geodesic with all cars known (breadth-first
 search over (cell, time mod size)) and plays its next five actions.
 """
@@ -34,9 +34,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from statelab.core import Env, Observation
-from statelab.core._facts import TrafficFacts
 from statelab.envs._registry import register_env
-from statelab.tools.geodesics import (
+from statelab.envs.traffic_world import (
     PRIMITIVES,
     TOOL_LEN,
     Cell,
@@ -50,7 +49,8 @@ from statelab.tools.geodesics import (
     shortest_path,
     visible_cars,
 )
-from statelab.tools.plots import raster
+from statelab.facts import render
+from statelab.facts.traffic import TrafficFacts, raster
 
 WORDS: dict[str, str] = {
     **{p.lower(): p for p in PRIMITIVES},
@@ -225,13 +225,7 @@ class TrafficEnv(Env):
 
     def _observe(self, feedback: str) -> Observation:
         f = self.facts()
-        (r0, c0), h = f.agent, f.half
-        text = (
-            (feedback + "\n" if feedback else "")
-            + "\n".join(f.window_rows())
-            + f"\nWindow: rows {r0 - h} to {r0 + h}, columns {c0 - h} to {c0 + h}."
-            f" You (A) are at {self.agent}; the target (T) is at {self.target}."
-        )
+        text = (feedback + "\n" if feedback else "") + render(self.default_format, f)
         self._text = text
         return Observation(
             text=text,

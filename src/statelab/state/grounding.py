@@ -222,7 +222,7 @@ class ZoomGrounding(Grounding):
             self.tags = frozenset({"needs-vision"})
 
     async def apply(self, ctx: StepContext, llm: LLM | None) -> Grounded:
-        from statelab.state.closeup import close_up
+        from statelab.facts import close_up
 
         prompt = ctx.prompt
         text, image = close_up(ctx.observation.facts, self.half)

@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from statelab.core import LLM, GenParams, Message
-from statelab.tools.geodesics import DELTAS
+from statelab.envs.traffic_world import DELTAS
 
 #: bump when the prompts change: cached descriptions of another version are not reused
 PROMPT_VERSION = 2

@@ -22,7 +22,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from statelab.core import LLM, GenParams, TrafficFacts
+from statelab.core import LLM, GenParams
+from statelab.facts import TrafficFacts
 from statelab.tools.describe import cached_descriptions, exact_text, library_text, write_json
 from statelab.tools.geodesics import (
     Cell,

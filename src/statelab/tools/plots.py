@@ -1,11 +1,8 @@
 """Pictures of the moving-car grid and of its geodesic tools (seed 001, figures 1 and 4).
 
-Two kinds:
+Grid renderings live with the facts (:func:`statelab.facts.traffic.raster`); here:
 
-- grid renderings (:func:`raster`) as ``(H, W, 3)`` uint8 arrays, numpy only: the full grid,
-  the agent's observation (unseen cells grey) and an agent-centred close-up ("zoom"), in the
-  seed's colours (agent blue, target green, cars red, free white, unseen grey);
-  :func:`png_bytes` encodes one as a PNG with the standard library;
+- :func:`png_bytes` encodes an ``(H, W, 3)`` uint8 image as a PNG with the standard library;
 - plots of sampled geodesics and of each k-medoids cluster (:func:`plot_geodesics`,
   :func:`plot_clusters`), drawn on a matplotlib Agg canvas (no pyplot state), returned as PNG
   bytes and optionally written to a file.
@@ -16,73 +13,17 @@ from __future__ import annotations
 import io
 import struct
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from statelab.tools.geodesics import DELTAS, Cell, Geodesic
+from statelab.envs.traffic_world import DELTAS, Cell
+from statelab.tools.geodesics import Geodesic
 
 if TYPE_CHECKING:
     from statelab.tools.quantize import Quantization
-
-COLOURS: dict[str, tuple[int, int, int]] = {
-    "free": (255, 255, 255),
-    "unseen": (175, 175, 175),
-    "wall": (60, 60, 60),
-    "car": (220, 40, 40),
-    "target": (40, 170, 70),
-    "agent": (40, 90, 220),
-    "line": (210, 210, 210),
-}
-
-
-def raster(
-    size: int,
-    agent: Cell,
-    target: Cell,
-    cars: Iterable[Cell],
-    *,
-    half: int | None = None,
-    crop: int | None = None,
-    scale: int = 12,
-) -> np.ndarray:
-    """The grid as an RGB image, ``scale`` pixels per cell with thin cell borders.
-
-    ``half``: cells farther than ``half`` from the agent (Chebyshev) are drawn unseen and their
-    cars hidden (the observation view). ``crop``: only the ``(2*crop+1)``-square around the
-    agent is drawn, off-grid cells as wall (the close-up).
-    """
-    ar, ac = agent
-    if crop is None:
-        r0, c0, h, w = 0, 0, size, size
-    else:
-        r0, c0, h, w = ar - crop, ac - crop, 2 * crop + 1, 2 * crop + 1
-    rows = np.arange(r0, r0 + h)[:, None]
-    cols = np.arange(c0, c0 + w)[None, :]
-    img = np.empty((h, w, 3), dtype=np.uint8)
-    img[:] = COLOURS["free"]
-    seen = np.ones((h, w), dtype=bool)
-    if half is not None:
-        seen = (np.abs(rows - ar) <= half) & (np.abs(cols - ac) <= half)
-        img[~seen] = COLOURS["unseen"]
-
-    def paint(cell: Cell, colour: str) -> None:
-        r, c = cell[0] - r0, cell[1] - c0
-        if 0 <= r < h and 0 <= c < w and seen[r, c]:
-            img[r, c] = COLOURS[colour]
-
-    paint(target, "target")
-    for car in cars:
-        paint(car, "car")
-    paint(agent, "agent")
-    img[~((rows >= 0) & (rows < size) & (cols >= 0) & (cols < size))] = COLOURS["wall"]
-    big = np.repeat(np.repeat(img, scale, axis=0), scale, axis=1)
-    if scale >= 4:
-        big[::scale, :] = COLOURS["line"]
-        big[:, ::scale] = COLOURS["line"]
-    return big
 
 
 def png_bytes(image: np.ndarray) -> bytes:

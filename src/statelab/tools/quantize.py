@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from statelab.tools.geodesics import DELTAS, PRIMITIVES, TOOL_LEN
+from statelab.envs.traffic_world import DELTAS, PRIMITIVES, TOOL_LEN
 
 #: one move then four waits, and five waits (appended to the medoids, seed 001 appendix A.2)
 PRIMITIVE_TOOLS: tuple[str, ...] = (

@@ -1,4 +1,4 @@
-"""Formats of :class:`~statelab.core._facts.MessengerFacts` (seed 000, Table 6, section 4.2.2).
+"""Formats of :class:`MessengerFacts` (seed 000, Table 6, section 4.2.2).
 
 Positions are (x, y): x the column from the west edge, y the row from the north edge, as the
 Messenger manual says. Examples for an agent at (5, 5) without the message, a bird at (3, 5)
@@ -20,8 +20,26 @@ and a dog at (5, 9):
 
 from __future__ import annotations
 
-from statelab.core._facts import MessengerFacts
-from statelab.state.formats import coordinates, natural, natural_pos, symbolic
+from dataclasses import dataclass
+
+from statelab.facts._formats import coordinates, natural, natural_pos, symbolic
+
+
+@dataclass(frozen=True)
+class MessengerFacts:
+    """An agent and named entities on a grid (Messenger).
+
+    Positions are ``(x, y)``: ``x`` is the column counted from the west edge, ``y`` the row
+    counted from the north edge, so ``(0, 0)`` is the north-west corner and moving south adds
+    1 to ``y``. ``entities`` lists ``(name, (x, y))`` in an order that never depends on the
+    entities' roles (which the manual alone tells). ``size`` is ``(width, height)``.
+    """
+
+    agent: tuple[int, int]
+    has_message: bool
+    entities: tuple[tuple[str, tuple[int, int]], ...]
+    size: tuple[int, int] = (10, 10)
+
 
 #: one fixed character per entity (the agent is A), so a legend never changes mid-episode
 SYMBOLS = {

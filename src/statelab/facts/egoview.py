@@ -1,7 +1,14 @@
-"""BabyAI text as BALROG plays it: our own describer of minigrid's egocentric view.
+"""Egocentric grid views (BabyAI / MiniGrid): :class:`EgoViewFacts` and its formats.
 
-Everything here is a pure function of :class:`~statelab.core._facts.EgoViewFacts` (or of a
-minigrid env, to build those facts). The describer follows BabyAI-Text, the language wrapper
+- ``natural``: BabyAI-Text's sentences, as BALROG shows them (the env's own text), from
+  :func:`describe`, our own describer of minigrid's egocentric view;
+- ``symbolic``: one character per cell, the agent ``^`` at its place facing up, ``#`` wall,
+  ``.`` empty floor, ``?`` unseen, a letter per kind of object, then a legend line;
+- ``matrix``: a one-line key, then the cells as minigrid's ``[object, colour, state]`` codes,
+  one row per line.
+
+Everything here is a pure function of the facts (the facts of a minigrid env are built in
+:mod:`statelab.envs._babyai_view`). The describer follows BabyAI-Text, the language wrapper
 BALROG uses, one line per item, in this order:
 
 - ``You carry a <colour> <type>.`` when the agent holds something;
@@ -20,12 +27,13 @@ or closed doors) are never described.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from minigrid.core.constants import IDX_TO_COLOR, IDX_TO_OBJECT, OBJECT_TO_IDX
 
-from statelab.core._facts import EgoViewFacts
+from statelab.facts._formats import matrix, natural, symbolic
 
 UNSEEN, EMPTY, WALL, DOOR = (OBJECT_TO_IDX[k] for k in ("unseen", "empty", "wall", "door"))
 DOOR_STATES = {0: "open", 1: "closed", 2: "locked"}
@@ -38,8 +46,41 @@ Cell = tuple[int, int, int]
 Cells = tuple[tuple[Cell, ...], ...]
 
 
-# -- facts from a minigrid env ---------------------------------------------------------------
-def _as_cells(rows: Any) -> Cells:
+@dataclass(frozen=True)
+class EgoViewFacts:
+    """A top-down grid seen from the agent (BabyAI / MiniGrid), cells as minigrid encodes them.
+
+    ``cells[row][col]`` is ``(object, colour, state)`` in minigrid's integer codes
+    (``minigrid.core.constants``): object 0 unseen, 1 empty, 2 wall, 3 floor, 4 door, 5 key,
+    6 ball, 7 box, 8 goal, 9 lava; colour 0 red, 1 green, 2 blue, 3 purple, 4 yellow, 5 grey;
+    state (doors) 0 open, 1 closed, 2 locked. Cells hidden behind walls or closed doors are
+    unseen (0, 0, 0).
+
+    The grid is egocentric: the agent stands at ``agent`` = (row, col) and faces row 0, so
+    "forward" is up (lower rows), "left" lower columns, "right" higher columns. The cell under
+    the agent holds what it carries (minigrid's convention), else it is empty. The 7x7 partial
+    view has the agent at (6, 3), its bottom middle; a full map (privileged) is the whole grid
+    turned the same way, with the agent wherever it stands.
+
+    ``direction`` is where the agent faces in the world, minigrid's ``agent_dir``: 0 east,
+    1 south, 2 west, 3 north (north is up on a map, towards smaller y).
+    """
+
+    cells: tuple[tuple[tuple[int, int, int], ...], ...]
+    direction: int
+    mission: str = ""
+    agent: tuple[int, int] = (6, 3)
+
+    @property
+    def carrying(self) -> tuple[int, int, int] | None:
+        """The encoding of the carried object, or None."""
+        r, c = self.agent
+        cell = self.cells[r][c]
+        return cell if cell[0] > 2 else None
+
+
+# -- facts from minigrid's encoding ---------------------------------------------------------
+def as_cells(rows: Any) -> Cells:
     return tuple(tuple((int(c[0]), int(c[1]), int(c[2])) for c in row) for row in rows.tolist())
 
 
@@ -47,38 +88,8 @@ def ego_view(image: np.ndarray, direction: int, mission: str = "") -> EgoViewFac
     """Facts from minigrid's partial view ``image`` (``gen_obs()["image"]``, indexed [x][y])."""
     size = image.shape[0]
     return EgoViewFacts(
-        _as_cells(image.transpose(1, 0, 2)), int(direction), mission, (size - 1, size // 2)
+        as_cells(image.transpose(1, 0, 2)), int(direction), mission, (size - 1, size // 2)
     )
-
-
-def ego_view_of(env: Any) -> EgoViewFacts:
-    """The agent's partial view of a minigrid env, as minigrid's ``gen_obs()`` encodes it."""
-    u = env.unwrapped
-    return ego_view(u.gen_obs()["image"], u.agent_dir, str(u.mission))
-
-
-def world_array(env: Any, encoded: np.ndarray | None = None) -> np.ndarray:
-    """The whole grid, row-major ([y][x]), nothing hidden, the carried object under the agent.
-
-    ``encoded`` is ``grid.encode()`` when the caller already has it.
-    """
-    u = env.unwrapped
-    full = (u.grid.encode() if encoded is None else encoded).copy()
-    x, y = u.agent_pos
-    full[x, y] = u.carrying.encode() if u.carrying is not None else (EMPTY, 0, 0)
-    return np.ascontiguousarray(full.transpose(1, 0, 2))
-
-
-def full_view_of(env: Any, world: np.ndarray | None = None) -> EgoViewFacts:
-    """The whole grid turned so the agent faces up (the truth an oracle may read)."""
-    u = env.unwrapped
-    world = world_array(u) if world is None else world
-    k = (int(u.agent_dir) + 1) % 4  # quarter turns counter-clockwise that bring "ahead" up
-    marker = np.zeros(world.shape[:2], dtype=bool)
-    marker[u.agent_pos[1], u.agent_pos[0]] = True
-    r, c = np.argwhere(np.rot90(marker, k))[0]
-    cells = _as_cells(np.rot90(world, k))
-    return EgoViewFacts(cells, int(u.agent_dir), str(u.mission), (int(r), int(c)))
 
 
 # -- words ----------------------------------------------------------------------------------
@@ -176,15 +187,33 @@ def ascii_grid(cells: Cells, agent: tuple[int, int], glyph: str, you: str) -> tu
     return rows, f"Legend: {legend}"
 
 
-def full_map(env: Any, world: np.ndarray | None = None) -> str:
-    """The whole grid as an ASCII map, north up, the agent an arrow (for oracle maps)."""
-    u = env.unwrapped
-    world = world_array(u) if world is None else world
-    x, y = u.agent_pos
-    d = int(u.agent_dir)
-    rows, legend = ascii_grid(
-        _as_cells(world), (int(y), int(x)), DIR_GLYPHS[d], f"facing {DIR_NAMES[d]}; north is up"
-    )
-    carried = u.carrying
-    tail = [f"You carry {a_thing(carried.encode())}."] if carried is not None else []
+# -- formats ------------------------------------------------------------------------------
+@natural.register
+def _(f: EgoViewFacts) -> str:
+    """'a wall 2 steps forward\\na red ball 1 step left and 2 steps forward' ..."""
+    return describe(f)
+
+
+@symbolic.register
+def _(f: EgoViewFacts) -> str:
+    """'#######\\n...a...\\n...^...\\nLegend: ^ you (facing up), # wall, ..., a red ball'."""
+    rows, legend = ascii_grid(f.cells, f.agent, "^", "facing up")
+    carried = f.carrying
+    tail = [f"You carry {a_thing(carried)}."] if carried is not None else []
     return "\n".join([*rows, legend, *tail])
+
+
+MATRIX_KEY = (
+    "Key: each cell is [object, colour, state]; object 0 unseen, 1 empty, 2 wall, 4 door, "
+    "5 key, 6 ball, 7 box; colour 0 red, 1 green, 2 blue, 3 purple, 4 yellow, 5 grey; "
+    "state of a door 0 open, 1 closed, 2 locked; you are at row {r}, column {c} (from 1), "
+    "facing row 1, and your own cell holds what you carry."
+)
+
+
+@matrix.register
+def _(f: EgoViewFacts) -> str:
+    """Key line, then '[[[2,5,0],[1,0,0],...],\\n[...]]', one row of cells per line."""
+    rows = ["[" + ",".join(f"[{a},{b},{c}]" for a, b, c in row) + "]" for row in f.cells]
+    key = MATRIX_KEY.format(r=f.agent[0] + 1, c=f.agent[1] + 1)
+    return key + "\n[" + ",\n".join(rows) + "]"
