@@ -1,3 +1,5 @@
+import re
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -263,6 +265,109 @@ def test_image_only_when_asked():
     assert plain.reset(seed=0)[0].image.shape == (112, 112, 3)
 
 
+# -- construction: BALROG's num_dists=0 by default, distractors as an option -----------------
+def objects(env: BabyAIEnv) -> list[tuple[str, str, tuple[int, int]]]:
+    """Every key, ball, box and door in the level: (type, colour, position), sorted."""
+    return sorted(
+        (o.type, o.color, (int(o.cur_pos[0]), int(o.cur_pos[1])))
+        for o in env.level.grid.grid
+        if o is not None and o.type != "wall"
+    )
+
+
+# BALROG (num_dists=0 in its config) through GLAM's level: add_distractors(num_dists + 1) for
+# goto and pickup, num_dists + 2 for putnext and pick-up-seq-go-to, the locked door and its key
+# (plus num_dists in the key's room) for open
+BALROG_OBJECTS = {
+    "goto": ["object"],
+    "pickup": ["object"],
+    "putnext": ["object", "object"],
+    "pickup-seq-goto": ["object", "object"],
+    "open": ["door", "key"],
+}
+
+
+@pytest.mark.parametrize("task", ALL_TASKS)
+def test_default_rooms_hold_balrogs_objects(task):
+    env = make_env(f"babyai/{task}")
+    assert env.level.num_dists == 0
+    for seed in range(50):
+        env.reset(seed=seed)
+        found = objects(env)
+        kinds = sorted(t if task == "open" else "object" for t, *_ in found)
+        assert kinds == BALROG_OBJECTS[task], (seed, found)
+        if task == "open":  # the key opens the locked door
+            (_, door_colour, _), (_, key_colour, _) = found
+            assert door_colour == key_colour and env.level.grid.get(*found[0][2]).is_locked
+
+
+def test_one_object_missions_are_never_ambiguous():
+    for task in ("goto", "pickup"):
+        env = make_env(f"babyai/{task}")
+        for seed in range(20):
+            obs, _ = env.reset(seed=seed)
+            ((kind, colour, _),) = objects(env)
+            assert obs.goal.endswith(f"the {colour} {kind}"), obs.goal
+
+
+@pytest.mark.parametrize("task", ALL_TASKS)
+def test_dists_option_adds_distractors(task):
+    env = make_env(f"babyai/{task}:dists=3")
+    assert env.level.num_dists == 3
+    env.reset(seed=1)
+    assert len(objects(env)) == len(BALROG_OBJECTS[task]) + 3
+
+
+def test_dists_8_is_the_construction_before_balrogs():
+    # recorded from the construction with 8 distractors before num_dists=0 became the default
+    env = make_env("babyai/goto:dists=8")
+    obs, info = env.reset(seed=0)
+    assert obs.goal == "go to a grey ball"
+    assert info["privileged"]["agent_pos"] == (6, 5) and info["privileged"]["agent_dir"] == 2
+    assert objects(env) == [
+        ("ball", "green", (3, 5)),
+        ("ball", "grey", (1, 4)),
+        ("ball", "grey", (5, 4)),
+        ("box", "red", (4, 3)),
+        ("key", "green", (2, 3)),
+        ("key", "green", (4, 4)),
+        ("key", "purple", (4, 6)),
+        ("key", "yellow", (2, 5)),
+        ("key", "yellow", (5, 6)),
+    ]
+    env = make_env("babyai/open:dists=8")
+    obs, info = env.reset(seed=0)
+    assert obs.goal == "open the door" and info["privileged"]["agent_pos"] == (11, 6)
+    assert objects(env) == [
+        ("ball", "blue", (8, 4)),
+        ("ball", "blue", (10, 2)),
+        ("ball", "grey", (10, 6)),
+        ("ball", "red", (12, 2)),
+        ("ball", "yellow", (13, 6)),
+        ("box", "blue", (13, 3)),
+        ("door", "blue", (7, 6)),
+        ("key", "blue", (13, 2)),
+        ("key", "blue", (13, 4)),
+        ("key", "green", (8, 1)),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("spelling", "message"),
+    [
+        ("babyai/goto:dists=13", "dists: expected a whole number from 0 to 12"),
+        ("babyai/goto:dists=", "dists: expected a whole number from 0 to 12"),
+        ("babyai/open:8", "unknown option '8'"),
+        ("babyai/pickup:colour=red", "unknown option 'colour=red'"),
+    ],
+)
+def test_bad_spellings_are_one_line_errors(spelling, message):
+    from statelab.core import ConfigError
+
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        make_env(spelling)
+
+
 # -- the expert ---------------------------------------------------------------------------
 @pytest.mark.parametrize("task", ALL_TASKS)
 def test_expert_wins_seeds_0_to_9(task):
@@ -274,8 +379,8 @@ def test_expert_wins_seeds_0_to_9(task):
 @pytest.mark.slow
 @pytest.mark.parametrize("task", ALL_TASKS)
 def test_expert_wins_seeds_0_to_49(task):
-    # measured: 50/50 on every task (mean steps: goto 6.0, pickup 7.0, putnext 11.8,
-    # pickup-seq-goto 12.9, open 15.2)
+    # measured: 50/50 on every task (mean steps: goto 4.8, pickup 5.8, putnext 10.0,
+    # pickup-seq-goto 11.9, open 14.6; with dists=8: 6.0, 7.0, 11.8, 12.9, 15.2, also 50/50)
     env = make_env(f"babyai/{task}")
     wins = [play_expert(env, s)["success"] for s in range(50)]
     assert sum(wins) == 50, [s for s, w in enumerate(wins) if not w]

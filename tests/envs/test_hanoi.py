@@ -1,3 +1,5 @@
+import re
+
 import gymnasium as gym
 import pytest
 
@@ -109,3 +111,101 @@ def test_conformance_and_gymnasium_registration():
     obs, _ = env.reset(seed=0)
     assert isinstance(obs, Observation)
     assert make_env("hanoi:4").n == 4
+
+
+# -- the manual and the feedback option (docs/fidelity.md) ---------------------------------
+def test_manual_carries_smartplays_information_with_a_worked_example():
+    m = HanoiEnv().manual
+    # SmartPlay's worked example: from B (top 1) to C (top 2) is legal, to A (top 0) is not
+    assert "- A: |bottom, [0], top|\n- B: |bottom, [1], top|\n- C: |bottom, [2], top|" in m
+    assert "may move to C" in m and "not to A" in m
+    for rule in ("one disk at a time", "top disk", "never be placed on top of a smaller disk"):
+        assert rule in m
+    start = "- A: |bottom, [2, 1, 0], top|\n- B: |bottom, [], top|\n- C: |bottom, [], top|"
+    goal = "- A: |bottom, [], top|\n- B: |bottom, [], top|\n- C: |bottom, [2, 1, 0], top|"
+    assert f"starting configuration is:\n{start}" in m and f"goal configuration is:\n{goal}" in m
+    assert "bottom on the left, top on the right" in m
+    assert make_env("hanoi:feedback=off").manual == m  # the option leaves the manual alone
+
+
+def test_feedback_option_changes_exactly_the_feedback_line():
+    on, off = make_env("hanoi"), make_env("hanoi:feedback=off")
+    assert on.feedback is True and off.feedback is False
+    assert on.reset(seed=0)[0] == off.reset(seed=0)[0]
+    # legal, illegal (bigger on smaller, empty rod) and unrecognised moves, then a win
+    actions = [ACTIONS[1], ACTIONS[1], ACTIONS[3], "fly away"]
+    actions += [ACTIONS[a] for a in shortest_solution(((2, 1), (), (0,)))]
+    seen = set()
+    for act in actions:
+        (o1, r1, t1, u1, i1), (o2, r2, t2, u2, i2) = on.step(act), off.step(act)
+        assert (o1.facts, r1, t1, u1, i1) == (o2.facts, r2, t2, u2, i2)
+        assert o2.feedback.startswith("You tried to ") and o2.feedback.endswith(".")
+        assert o1.feedback.startswith(o2.feedback + " ")
+        extra = o1.feedback.removeprefix(o2.feedback + " ")  # the one sentence "on" adds
+        seen.add(extra.split(":")[0])
+        assert o1.text.replace(o1.feedback, o2.feedback, 1) == o2.text
+    assert seen == {
+        "The move succeeded.",
+        "That move is illegal",
+        "That is not a valid action; nothing changed.",
+    }
+    assert on.success() and off.success()
+
+
+def test_feedback_off_text_is_smartplays():
+    env = make_env("hanoi:feedback=off")
+    env.reset(seed=0)
+    obs, *_ = step(env, "A", "C")
+    assert obs.text == (
+        "You tried to move the top disk of rod a to the top of rod c. Current configuration:\n"
+        "- A: |bottom, [2, 1], top|\n- B: |bottom, [], top|\n- C: |bottom, [0], top|"
+    )
+    obs, reward, *_r, info = env.step("I give up")  # ours: an illegal move (SmartPlay: action 0)
+    assert reward == -1.0 and not info["valid"] and obs.feedback == "You tried to I give up."
+
+
+def test_expert_wins_with_feedback_off():
+    env = make_env("hanoi:feedback=off")
+    obs, info = env.reset(seed=0)
+    expert, done = env.expert(), False
+    while not done:
+        obs, _, term, trunc, info = env.step(expert.act(obs, info))
+        done = term or trunc
+    assert info["success"] and info["steps"] == 7
+
+
+@pytest.mark.parametrize(
+    ("spelling", "kwargs"),
+    [
+        ("hanoi", (3, True)),
+        ("hanoi:4", (4, True)),
+        ("hanoi:disks=5", (5, True)),
+        ("hanoi:feedback=off", (3, False)),
+        ("hanoi:4+feedback=off", (4, False)),
+        ("hanoi:feedback=on+disks=2", (2, True)),
+    ],
+)
+def test_spellings(spelling, kwargs):
+    env = make_env(spelling)
+    assert (env.n, env.feedback) == kwargs
+
+
+@pytest.mark.parametrize(
+    ("spelling", "message"),
+    [
+        ("hanoi:x", "disks: expected a whole number from 1 to 10"),
+        ("hanoi:11", "disks: expected a whole number from 1 to 10"),
+        ("hanoi:feedback=no", "feedback: expected on or off"),
+        ("hanoi:colour=red", "unknown option 'colour=red'"),
+        ("hanoi:4+disks=4", "repeated option 'disks=4'"),
+        ("hanoi:feedback=off+4", "unknown option '4'"),
+    ],
+)
+def test_bad_spellings_are_one_line_errors(spelling, message):
+    from statelab.core import ConfigError
+
+    with pytest.raises(ConfigError, match=re.escape(message)) as e:
+        make_env(spelling)
+    assert "\n" not in str(e.value)
+    if "option" in message:  # an unknown key: the error lists the allowed ones
+        assert str(e.value).endswith("allowed: hanoi:[disks=N]+[feedback=on|off]")

@@ -20,9 +20,10 @@ def main(argv: list[str]) -> None:
         if argv and not any(a in cid for a in argv):
             continue
         rec = play(case, seed)
-        changed += data.get(cid) != rec
+        differs = data.get(cid) != rec
+        changed += differs
         data[cid] = rec
-        print(f"{'changed' if data.get(cid) != rec else 'recorded'} {cid}", file=sys.stderr)
+        print(f"{'changed' if differs else 'same'} {cid}", file=sys.stderr)
     save(data)
     print(f"{len(data)} golden episodes in {FIXTURE} ({changed} new or changed)", file=sys.stderr)
 

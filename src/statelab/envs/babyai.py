@@ -1,30 +1,43 @@
 """BabyAI as BALROG plays it (seed 000, section 3.3; Table 2: 128 steps, history 128).
 
-Five tasks on minigrid's BabyAI machinery, built the way BALROG's ``BabyAI-MixedTrainLocal-v0``
-builds them (GLAM's babyai-text levels, one task per config name):
+Five tasks on minigrid's BabyAI machinery, built the way BALROG builds them: its
+``BabyAI-MixedTrainLocal-v0`` (GLAM's babyai-text level) with ``num_dists=0``, the value in
+BALROG's config, one task per config name:
 
-- ``babyai/goto``: one 8x8 room, 9 objects; "go to the <colour> <type>".
-- ``babyai/pickup``: one 8x8 room, 9 objects; "pick up the <colour> <type>".
-- ``babyai/putnext``: one 8x8 room, 10 objects; "put the X next to the Y".
-- ``babyai/pickup-seq-goto``: one 8x8 room, 10 objects; "pick up the X, then go to the Y" or
-  "go to the Y after you pick up the X" (minigrid's ``BeforeInstr``/``AfterInstr`` over
+- ``babyai/goto``: one 8x8 room holding 1 object; "go to the <colour> <type>".
+- ``babyai/pickup``: one 8x8 room holding 1 object; "pick up the <colour> <type>".
+- ``babyai/putnext``: one 8x8 room holding 2 objects; "put the X next to the Y".
+- ``babyai/pickup-seq-goto``: one 8x8 room holding 2 objects; "pick up the X, then go to the
+  Y" or "go to the Y after you pick up the X" (minigrid's ``BeforeInstr``/``AfterInstr`` over
   ``PickupInstr`` and ``GoToInstr``).
 - ``babyai/open``: two 8x8 rooms side by side joined by one locked door (yellow, green, blue or
-  purple); the agent starts in the other room with its key and 8 more objects; "open the door"
-  or "open the <colour> door".
+  purple); the agent starts in the other room with the door's key and nothing else; "open
+  the door" or "open the <colour> door".
+
+``babyai/<task>:dists=N`` adds N distractors (random keys, balls and boxes, repeats allowed)
+to the agent's room, as GLAM's level does with its own default ``num_dists=8``: goto and
+pickup rooms then hold N + 1 objects, putnext and pickup-seq-goto N + 2, open the key and N
+more. ``dists=8`` is the construction statelab used before BALROG's became the default; with
+distractors a mission can fit several objects ("go to a grey ball" with two grey balls), and
+any of them satisfies it.
 
 As in BALROG's training split, missions naming a yellow box, red key, red door, green ball or
 grey door are redrawn. Keys, balls and boxes only; no unblocking needed.
 
 Actions (BALROG's six, in minigrid's order): turn left, turn right, go forward, pick up, drop,
-toggle. Minigrid's ``done`` is not offered. An unknown action changes nothing, is reported
-invalid and still uses a step.
+toggle. Minigrid's ``done`` is not offered. An action outside the six (after tidying case,
+spaces and a final full stop) changes nothing, is reported invalid with a feedback line
+listing the six, and still uses a step (minigrid's step count too). BALROG instead executes
+its default action, "go forward", and prefixes the next observation with "Your previous
+output did not contain a valid action. Defaulted to action: go forward".
 
 Reward is minigrid's: 1 - 0.9 * steps / 128 on success, 0 otherwise. Score (normalised as in
 seed 000, where 1 means the task was completed) is 1.0 on success and 0.0 otherwise.
 
 The observation text is our describer of minigrid's 7x7 egocentric view (see
-:mod:`statelab.facts.egoview`); the mission is ``Observation.goal``. ``image=True`` adds
+:mod:`statelab.facts.egoview`); on 3,281 states shared with BALROG it listed the same
+objects, offsets and walls as BALROG's text (2,778 byte-identical; the rest differ only in "a
+open" and a final period). The mission is ``Observation.goal``. ``image=True`` adds
 minigrid's agent-view RGB render (16-pixel tiles, as BALROG) as ``Observation.image``.
 
 The expert is minigrid's ``BabyAIBot``, kept in step with the episode by the env (it reads
@@ -51,8 +64,9 @@ from minigrid.envs.babyai.core.verifier import (
 )
 from minigrid.utils.baby_ai_bot import BabyAIBot
 
-from statelab.core import ConfigError, Env, Observation
+from statelab.core import Env, Observation
 from statelab.envs._babyai_view import full_map, full_view_of, world_array
+from statelab.envs._options import Option, count, option_parser
 from statelab.envs._registry import register_env
 from statelab.facts.egoview import EgoViewFacts, describe, ego_view
 
@@ -70,7 +84,10 @@ TASKS: dict[str, str] = {
 #: BALROG's train split leaves these out of missions
 EXCLUDED = ("yellow box", "red key", "red door", "green ball", "grey door")
 IMAGE_TILE = 16
-N_DISTRACTORS = 8
+#: BALROG's ``num_dists``: no distractors (``babyai/<task>:dists=N`` adds N)
+DEFAULT_DISTRACTORS = 0
+#: more make most 8x8 rooms unreachable somewhere: resets slow to seconds (16: 2 s each)
+MAX_DISTRACTORS = 12
 
 MANUAL = (
     "You are an agent playing a simple navigation game in a grid world of rooms. Each "
@@ -95,12 +112,20 @@ MANUAL = (
 
 
 class LocalLevel(RoomGridLevel):
-    """One BALROG BabyAI task as a minigrid level (8x8 rooms; two of them for ``open``)."""
+    """One BALROG BabyAI task as a minigrid level (8x8 rooms; two of them for ``open``) with
+    ``num_dists`` distractors besides the objects the mission needs."""
 
     instrs: Instr
 
-    def __init__(self, task: str, max_steps: int, render_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        task: str,
+        max_steps: int,
+        render_mode: str | None = None,
+        num_dists: int = DEFAULT_DISTRACTORS,
+    ) -> None:
         self.task = task
+        self.num_dists = num_dists
         super().__init__(
             room_size=8,
             num_rows=1,
@@ -144,21 +169,21 @@ class LocalLevel(RoomGridLevel):
                 return other
 
     def _goto(self) -> None:
-        obj = self._rand_elem(self._objects(N_DISTRACTORS + 1))
+        obj = self._rand_elem(self._objects(self.num_dists + 1))
         self.instrs = GoToInstr(ObjDesc(obj.type, obj.color))
 
     def _pickup(self) -> None:
-        obj = self._rand_elem(self._objects(N_DISTRACTORS + 1))
+        obj = self._rand_elem(self._objects(self.num_dists + 1))
         self.instrs = PickupInstr(ObjDesc(obj.type, obj.color))
 
     def _putnext(self) -> None:
-        objs = self._objects(N_DISTRACTORS + 2)
+        objs = self._objects(self.num_dists + 2)
         move = self._rand_elem(objs)
         fixed = self._other(objs, move)
         self.instrs = PutNextInstr(ObjDesc(move.type, move.color), ObjDesc(fixed.type, fixed.color))
 
     def _pickup_seq_goto(self) -> None:
-        objs = self._objects(N_DISTRACTORS + 2)
+        objs = self._objects(self.num_dists + 2)
         a = self._rand_elem(objs)
         b = self._other(objs, a)
         pick, go = PickupInstr(ObjDesc(a.type, a.color)), GoToInstr(ObjDesc(b.type, b.color))
@@ -170,7 +195,7 @@ class LocalLevel(RoomGridLevel):
         # room 0's door 0 is its right wall, room 1's door 2 its left: the same wall
         self.add_door(locked_i, 0, 0 if locked_i == 0 else 2, color=colour, locked=True)
         self.add_object(1 - locked_i, 0, "key", colour)
-        self.add_distractors(1 - locked_i, 0, num_distractors=N_DISTRACTORS, all_unique=False)
+        self.add_distractors(1 - locked_i, 0, num_distractors=self.num_dists, all_unique=False)
         self.place_agent(1 - locked_i, 0)
         if not self.check_objs_reachable(raise_exc=False):
             raise RejectSampling("unreachable object")
@@ -203,14 +228,24 @@ class BabyAIEnv(Env):
     facts_type: ClassVar[type] = EgoViewFacts
     default_format: ClassVar[str] = "natural"
 
-    def __init__(self, task: str = "goto", max_steps: int | None = None, image: bool = False):
+    def __init__(
+        self,
+        task: str = "goto",
+        max_steps: int | None = None,
+        image: bool = False,
+        num_dists: int = DEFAULT_DISTRACTORS,
+    ):
         super().__init__(max_steps=max_steps)
         if task not in TASKS:
             raise ValueError(f"unknown BabyAI task {task!r}; allowed: {', '.join(TASKS)}")
+        if not 0 <= num_dists <= MAX_DISTRACTORS:
+            raise ValueError(f"num_dists must be from 0 to {MAX_DISTRACTORS}, got {num_dists}")
         self.task = task
         self.image = image
         self.manual = MANUAL
-        self.level = LocalLevel(task, self.budget, render_mode="rgb_array" if image else None)
+        self.level = LocalLevel(
+            task, self.budget, render_mode="rgb_array" if image else None, num_dists=num_dists
+        )
         self._raw: dict[str, Any] = {}
         self._won = False
         self._expert_wanted = False
@@ -333,11 +368,14 @@ class BabyAIEnv(Env):
         return ACTIONS[self._suggestion] if self._suggestion < len(ACTIONS) else ACTIONS[0]
 
 
+OPTIONS = {"dists": Option("num_dists", count(0, MAX_DISTRACTORS), "dists=N")}
+
+
 def _task(name: str, task: str) -> Callable[[str | None], dict[str, Any]]:
+    options = option_parser(name, OPTIONS)
+
     def parse(arg: str | None) -> dict[str, Any]:
-        if arg is not None:
-            raise ConfigError(f"env '{name}' takes no argument, got '{name}:{arg}'")
-        return {"task": task}
+        return {"task": task, **options(arg)}
 
     return parse
 
@@ -351,6 +389,8 @@ for _t, _gid in TASKS.items():
             kwargs={"task": _t},
             disable_env_checker=True,
         )
-    register_env(f"babyai/{_t}", BabyAIEnv, _gid, f"babyai/{_t}", _task(f"babyai/{_t}", _t))
+    register_env(
+        f"babyai/{_t}", BabyAIEnv, _gid, f"babyai/{_t}[:dists=N]", _task(f"babyai/{_t}", _t)
+    )
 
 __all__ = ["ACTIONS", "TASKS", "BabyAIEnv", "BabyAIExpert", "LocalLevel"]

@@ -9,6 +9,20 @@ or unrecognised action (the state is unchanged), 0 otherwise.
 Score (normalised to [0, 1]) follows SmartPlay too: the number of disks on rod C divided by
 n, read at the last step. A solved puzzle scores 1; partial progress counts every disk that
 sits on C, so 1 of 3 disks on C scores 0.33 whatever the other rods hold.
+
+The manual carries what SmartPlay's does, in our words: the rods and disks, the start and the
+objective, the three rules, a worked example of which moves are legal, the start and goal
+configurations (bottom left, top right). The action list follows it in every prompt.
+
+Text: "Current configuration:" and the rods at reset; after a step "You tried to <action>."
+first, as SmartPlay writes it. With ``feedback=on`` (the default, ``hanoi:feedback=on``) one
+more sentence says what came of it ("The move succeeded." / "That move is illegal: ...;
+nothing changed." / "That is not a valid action; nothing changed."); SmartPlay has no such
+line, and ``hanoi:feedback=off`` leaves it out (the seed-000 configs do). Spellings: ``hanoi``,
+``hanoi:4`` (disks), ``hanoi:feedback=off``, ``hanoi:4+feedback=off``, ``hanoi:disks=4``.
+
+One known difference stays: a reply that names none of the six actions is an illegal move
+here (-1, nothing moves, "You tried to <reply>."); SmartPlay runs action 0 (A to B) instead.
 """
 
 from __future__ import annotations
@@ -19,8 +33,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from statelab.core import ConfigError, Env, Observation
+from statelab.core import Env, Observation
 from statelab.envs._draw import PALETTE
+from statelab.envs._options import Option, count, on_off, option_parser
 from statelab.envs._registry import register_env
 from statelab.facts import PegFacts, render
 
@@ -130,6 +145,34 @@ def draw(pegs: Pegs, n: int) -> np.ndarray:
     return np.asarray(img, dtype=np.uint8)
 
 
+def manual(n: int) -> str:
+    """The rules as SmartPlay's manual gives them (our wording, the same information): rods,
+    disks, start and objective, the three rules, a worked legality example, the start and goal
+    configurations. The action list follows in the prompt."""
+    start = tagged_list((tuple(range(n - 1, -1, -1)), (), ()))
+    goal = tagged_list(goal_pegs(n))
+    example = tagged_list(((0,), (1,), (2,)))
+    return (
+        "You are playing the Tower of Hanoi.\n"
+        f"There are three rods, A, B and C, and {n} disks of different sizes, numbered 0 to "
+        f"{n - 1} from the smallest to the largest; any disk can go onto any rod. At the start "
+        "all disks are stacked on rod A by decreasing size, the largest at the bottom and the "
+        "smallest on top. Your goal is to move the whole stack to rod C, obeying these rules:\n"
+        "- Move only one disk at a time.\n"
+        "- A move takes the top disk of one rod and places it on top of the disks of another "
+        "rod, or on an empty rod.\n"
+        "- A disk may never be placed on top of a smaller disk.\n"
+        "A configuration lists each rod's disks from bottom (left) to top (right). A worked "
+        "example: which moves from rod B are legal here?\n"
+        f"{example}\n"
+        "The top disk of B is disk 1. It may move to C, whose top disk 2 is bigger, but not to "
+        "A, whose top disk 0 is smaller.\n"
+        f"The starting configuration is:\n{start}\n"
+        f"The goal configuration is:\n{goal}\n"
+        "(bottom on the left, top on the right)."
+    )
+
+
 class HanoiExpert:
     """Optimal play from whatever configuration the episode is in (BFS over configurations)."""
 
@@ -147,32 +190,18 @@ class HanoiEnv(Env):
     default_format: ClassVar[str] = "tagged-list"
     static_actions: ClassVar[bool] = True
 
-    def __init__(self, n_disks: int = 3, max_steps: int | None = None) -> None:
+    def __init__(
+        self, n_disks: int = 3, max_steps: int | None = None, feedback: bool = True
+    ) -> None:
         super().__init__(max_steps=max_steps)
         if not 1 <= n_disks <= 10:
             raise ValueError(f"n_disks must be between 1 and 10, got {n_disks}")
         self.n = n_disks
+        #: whether a step's text says what came of the move (SmartPlay's does not)
+        self.feedback = feedback
         self.pegs: Pegs = ((), (), ())
         self.goal = f"Move all {n_disks} disks to rod C, largest at the bottom, smallest on top."
-        self.manual = self._manual()
-
-    def _manual(self) -> str:
-        start = tagged_list((tuple(range(self.n - 1, -1, -1)), (), ()))
-        goal = tagged_list(goal_pegs(self.n))
-        return (
-            "You are playing the Tower of Hanoi.\n"
-            f"There are three rods (pegs) A, B and C and {self.n} disks numbered 0 to "
-            f"{self.n - 1} by size: disk 0 is the smallest, disk {self.n - 1} the largest.\n"
-            "Rules:\n"
-            "- Only one disk may be moved at a time.\n"
-            "- Each move takes the top disk of one rod and places it on top of another rod.\n"
-            "- A disk may never be placed on top of a smaller disk.\n"
-            "A configuration lists each rod's disks from bottom to top. "
-            "For example, '- A: |bottom, [2, 1], top|' means disk 2 is at the bottom of "
-            "rod A and disk 1 is on top of it.\n"
-            f"Start:\n{start}\nGoal:\n{goal}\n"
-            f"Goal in words: {self.goal} An illegal move costs a point and changes nothing."
-        )
+        self.manual = manual(n_disks)
 
     # -- Env ------------------------------------------------------------------------------
     def _reset(
@@ -189,23 +218,23 @@ class HanoiEnv(Env):
     def _step(self, action: str) -> tuple[Observation, float, bool, dict[str, Any]]:
         move = parse_action(action)
         if move is None:
-            feedback = (
-                f"You tried to {action.strip() or '(nothing)'}. That is not a valid action; "
-                "nothing changed."
-            )
-            return self._observe(feedback), -1.0, False, self._privileged(valid=False)
+            tried = f"You tried to {action.strip() or '(nothing)'}."
+            said = self._said(tried, "That is not a valid action; nothing changed.")
+            return self._observe(said), -1.0, False, self._privileged(valid=False)
         src, dst = move
         reason = legal(self.pegs, src, dst)
-        said = ACTIONS[list(permutations(range(3), 2)).index(move)]
+        tried = f"You tried to {ACTIONS[list(permutations(range(3), 2)).index(move)].lower()}."
         if reason is not None:
-            feedback = (
-                f"You tried to {said.lower()}. That move is illegal: {reason}; nothing changed."
-            )
-            return self._observe(feedback), -1.0, False, self._privileged(valid=False)
+            said = self._said(tried, f"That move is illegal: {reason}; nothing changed.")
+            return self._observe(said), -1.0, False, self._privileged(valid=False)
         self.pegs = apply(self.pegs, src, dst)
-        feedback = f"You tried to {said.lower()}. The move succeeded."
         solved = self.success()
-        return self._observe(feedback), (100.0 if solved else 0.0), solved, self._privileged()
+        said = self._said(tried, "The move succeeded.")
+        return self._observe(said), (100.0 if solved else 0.0), solved, self._privileged()
+
+    def _said(self, tried: str, outcome: str) -> str:
+        """SmartPlay's "You tried to ..." and, with ``feedback`` on, what came of it."""
+        return f"{tried} {outcome}" if self.feedback else tried
 
     def _observe(self, feedback: str) -> Observation:
         text = (
@@ -245,12 +274,15 @@ class HanoiEnv(Env):
         return HanoiExpert()
 
 
-def _disks(arg: str | None) -> dict[str, Any]:
-    if arg is None:
-        return {}
-    if not arg.isdigit():
-        raise ConfigError(f"env 'hanoi:{arg}': the argument is the number of disks, e.g. hanoi:4")
-    return {"n_disks": int(arg)}
+OPTIONS = {
+    "disks": Option("n_disks", count(1, 10), "disks=N"),
+    "feedback": Option("feedback", on_off, "feedback=on|off"),
+}
 
-
-register_env("hanoi", HanoiEnv, "statelab/Hanoi-v0", "hanoi[:<disks>]", _disks)
+register_env(
+    "hanoi",
+    HanoiEnv,
+    "statelab/Hanoi-v0",
+    "hanoi[:<disks>][+feedback=on|off]",
+    option_parser("hanoi", OPTIONS, positional="disks"),
+)
