@@ -23,6 +23,7 @@ from statelab.envs import ENVS, make_env
 from statelab.llm import MODELS, make_llm
 from statelab.run.config import Experiment, RunSpec, load_experiment
 from statelab.run.episode import run_episode
+from statelab.run.replay import replay
 from statelab.run.runner import run_experiment
 from statelab.state import FORMATS, HISTORIES
 
@@ -53,6 +54,7 @@ __all__ = [
     "make_agent",
     "make_env",
     "make_llm",
+    "replay",
     "run_episode",
     "run_experiment",
 ]
