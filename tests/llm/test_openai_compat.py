@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
+import re
 import socket
 import threading
 import time
@@ -16,7 +18,13 @@ from typing import Any
 import pytest
 
 from statelab.core import Completion, ConfigError, GenParams, ModelError
-from statelab.llm.openai_compat import OpenAICompatLLM, from_spec_compat, from_spec_openai
+from statelab.llm import check_spec, make_llm, public_spec
+from statelab.llm.openai_compat import (
+    ModelServerError,
+    OpenAICompatLLM,
+    from_spec_compat,
+    from_spec_openai,
+)
 
 MSGS = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
 
@@ -195,8 +203,9 @@ def test_timeout_and_connection_errors_are_retried(server: Server) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     dead = OpenAICompatLLM(f"http://127.0.0.1:{port}/v1", "m", max_retries=1, backoff=0.01)
-    with pytest.raises(ModelError, match="ConnectError"):
+    with pytest.raises(ModelServerError, match="cannot connect") as e:
         run_complete(dead)
+    assert e.value.kind == "connect"
 
 
 def test_api_key_from_env_never_leaks(
@@ -302,3 +311,169 @@ def test_score_unsupported_is_model_error(server: Server) -> None:
     with pytest.raises(ModelError, match="cannot score continuations"):
         asyncio.run(make(server).score(MSGS, ["yes"]))
     assert len(server.seen) == 1
+
+
+# -- hardening: failures fast and typed, URLs checked, credentials kept out, text made safe --
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("retries", [0, 1, 5])
+def test_connection_refused_fails_fast_as_connect(retries: int) -> None:
+    """A dead server: 32.6 s per episode before (1 + 2 + 4 + 8 + 16 s of backoff)."""
+    dead = OpenAICompatLLM(f"http://127.0.0.1:{closed_port()}/v1", "m", max_retries=retries)
+    t0 = time.perf_counter()
+    with pytest.raises(ModelServerError, match="cannot connect") as e:
+        run_complete(dead)
+    elapsed = time.perf_counter() - t0
+    assert e.value.kind == "connect" and e.value.status is None
+    assert f"after {retries + 1} attempts" in str(e.value)
+    assert elapsed < 0.5 * retries + 2.0, elapsed  # at most 0.5 s between attempts
+
+
+def test_hanging_server_times_out_after_two_attempts(server: Server) -> None:
+    """A hung server: 6 x 60 s before; now 2 x timeout, whatever ``retries`` says."""
+    server.default = Reply(delay=1.5)
+    t0 = time.perf_counter()
+    with pytest.raises(ModelServerError, match=r"Timeout after 0\.2 s") as e:
+        run_complete(make(server, timeout=0.2, max_retries=5))
+    assert e.value.kind == "timeout" and len(server.seen) == 2
+    assert time.perf_counter() - t0 < 1.4
+
+
+def test_error_kinds(server: Server) -> None:
+    server.default = Reply(400, {"error": "bad"})
+    with pytest.raises(ModelServerError) as e:
+        run_complete(make(server))
+    assert (e.value.kind, e.value.status) == ("http", 400)
+    server.default = Reply(503, {"error": "busy"})
+    with pytest.raises(ModelServerError) as e:
+        run_complete(make(server, max_retries=1))
+    assert (e.value.kind, e.value.status) == ("http", 503)
+    server.default = Reply(body="not json")
+    with pytest.raises(ModelServerError) as e:
+        run_complete(make(server))
+    assert e.value.kind == "malformed" and isinstance(e.value, ModelError)
+
+
+def test_spec_options() -> None:
+    llm = from_spec_compat("http://127.0.0.1:8000/v1#org/m:8b?timeout=2.5&retries=0&concurrency=3")
+    assert (llm.model, llm.timeout, llm.max_retries, llm.max_concurrency) == ("org/m:8b", 2.5, 0, 3)
+    assert llm.model_id == "openai-compat:http://127.0.0.1:8000/v1#org/m:8b"  # options: not in id
+    # a caller's values (from the config) apply unless the spec sets its own
+    llm = from_spec_compat("http://h:1/v1#m?retries=1", timeout=9.0, max_retries=4)
+    assert (llm.timeout, llm.max_retries) == (9.0, 1)
+    built = make_llm("openai-compat:http://h:1/v1#m", timeout=3.0, retries=2)
+    assert isinstance(built, OpenAICompatLLM)
+    assert (built.timeout, built.max_retries) == (3.0, 2)
+    bad = {
+        "#m?speed=1": "unknown option 'speed'",
+        "#m?timeout=soon": "is not a number",
+        "#m?timeout=0": "timeout must be > 0",
+        "#m?retries=-1": "retries >= 0",
+        "#m?concurrency=0": "concurrency must be >= 1",
+        "#m?retries=1&retries=2": "given twice",
+        "#m?retries": "name=value",
+    }
+    for tail, message in bad.items():
+        for check in (from_spec_compat, lambda a: check_spec("openai-compat:" + a)):
+            with pytest.raises(ConfigError, match=re.escape(message)):
+                check("http://h:1/v1" + tail)
+    with pytest.raises(ConfigError, match="unknown option"):
+        check_spec("openai:gpt-4o-mini?temperature=1")
+    check_spec("openai:gpt-4o-mini?timeout=5")  # no key needed to check the spelling
+
+
+BAD_URLS = {
+    "http://127.0.0.1:99999/v1": "Port out of range",
+    "http://[::1/v1": "Invalid IPv6 URL",
+    "http://127.0.0.1:0/v1": "port 0",
+    "http://127.0.0.1:http/v1": "not a valid URL",
+    "ftp://127.0.0.1/v1": "must start with http",
+    "127.0.0.1:8000/v1": "must start with http",
+    "http:///v1": "has no host",
+    "http://bad host/v1": "bad host name",
+    "http://[zz::1]/v1": "not a valid URL",
+    "http://user:hunter22@127.0.0.1:99999/v1": "Port out of range",
+}
+
+
+@pytest.mark.parametrize("url", list(BAD_URLS))
+def test_bad_urls_are_one_line_config_errors(url: str) -> None:
+    for check in (
+        lambda: check_spec(f"openai-compat:{url}#m"),
+        lambda: make_llm(f"openai-compat:{url}#m"),
+        lambda: OpenAICompatLLM(url, "m"),
+    ):
+        with pytest.raises(ConfigError, match=re.escape(BAD_URLS[url])) as e:
+            check()
+        assert "\n" not in str(e.value) and "hunter22" not in str(e.value)
+
+
+def test_good_urls_pass() -> None:
+    for url in ("http://[::1]:8000/v1", "https://api.example.com/v1/", "http://localhost:1/v1"):
+        check_spec(f"openai-compat:{url}#m")
+        assert OpenAICompatLLM(url, "m").base_url == url.rstrip("/")
+
+
+def test_credentials_in_url_are_used_never_kept(
+    server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    port = server.url.split(":")[2].split("/")[0]
+    spec = f"openai-compat:http://alice:s3cr%40t@127.0.0.1:{port}/v1?v=2#my-model"
+    with pytest.raises(ConfigError, match="no credentials in the query") as e:
+        make_llm(spec.replace("?v=2", "?api_key=k-9&v=2"))
+    assert "k-9" not in str(e.value)
+    llm = make_llm(spec)
+    assert isinstance(llm, OpenAICompatLLM)
+    run_complete(llm)
+    seen = server.seen[0]
+    assert seen.headers["Authorization"] == "Basic " + base64.b64encode(b"alice:s3cr@t").decode()
+    assert seen.path == "/v1/chat/completions?v=2"  # the URL's query is sent
+    server.script = [Reply(500, {"error": "user alice:s3cr@t"})]
+    server.default = Reply(401, {"error": "who is alice s3cr%40t?"})
+    with caplog.at_level(logging.DEBUG), pytest.raises(ModelError, match="401") as e:
+        run_complete(llm)
+    public = f"openai-compat:http://127.0.0.1:{port}/v1?v=2#my-model"
+    assert llm.model_id == public_spec(spec) == public
+    for text in (str(e.value), llm.model_id, repr(llm), caplog.text, public_spec(spec)):
+        for secret in ("alice", "s3cr"):
+            assert secret not in text, (secret, text)
+
+
+def test_bearer_key_wins_over_url_credentials(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SL_TEST_KEY", "sk-1")
+    llm = OpenAICompatLLM(server.url.replace("//", "//u:p@"), "m", api_key_env="SL_TEST_KEY")
+    run_complete(llm)
+    assert server.seen[0].headers["Authorization"] == "Bearer sk-1"
+
+
+def test_reply_text_is_made_storable(server: Server) -> None:
+    server.default = Reply(body='{"choices": [{"message": {"content": "a\\ud800b\\u0000c"}}]}')
+    c = run_complete(make(server))
+    assert c.text == "a\ufffdb\ufffdc"
+    c.text.encode("utf-8")
+
+
+def test_error_bodies_lose_terminal_escapes(server: Server) -> None:
+    server.default = Reply(400, "\x1b[2J\x1b]0;pwned\x07bad \x1b[31mred\x1b[0m\r\n\x08body")
+    with pytest.raises(ModelServerError) as e:
+        run_complete(make(server))
+    message = str(e.value)
+    assert message.endswith(": bad red body")
+    assert not any(ord(c) < 32 for c in message)
+
+
+def test_separate_reasoning_comes_back_as_a_think_block(server: Server) -> None:
+    msg = {"role": "assistant", "content": "Action: go north", "reasoning_content": "hm"}
+    server.default = Reply(body={"choices": [{"message": msg}]})
+    assert run_complete(make(server)).text == "<think>hm</think>Action: go north"
+    msg = {"role": "assistant", "content": None, "reasoning": "still"}
+    server.default = Reply(body={"choices": [{"message": msg}]})
+    assert run_complete(make(server)).text == "<think>still"  # cut inside the reasoning

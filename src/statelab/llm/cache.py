@@ -1,7 +1,8 @@
 """Response cache: SQLite, keyed by model id + the full request. Reruns are free and exact.
 
 Secrets never enter a key or a row: requests hold messages and sampling parameters only,
-and model ids are built without keys by every backend.
+and model ids are built without keys by every backend. Any text can be cached: a request
+holding lone surrogates still has a key, and its stored copy is made storable.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from statelab.core import LLM, Completion, GenParams, Message
+from statelab.llm._safe import storable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS completions (
@@ -34,7 +36,10 @@ def request_key(model_id: str, kind: str, request: dict[str, Any]) -> tuple[str,
         ensure_ascii=False,
         default=str,
     )
-    return hashlib.sha256(body.encode()).hexdigest(), body
+    # surrogatepass: a lone surrogate in a message (from a model or an env) still hashes, and
+    # valid text hashes to the same bytes as before
+    digest = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+    return digest, storable(body)
 
 
 class ResponseCache:

@@ -1,31 +1,97 @@
 """Backend for any OpenAI-compatible chat endpoint (vLLM, Ollama, llama.cpp server, OpenAI).
 
-Spellings: ``openai-compat:<base_url>#<model>`` and ``openai:<model>``. The API key is read
-only from an environment variable, at request time, and never appears in ``model_id``,
-``repr``, exceptions or logs.
+Spellings::
+
+    openai-compat:<base_url>#<model>[?<option>=<value>&...]
+    openai:<model>[?<option>=<value>&...]
+
+Options (after the model name, URL-query style; each also a constructor argument, and a
+value in the spec wins over one passed by the caller):
+
+* ``timeout=<seconds>``: the longest wait for a reply (default 60; a connection gets at
+  most ``min(timeout, 10)`` seconds to open);
+* ``retries=<n>``: retries of a failed request (default 5). HTTP 429/5xx and dropped
+  connections back off exponentially (1 s, 2 s, 4 s ... at most 30 s, or the server's
+  ``Retry-After``); a refused connection is retried after at most 0.5 s; a timeout is retried
+  at most once, whatever ``retries`` says (a server that twice kept us waiting ``timeout``
+  seconds is not answering);
+* ``concurrency=<n>``: requests in flight at once (default 8).
+
+e.g. ``openai-compat:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B?timeout=20&retries=1``.
+
+The base URL is checked when the spec is (scheme http/https, a host, a port in 1-65535): a
+bad one is a one-line :class:`~statelab.core.ConfigError`. Credentials never leave the
+request: the API key is read only from an environment variable, at request time; a
+``user:password@`` in the URL becomes HTTP basic auth (never part of a requested URL, which
+httpx logs). Neither appears in ``model_id``, ``repr``, exceptions or logs
+(:func:`statelab.llm.public_spec` is the spec fit to store); a query parameter named like a
+credential (``api_key``, ``token``...) is refused, as it would be logged with the URL.
+
+Failures raise :class:`ModelServerError` (a :class:`~statelab.core.ModelError`) with a
+``kind``: ``connect`` (refused, unknown host), ``timeout``, ``http`` (an error status),
+``malformed`` (a 2xx body we cannot read) or ``transport`` (another network failure), so a
+caller can stop sending work to a dead server. Messages are one line, cut to 200
+characters, without terminal control sequences; reply texts are made storable
+(:func:`statelab.llm.storable`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import os
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
+from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
 import httpx
 
 from statelab.core import LLM, Completion, ConfigError, GenParams, Message, ModelError, Usage
+from statelab.llm._safe import looks_secret, public_spec, storable, terminal_safe
 
-__all__ = ["OPENAI_BASE_URL", "OpenAICompatLLM", "from_spec_compat", "from_spec_openai"]
+__all__ = [
+    "OPENAI_BASE_URL",
+    "ModelServerError",
+    "OpenAICompatLLM",
+    "check_base_url",
+    "from_spec_compat",
+    "from_spec_openai",
+    "parse_compat",
+    "parse_openai",
+    "parse_options",
+]
 
 log = logging.getLogger(__name__)
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 _MAX_SLEEP = 30.0
+_CONNECT_SLEEP = 0.5  # the longest pause before retrying a refused connection
+_CONNECT_TIMEOUT = 10.0
+_TIMEOUT_RETRIES = 1  # a timed-out request is retried at most this often
 _MALFORMED_RETRIES = 2  # a 200 reply that is not what we expect is retried at most this often
+#: spec option -> constructor argument, and how its value is read
+_OPTIONS: dict[str, tuple[str, Callable[[str], float | int]]] = {
+    "timeout": ("timeout", float),
+    "retries": ("max_retries", int),
+    "concurrency": ("max_concurrency", int),
+}
 T = TypeVar("T")
+
+
+class ModelServerError(ModelError):
+    """A request to a model server failed for good; ``kind`` says how.
+
+    ``connect`` (refused, unknown host), ``timeout``, ``http`` (``status`` holds the code),
+    ``malformed`` (a 2xx body we cannot read), ``transport`` (another network failure) or
+    ``protocol`` (the URL cannot be spoken to).
+    """
+
+    def __init__(self, message: str, kind: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
 
 
 class OpenAICompatLLM(LLM):
@@ -50,9 +116,22 @@ class OpenAICompatLLM(LLM):
         transport: httpx.AsyncBaseTransport | None = None,
         vision: bool = False,
     ) -> None:
-        if max_retries < 0 or max_concurrency < 1:
-            raise ConfigError("openai-compat needs max_retries >= 0 and max_concurrency >= 1")
-        self.base_url = base_url.rstrip("/")
+        if max_retries < 0 or max_concurrency < 1 or not timeout > 0:
+            raise ConfigError("openai-compat needs timeout > 0, retries >= 0 and concurrency >= 1")
+        url = check_base_url(base_url)
+        self.base_url = public_spec(url.geturl()).rstrip("/")
+        # requests go to the URL without userinfo and query; the query travels as params
+        self._url = url._replace(netloc=url.netloc.rpartition("@")[2], query="").geturl()
+        self._url = self._url.rstrip("/")
+        self._params = httpx.QueryParams(url.query)
+        self._auth = (
+            httpx.BasicAuth(unquote(url.username or ""), unquote(url.password or ""))
+            if url.username is not None or url.password is not None
+            else None
+        )
+        # what a server might echo, raw and decoded, to mask in messages
+        raw = [url.username, url.password]
+        self._secrets = sorted({s for x in raw if x for s in (x, unquote(x))}, key=len)[::-1]
         self.model = model
         self.api_key_env = api_key_env
         self.timeout = timeout
@@ -84,6 +163,7 @@ class OpenAICompatLLM(LLM):
         if params.seed is not None:
             body["seed"] = params.seed
         (text, n_in, n_out), latency = await self._post("/chat/completions", body, _parse_chat)
+        text = storable(text)
         usage = Usage(
             n_in if n_in is not None else self.count_tokens(_render(messages)),
             n_out if n_out is not None else self.count_tokens(text),
@@ -115,8 +195,9 @@ class OpenAICompatLLM(LLM):
         }
         try:
             (offsets, logprobs), _ = await self._post("/completions", body, _parse_echo)
-        except ModelError as e:
-            raise ModelError(f"{self.model_id} cannot score continuations: {e}") from None
+        except ModelServerError as e:
+            message = f"{self.model_id} cannot score continuations: {e}"
+            raise ModelServerError(message, e.kind, e.status) from None
         total = 0.0
         ends = [*offsets[1:], len(prompt)]
         for end, lp in zip(ends, logprobs, strict=True):
@@ -128,7 +209,8 @@ class OpenAICompatLLM(LLM):
         """The client and semaphore of the running loop (made anew when the loop changes)."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._sem is None or self._loop is not loop:
-            self._client = httpx.AsyncClient(timeout=self.timeout, transport=self._transport)
+            timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, _CONNECT_TIMEOUT))
+            self._client = httpx.AsyncClient(timeout=timeout, transport=self._transport)
             self._sem = asyncio.Semaphore(self.max_concurrency)
             self._loop = loop
         return self._client, self._sem
@@ -137,31 +219,45 @@ class OpenAICompatLLM(LLM):
         return os.environ.get(self.api_key_env) or None
 
     def _scrub(self, text: str) -> str:
-        """One line, short, with the key (if a server echoes it) masked."""
-        key = self._key()
-        if key:
-            text = text.replace(key, "***")
-        return " ".join(text.split())[:200]
+        """One line, short, printable, with credentials (if a server echoes them) masked."""
+        for secret in (self._key(), *self._secrets):
+            if secret:
+                text = text.replace(secret, "***")
+        return " ".join(terminal_safe(text).split())[:200]
 
     async def _post(
         self, path: str, body: dict[str, Any], parse: Callable[[Any], T]
     ) -> tuple[T, float]:
         """POST with retries; returns ``parse(json)`` and the successful request's seconds."""
         client, sem = self._session()
-        url = self.base_url + path
+        url, shown = self._url + path, self.base_url + path
         key = self._key()
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        reason, malformed = "no attempt made", 0
+        auth = self._auth if key is None and self._auth is not None else httpx.USE_CLIENT_DEFAULT
+        reason, kind, status, malformed, timeouts = "no attempt made", "transport", None, 0, 0
+        attempt = 0
         for attempt in range(self.max_retries + 1):
             delay: float | None = None
             async with sem:
                 t0 = time.perf_counter()
                 try:
-                    r = await client.post(url, json=body, headers=headers)
-                except httpx.UnsupportedProtocol as e:
-                    raise ModelError(f"cannot reach {url}: {self._scrub(str(e))}") from None
-                except httpx.TransportError as e:  # timeouts, connection errors
-                    reason = f"{type(e).__name__} talking to {url}: {self._scrub(str(e))}"
+                    r = await client.post(
+                        url, json=body, headers=headers, auth=auth, params=self._params
+                    )
+                except (httpx.UnsupportedProtocol, httpx.InvalidURL) as e:
+                    message = f"cannot talk to {shown}: {self._scrub(str(e))}"
+                    raise ModelServerError(message, "protocol") from None
+                except httpx.TimeoutException as e:
+                    kind, timeouts = "timeout", timeouts + 1
+                    reason = f"{type(e).__name__} after {self.timeout:g} s talking to {shown}"
+                    if timeouts > _TIMEOUT_RETRIES:
+                        break
+                except httpx.ConnectError as e:
+                    kind, delay = "connect", min(self.backoff * 2**attempt, _CONNECT_SLEEP)
+                    reason = f"cannot connect to {shown}: {self._scrub(str(e))}"
+                except httpx.TransportError as e:  # the connection dropped, a broken reply
+                    kind = "transport"
+                    reason = f"{type(e).__name__} talking to {shown}: {self._scrub(str(e))}"
                 else:
                     latency = time.perf_counter() - t0
                     status = r.status_code
@@ -170,20 +266,22 @@ class OpenAICompatLLM(LLM):
                             return parse(r.json()), latency
                         except (ValueError, KeyError, IndexError, TypeError) as e:
                             excerpt = self._scrub(r.text) or type(e).__name__
-                            reason = f"malformed response from {self.base_url}: {excerpt}"
+                            kind = "malformed"
+                            reason = f"malformed response from {shown}: {excerpt}"
                             malformed += 1
                             if malformed > _MALFORMED_RETRIES:
                                 break
                     else:
-                        reason = f"HTTP {status} from {url}: {self._scrub(r.text)}"
+                        kind, reason = "http", f"HTTP {status} from {shown}: {self._scrub(r.text)}"
                         if status != 429 and status < 500:
-                            raise ModelError(reason)
+                            raise ModelServerError(reason, kind, status)
                         delay = _retry_after(r)
             if attempt < self.max_retries:
                 wait = delay if delay is not None else self.backoff * 2**attempt
-                log.debug("retrying %s (attempt %d): %s", url, attempt + 1, reason)
+                log.debug("retrying %s (attempt %d): %s", shown, attempt + 1, reason)
                 await asyncio.sleep(min(wait, _MAX_SLEEP))
-        raise ModelError(f"{reason} (gave up after {attempt + 1} attempts)")
+        message = f"{reason} (gave up after {attempt + 1} attempts)"
+        raise ModelServerError(message, kind, status if kind in ("http", "malformed") else None)
 
 
 def _retry_after(r: httpx.Response) -> float | None:
@@ -200,6 +298,12 @@ def _parse_chat(data: Any) -> tuple[str, int | None, int | None]:
     text = message.get("content") or ""
     if not isinstance(text, str):
         raise TypeError("choices[0].message.content is not a string")
+    # servers that parse reasoning out of the reply (vLLM --reasoning-parser, DeepSeek) send
+    # it apart: it is put back as the <think> block the model wrote, unclosed when the reply
+    # stopped inside it, so that agents see and store one text
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    if isinstance(reasoning, str) and reasoning.strip():
+        text = f"<think>{reasoning}</think>{text}" if text else f"<think>{reasoning}"
     usage = data.get("usage") or {}
     n_in, n_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
     return text, n_in if isinstance(n_in, int) else None, n_out if isinstance(n_out, int) else None
@@ -224,22 +328,104 @@ def _render(messages: list[Message]) -> str:
     return "".join(lines)
 
 
-def from_spec_compat(arg: str) -> OpenAICompatLLM:
-    """``openai-compat:<base_url>#<model>``; the key, if any, comes from OPENAI_COMPAT_API_KEY.
+def check_base_url(base_url: str) -> SplitResult:
+    """The parsed URL, or a one-line ConfigError saying what is wrong with it (no secrets)."""
+    shown = public_spec(base_url)
+    try:
+        url = urlsplit(base_url.strip())
+        port = url.port  # raises on a port out of range or not a number
+        host = url.hostname or ""
+    except ValueError as e:
+        raise ConfigError(f"model URL {shown!r} is not a valid URL ({e})") from None
+    if url.scheme not in ("http", "https"):
+        raise ConfigError(f"model URL {shown!r} must start with http:// or https://")
+    if not host:
+        raise ConfigError(f"model URL {shown!r} has no host")
+    if port == 0:
+        raise ConfigError(f"model URL {shown!r}: port 0 is not a port (1-65535)")
+    if url.fragment:
+        raise ConfigError(f"model URL {shown!r}: '#' starts the model name; put it last")
+    if url.netloc.rpartition("@")[2].startswith("["):
+        try:
+            ipaddress.IPv6Address(host.partition("%")[0])
+        except ValueError:
+            raise ConfigError(f"model URL {shown!r}: bad IPv6 address {host!r}") from None
+    elif not all(c.isalnum() or c in "-._" for c in host):
+        raise ConfigError(f"model URL {shown!r}: bad host name {host!r}")
+    secret = [k for k, _ in parse_qsl(url.query) if looks_secret(k)]
+    if secret:  # a URL's query is logged (httpx logs every request's URL): no place for keys
+        raise ConfigError(
+            f"model URL {shown!r}: no credentials in the query ({', '.join(secret)}); "
+            "give the key in OPENAI_COMPAT_API_KEY"
+        )
+    try:
+        httpx.URL(base_url)
+    except (httpx.InvalidURL, ValueError) as e:
+        raise ConfigError(f"model URL {shown!r} is not a valid URL ({e})") from None
+    return url
 
-    (Not OPENAI_API_KEY: an OpenAI key must not be sent to an arbitrary server.)
-    """
-    base_url, _, model = arg.partition("#")
-    if not model.strip() or not base_url.startswith(("http://", "https://")):
-        raise ConfigError(f"model 'openai-compat:{arg}' must look like openai-compat:<url>#<model>")
-    return OpenAICompatLLM(base_url, model.strip(), api_key_env="OPENAI_COMPAT_API_KEY")
+
+def parse_options(spec: str, query: str) -> dict[str, Any]:
+    """Constructor arguments from a spec's ``?timeout=10&retries=2`` (a ConfigError names
+    the spec and the bad option)."""
+    out: dict[str, Any] = {}
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True)
+    except ValueError:
+        raise ConfigError(f"model {spec!r}: options must read ?name=value&name=value") from None
+    for name, raw in pairs:
+        if name not in _OPTIONS:
+            allowed = ", ".join(_OPTIONS)
+            raise ConfigError(f"model {spec!r}: unknown option {name!r}; allowed: {allowed}")
+        arg, convert = _OPTIONS[name]
+        if arg in out:
+            raise ConfigError(f"model {spec!r}: option {name!r} given twice")
+        try:
+            out[arg] = convert(raw)
+        except ValueError:
+            raise ConfigError(f"model {spec!r}: option {name}={raw!r} is not a number") from None
+    if out.get("timeout", 1) <= 0 or out.get("max_retries", 0) < 0:
+        raise ConfigError(f"model {spec!r}: timeout must be > 0 and retries >= 0")
+    if out.get("max_concurrency", 1) < 1:
+        raise ConfigError(f"model {spec!r}: concurrency must be >= 1")
+    return out
 
 
-def from_spec_openai(arg: str) -> OpenAICompatLLM:
-    """``openai:<model>`` against OPENAI_BASE_URL (default the OpenAI API); needs OPENAI_API_KEY."""
-    if not arg.strip():
+def parse_compat(arg: str) -> tuple[str, str, dict[str, Any]]:
+    """``<base_url>#<model>[?options]`` -> (base_url, model, constructor options), checked."""
+    spec = public_spec(f"openai-compat:{arg}")
+    base_url, _, rest = arg.partition("#")
+    model, _, query = rest.partition("?")
+    if not model.strip():
+        raise ConfigError(f"model {spec!r} must look like openai-compat:<url>#<model>")
+    check_base_url(base_url)
+    return base_url, model.strip(), parse_options(spec, query)
+
+
+def parse_openai(arg: str) -> tuple[str, dict[str, Any]]:
+    """``<model>[?options]`` -> (model, constructor options), checked."""
+    model, _, query = arg.partition("?")
+    if not model.strip():
         raise ConfigError("model 'openai:' needs a model name, e.g. openai:gpt-4o-mini")
+    return model.strip(), parse_options(public_spec(f"openai:{arg}"), query)
+
+
+def from_spec_compat(arg: str, **options: Any) -> OpenAICompatLLM:
+    """``openai-compat:<base_url>#<model>[?options]``; the key, if any, comes from
+    OPENAI_COMPAT_API_KEY (not OPENAI_API_KEY: an OpenAI key must not be sent to an
+    arbitrary server). ``options`` (e.g. ``timeout``, ``max_retries``) apply unless the spec
+    sets them."""
+    base_url, model, opts = parse_compat(arg)
+    kw = {**options, **opts}
+    return OpenAICompatLLM(base_url, model, api_key_env="OPENAI_COMPAT_API_KEY", **kw)
+
+
+def from_spec_openai(arg: str, **options: Any) -> OpenAICompatLLM:
+    """``openai:<model>[?options]`` against OPENAI_BASE_URL (default the OpenAI API); needs
+    OPENAI_API_KEY."""
+    model, opts = parse_openai(arg)
     if not os.environ.get("OPENAI_API_KEY"):
-        raise ConfigError(f"model 'openai:{arg}' needs the OPENAI_API_KEY environment variable")
+        raise ConfigError(f"model 'openai:{model}' needs the OPENAI_API_KEY environment variable")
     base_url = os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
-    return OpenAICompatLLM(base_url, arg.strip(), api_key_env="OPENAI_API_KEY")
+    kw = {**options, **opts}
+    return OpenAICompatLLM(base_url, model, api_key_env="OPENAI_API_KEY", **kw)
