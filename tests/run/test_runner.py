@@ -226,3 +226,22 @@ def test_rollouts_are_averaged_per_seed_in_the_report(tmp_path):
     acting = eps[eps.agent == "act"]
     by_seed = acting.groupby("grp").score.mean()
     assert row["n"] == 2 and row["mean"] == pytest.approx(by_seed.mean())
+
+
+def test_credentials_in_a_model_url_never_reach_the_store(tmp_path):
+    """A password in the model URL is used for requests but never stored (issue 10.16)."""
+    exp = experiment(tmp_path, seeds=[0], grid={"env": ["hanoi"]}, baseline=None)
+    secret_spec = "openai-compat:http://user:s3cr3t-pw@127.0.0.1:9/v1#m"
+    exp = exp.model_copy(update={"model": secret_spec})
+    llm = ScriptedLLM(REPLIES)
+    run_sync(exp, progress=None, llm_factory=lambda spec: llm)
+    blob = (exp.out_dir / "store.sqlite").read_bytes()
+    for wal in exp.out_dir.glob("store.sqlite*"):
+        blob += wal.read_bytes()
+    assert b"s3cr3t-pw" not in blob
+    s = Store(exp.out_dir / "store.sqlite")
+    try:
+        runs = s.runs_frame()
+    finally:
+        s.close()
+    assert "openai-compat:http://127.0.0.1:9/v1#m" in set(runs.model)

@@ -33,7 +33,7 @@ from pydantic import (
 
 from statelab.core import ConfigError, GenParams
 from statelab.envs import env_class
-from statelab.llm import accepts_images
+from statelab.llm import accepts_images, public_spec
 from statelab.run.axes import AXES, BY_NAME, NAMES, check_value, env_context
 
 _SPLIT = re.compile(r"(?P<name>[a-z]+)(?:\[:(?P<n>\d+)\])?")
@@ -286,6 +286,16 @@ class Experiment(BaseModel):
     def models(self) -> list[str]:
         return self.grid.root.get("model") or [self.model]
 
+    def public_dump(self) -> dict[str, Any]:
+        """The experiment as stored: every model spec without credentials."""
+        data = self.model_dump()
+        data["model"] = public_spec(self.model)
+        grid = data["grid"]
+        for axis in ("model", "writer"):
+            if grid.get(axis):
+                grid[axis] = [public_spec(v) for v in grid[axis]]
+        return data
+
     @property
     def out_dir(self) -> Path:
         return Path(self.out) / self.name
@@ -358,9 +368,10 @@ class RunSpec:
     @property
     def key(self) -> str:
         """Stable across releases: an axis added later is part of the key only when set to
-        something other than its default, so existing stores keep their run keys."""
+        something other than its default, so existing stores keep their run keys. Model
+        specs enter without credentials (a changed password is the same run)."""
         body: dict[str, Any] = {
-            name: value
+            name: public_spec(value) if name in ("model", "writer") else value
             for name, value in self.values
             if BY_NAME[name].core or value != BY_NAME[name].default
         }
@@ -372,10 +383,14 @@ class RunSpec:
         return self.model != "-"
 
     def axes(self) -> dict[str, str]:
-        """The run's value on each axis; a model-free run (the expert) shows "-" on the axes
-        that do not apply to it."""
+        """The run's value on each axis as stored and shown: a model-free run (the expert)
+        shows "-" on the axes that do not apply to it, and model specs lose any credentials."""
         return {
-            name: (value if self.uses_model or BY_NAME[name].model_free else "-")
+            name: (
+                (public_spec(value) if name in ("model", "writer") else value)
+                if self.uses_model or BY_NAME[name].model_free
+                else "-"
+            )
             for name, value in self.values
         }
 

@@ -425,5 +425,11 @@ def describe_run(spec: RunSpec) -> dict[str, Any]:
 
 
 def spec_dict(spec: RunSpec) -> dict[str, Any]:
-    """A run spec as JSON-able data (stored with the run)."""
-    return {**spec.axes_values, "params": spec.params, "max_steps": spec.max_steps}
+    """A run spec as JSON-able data (stored with the run; model specs without credentials)."""
+    values = {
+        **spec.axes_values,
+        **{k: v for k, v in spec.axes().items() if k in ("model", "writer")},
+    }
+    if not spec.uses_model:
+        values["model"] = "-"
+    return {**values, "params": spec.params, "max_steps": spec.max_steps}

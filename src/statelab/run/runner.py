@@ -96,7 +96,7 @@ async def run_experiment(
     except ConfigError:
         store.close()
         raise
-    store.save_experiment(exp.name, exp.model_dump())
+    store.save_experiment(exp.name, exp.public_dump())
     runs = exp.runs()
     for spec in runs:
         store.save_run(spec.key, spec.label, spec.axes(), spec_dict(spec), describe_run(spec))
