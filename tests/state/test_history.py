@@ -10,7 +10,9 @@ from statelab.state import HISTORIES, compose_view, observation_renderer, render
 
 
 def build(history: str, fmt: str = "tagged-list", k: int = 30):
-    ctx = BuildContext(render_obs=observation_renderer(fmt), history_len=k, params=GenParams())
+    ctx = BuildContext(
+        render_obs=observation_renderer(fmt), history_len=k, params=GenParams(), format=fmt
+    )
     return HISTORIES.build(history, ctx)
 
 
@@ -29,10 +31,10 @@ class Played:
         return self.mem.render(self.state)
 
 
-def play(history: str, llm=None, actions=(1, 0, 5), k=30):
+def play(history: str, llm=None, actions=(1, 0, 5), k=30, fmt="tagged-list"):
     env = HanoiEnv()
     obs, info = env.reset(seed=0)
-    mem = build(history, k=k)
+    mem = build(history, k=k, fmt=fmt)
     state = mem.init(obs, PrivilegedView(info))
     states = [state]
     for t, a in enumerate(actions, 1):
@@ -85,7 +87,7 @@ def test_summary_calls_are_returned_for_separate_accounting():
 
 
 def test_oracle_summary_equals_true_state():
-    env, mem, obs, _info = play("oracle-summary")
+    env, mem, obs, _info = play("oracle-summary", fmt="natural")
     true = env.pegs
     assert true == ((2,), (1, 0), ())  # A->C, A->B, C->B
     assert mem.render() == (
@@ -135,3 +137,15 @@ def test_a_bad_history_argument_is_refused_at_build(bad):
     with pytest.raises(ConfigError) as e:
         HISTORIES.check(bad)
     assert "\n" not in str(e.value) and bad.split(":")[0] in str(e.value)
+
+
+@pytest.mark.parametrize("fmt", ["natural", "tagged-list", "dict-list", "matrix"])
+def test_oracle_summary_renders_in_the_runs_format(fmt):
+    """dict-list x oracle-summary shows one structure, not two (issue 9.6)."""
+    env, mem, obs, _info = play("oracle-summary", fmt=fmt)
+    assert mem.render() == (
+        "Summary of the current state (from the simulator):\n"
+        + render(fmt, obs.facts)
+        + " Goal: "
+        + env.goal
+    )

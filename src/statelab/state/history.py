@@ -4,7 +4,7 @@
 - ``window:k``: the last k steps verbatim.
 - ``summary``: a rolling summary m_t = psi(m_{t-1}, o_t, a_t, r_t) written by the same model
   after every step, asked for at most 25 tokens; it replaces the history in the prompt.
-- ``oracle-summary``: the simulator's true current state (rendered in natural language) and
+- ``oracle-summary``: the simulator's true current state (rendered in the run's format) and
   the goal, in place of the model's summary (seed 000, section 4.1.4). Reads privileged info.
 """
 
@@ -139,15 +139,19 @@ class SummaryMemory(Memory):
 
 
 class OracleSummaryMemory(Memory):
-    """The true current state and goal from the simulator, in natural language."""
+    """The true current state and goal from the simulator, rendered in the run's format
+    (so ``dict-list x oracle-summary`` shows one structure, not two)."""
 
     name = "oracle-summary"
     tags = frozenset({"reads-privileged"})
 
+    def __init__(self, fmt: str = "natural") -> None:
+        self.format = fmt
+
     def _text(self, goal: str, privileged: PrivilegedView | None) -> str:
         if privileged is None:
             raise ConfigError("history 'oracle-summary' needs the privileged view")
-        return f"{render('natural', privileged.facts)} Goal: {goal}"
+        return f"{render(self.format, privileged.facts)} Goal: {goal}"
 
     def init(self, obs: Observation, privileged: PrivilegedView | None) -> str:
         return self._text(obs.goal, privileged)
@@ -195,4 +199,4 @@ def _summary(arg: str | None, c: BuildContext) -> Memory:
 @HISTORIES.register("oracle-summary", "oracle-summary", tags=("reads-privileged",))
 def _oracle(arg: str | None, c: BuildContext) -> Memory:
     _no_arg("oracle-summary", arg)
-    return OracleSummaryMemory()
+    return OracleSummaryMemory(c.format)
