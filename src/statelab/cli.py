@@ -14,7 +14,8 @@ from statelab.core import ConfigError, ModelError
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
-    help="Run LLM agents in dynamic environments and compare state representations.",
+    help="Run LLM agents in dynamic environments and compare state representations. "
+    "`statelab list` shows every axis a config crosses and what each takes.",
 )
 
 
@@ -25,11 +26,34 @@ def _fail(msg: str) -> typer.Exit:
 
 @app.command()
 def envs() -> None:
-    """List the registered environments (one Gymnasium id per line)."""
-    from statelab.envs import GYM_IDS
+    """List the environments: the name a config takes, with its options, and its Gymnasium id."""
+    from statelab.envs import ENVS, GYM_IDS
 
-    for gid in GYM_IDS.values():
-        typer.echo(gid)
+    rows = [(spelling, GYM_IDS[name]) for name, spelling in ENVS.describe()]
+    width = max(len(r[0]) for r in rows)
+    for spelling, gid in rows:
+        typer.echo(f"{spelling:<{width}}  {gid}")
+
+
+@app.command("list")
+def list_axis(
+    axis: Annotated[
+        str | None, typer.Argument(help="an axis (env, model, agent, history, ...); none: all")
+    ] = None,
+) -> None:
+    """List what an axis takes, as a config spells it (every axis when none is named)."""
+    from statelab.run.axes import AXES, axis as get_axis
+
+    try:
+        chosen = [get_axis(axis)] if axis else list(AXES)
+    except ConfigError as err:
+        raise _fail(str(err)) from None
+    for a in chosen:
+        if not axis:
+            default = f" (default: {a.default})" if a.default else ""
+            typer.echo(f"{a.name}: {a.help}{default}")
+        for _name, spelling in a.listing():
+            typer.echo(f"  {spelling}" if not axis else spelling)
 
 
 @app.command()

@@ -7,10 +7,26 @@ from statelab.cli import app
 runner = CliRunner()
 
 
-def test_envs_lists_gym_ids():
+def test_envs_lists_config_names_with_options_and_gym_ids():
     res = runner.invoke(app, ["envs"])
     assert res.exit_code == 0
-    assert "statelab/Hanoi-v0" in res.output.splitlines()
+    rows = [line.split() for line in res.output.splitlines()]
+    assert ["babyai/goto[:dists=N]", "statelab/BabyAI-GoTo-v0"] in rows
+    assert any(r[0].startswith("hanoi[") and r[1] == "statelab/Hanoi-v0" for r in rows)
+
+
+def test_list_reads_the_table_of_axes():
+    from statelab.run.axes import AXES
+
+    res = runner.invoke(app, ["list", "history"])
+    assert res.exit_code == 0
+    assert res.output.split() == ["full", "window:<k>", "summary", "oracle-summary"]
+    every = runner.invoke(app, ["list"])
+    heads = [line.split(":")[0] for line in every.output.splitlines() if not line.startswith(" ")]
+    assert heads == [a.name for a in AXES]
+    assert "worldmodel" in heads and "writer" in heads
+    bad = runner.invoke(app, ["list", "colour"])
+    assert bad.exit_code == 2 and "'colour' is not an axis" in bad.output
 
 
 def test_play_expert_solves_hanoi_in_7_moves():
