@@ -42,7 +42,8 @@ def list_axis(
     ] = None,
 ) -> None:
     """List what an axis takes, as a config spells it (every axis when none is named)."""
-    from statelab.run.axes import AXES, axis as get_axis
+    from statelab.run.axes import AXES
+    from statelab.run.axes import axis as get_axis
 
     try:
         chosen = [get_axis(axis)] if axis else list(AXES)
