@@ -15,7 +15,6 @@ from statelab.agents.tools import (
     parse_options,
     parse_plan,
     parse_tool,
-    spelling_flags,
 )
 from statelab.core import (
     Completion,
@@ -97,14 +96,18 @@ def test_spellings():
     assert isinstance(make_agent("plan:5", GenParams()), PlanAgent)
 
 
-def test_spelling_flags_for_table1():
-    assert spelling_flags("act") is None
-    assert spelling_flags("plan:5+think") == {
-        "thinking": True, "geodesic": False, "collision_check": False, "form": "-"
-    }  # fmt: skip
-    assert spelling_flags("tools:cc") == {
-        "thinking": False, "geodesic": True, "collision_check": True, "form": "short"
-    }  # fmt: skip
+def test_table1_columns_come_from_the_agents_tags():
+    from statelab.agents import AGENTS
+
+    seed001 = {"uses-tools", "plans-moves", "thinks", "collision-check"}
+    assert AGENTS.build("act").tags & seed001 == set()
+    assert AGENTS.build("plan:5+think").tags & seed001 == {"plans-moves", "thinks"}
+    assert AGENTS.build("tools:cc").tags & seed001 == {"uses-tools", "collision-check"}
+    assert AGENTS.build("tools:cc+think").tags & seed001 == {
+        "uses-tools",
+        "collision-check",
+        "thinks",
+    }
 
 
 # -- parsing ---------------------------------------------------------------------------------

@@ -128,7 +128,7 @@ class AdaptAgent(Agent):
         self.base = base
         self.params = params
         self.tags = frozenset(base.tags | {"decomposes"})
-        self.label = f"ADaPT({base.label or base.spelling or base.name})"
+        self.label = f"ADaPT + {base.label or base.spelling or base.name}"
         self.d_max = d_max
         self.budget = steps
         self.patience = patience

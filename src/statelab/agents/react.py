@@ -31,5 +31,5 @@ def react_variant(arg: str | None) -> Variant:
 def make_react(arg: str | None, params: GenParams) -> StateActAgent:
     agent = StateActAgent(params, react_variant(arg))
     agent.name = "react"
-    agent.label = "ReAct" + (" (json)" if arg == "json" else "")
+    agent.label = agent.variant.label  # "Thought+Act (ReAct)", seed 002's row name
     return agent

@@ -300,9 +300,11 @@ class StateActAgent(Agent):
         self.label = self.variant.label
         fields = set(self.variant.fields)
         self.tags = frozenset(
-            {"needs-model"}
+            {"needs-model", "structured-turns"}
+            | ({"states-goal"} if "goal" in fields else set())
             | ({"tracks-state"} if "state" in fields else set())
             | ({"thinks"} if "thought" in fields else set())
+            | ({"json-turns"} if self.variant.state_format == "json" else set())
         )
         self.reset()
 

@@ -116,21 +116,6 @@ def parse_options(kind: str, arg: str | None) -> Options:
     return Options(**opts)
 
 
-def spelling_flags(spelling: str) -> dict[str, Any] | None:
-    """Table 1's columns for an agent spelling: ``thinking``, ``geodesic`` (tools rather than
-    primitives), ``collision_check``, ``form``; None for other agents."""
-    name, _, arg = spelling.partition(":")
-    if name not in ("tools", "plan"):
-        return None
-    o = parse_options(name, arg or None)
-    return {
-        "thinking": o.thinking,
-        "geodesic": name == "tools",
-        "collision_check": o.collision_check,
-        "form": o.description_form if name == "tools" else "-",
-    }
-
-
 # -- parsing free replies --------------------------------------------------------------------
 def _labelled(reply: str) -> str | None:
     found = _LABEL.findall(reply)
@@ -191,7 +176,10 @@ def _meta(**fields: Any) -> dict[str, Any]:
 
 
 def _tags(o: Options, *more: str) -> frozenset[str]:
-    return frozenset({"needs-model", *more, *(("thinks",) if o.thinking else ())})
+    flags = (("thinks",) if o.thinking else ()) + (
+        ("collision-check",) if o.collision_check else ()
+    )
+    return frozenset({"needs-model", *more, *flags})
 
 
 def _messages(system: str, prompt: Prompt, body: str, instruction: str) -> list[Message]:
@@ -329,7 +317,7 @@ class PlanAgent(Agent):
     def __init__(self, params: GenParams, options: Options | None = None) -> None:
         self.params = params
         self.options = options or Options("plan")
-        self.tags = _tags(self.options)
+        self.tags = _tags(self.options, "plans-moves")
 
     async def decide(self, ctx: StepContext, llm: LLM | None) -> Decision:
         prompt = ctx.prompt

@@ -38,9 +38,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from statelab.agents.adapt import parse_spelling as parse_adapt
-from statelab.agents.stateact import ROW_LABELS, Variant, parse_turn
-from statelab.core import ConfigError
+from statelab.agents.stateact import parse_turn
+from statelab.analysis._components import description
 
 STATE_FIELDS = {
     "location": "current location",
@@ -50,7 +49,13 @@ STATE_FIELDS = {
 _NO_PLACE = {"", "none", "null", "nothing", "empty", "n/a", "unknown", "starting location",
              "middle of room", "middle of the room"}
 _ARTICLE = re.compile(r"^(a|an|the|some)\s+")
-_ORDER = [v.spelling for v in (Variant(f) for f in ROW_LABELS)]
+
+
+def describe_agent(spelling: Any, stored: Any = None) -> dict[str, Any]:
+    """An agent's description (spelling, label, tags): the one stored with its run, else the
+    one the component gives when built. Rows are chosen and ordered by these, never by
+    parsing spellings."""
+    return description("agent", spelling, stored)
 
 
 def _by(by: Sequence[str] | str) -> list[str]:
@@ -157,25 +162,21 @@ def score_state(written: dict[str, Any], gold: dict[str, Any], fields: Sequence[
     return out
 
 
-def tracks_state(spelling: Any) -> bool | None:
-    """Whether an agent spelling writes state (None: not a seed-002 agent, infer it)."""
+def tracks_state(spelling: Any, stored: Any = None) -> bool | None:
+    """Whether an agent writes state (its ``tracks-state`` tag); None when it is not a
+    seed-002 agent (no ``structured-turns`` tag): then the fields it wrote are scored."""
     if not isinstance(spelling, str):
         return None
-    name, _, arg = spelling.partition(":")
-    try:
-        if name == "stateact":
-            return "state" in Variant.parse(arg if ":" in spelling else None).fields
-        if name in ("react", "act"):
-            return False
-        if name == "adapt":
-            return tracks_state(parse_adapt(arg or None)[0])
-    except ConfigError:
-        return None
-    return None
+    tags = set(describe_agent(spelling, stored)["tags"])
+    if "tracks-state" in tags:
+        return True
+    return False if "structured-turns" in tags else None
 
 
-def _expected(agent: Any, written: list[dict[str, Any]], golds: list[dict]) -> list[str]:
-    tracks = tracks_state(agent)
+def _expected(
+    agent: Any, stored: Any, written: list[dict[str, Any]], golds: list[dict]
+) -> list[str]:
+    tracks = tracks_state(agent, stored)
     if tracks is False:
         return []
     if tracks is None:
@@ -193,11 +194,13 @@ def state_accuracy(episodes: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame:
         }
     rows = []
     cols = list(STATE_FIELDS)
+    stored = _stored_by_agent(episodes)
     for (run, seed), grp in steps.sort_values("t").groupby(["run", "seed"], sort=False):
         golds = [json.loads(g) if isinstance(g, str) else None for g in grp["gold"]]
         replies = list(grp["reply"].fillna(""))
         written = [parse_state(r) for r in replies]
-        fields = _expected(agents.get((run, int(seed))), written, [g for g in golds if g])
+        agent = agents.get((run, int(seed)))
+        fields = _expected(agent, stored.get(str(agent)), written, [g for g in golds if g])
         cells: dict[str, list[float]] = {f: [] for f in cols}
         scored = 0
         for i in range(1, len(replies)):
@@ -227,32 +230,21 @@ def state_accuracy_by(
 
 
 # -- the ablation table ---------------------------------------------------------------------
-def row_label(spelling: str) -> str:
-    """The seed's name of an agent row (``Goal+State+Thought+Act``), else the spelling."""
-    name, _, arg = spelling.partition(":")
-    try:
-        if name == "stateact":
-            return Variant.parse(arg if ":" in spelling else None).label
-        if name == "react":
-            return ROW_LABELS[("thought",)] + (" (json)" if arg == "json" else "")
-        if name == "adapt":
-            return f"ADaPT + {row_label(parse_adapt(arg or None)[0])}"
-    except ConfigError:
-        pass
-    return spelling
+def row_label(spelling: str, stored: Any = None) -> str:
+    """The agent's own label (``Goal+State+Thought+Act`` for seed 002's rows)."""
+    return str(describe_agent(spelling, stored)["label"] or spelling)
 
 
-def _rank(spelling: str) -> int:
-    name, _, arg = spelling.partition(":")
-    try:
-        if name == "react":
-            return _ORDER.index("stateact:thought")
-        if name == "stateact":
-            v = Variant.parse(arg if ":" in spelling else None)
-            return _ORDER.index(Variant(v.fields).spelling) + (8 if v.state_format == "json" else 0)
-    except (ConfigError, ValueError):
-        pass
-    return 100
+#: Table 6 orders its rows by the fields written: goal, then state, then thought (as binary
+#: digits), JSON turns after text ones, decomposing agents and all others last
+_RANK = {"states-goal": 4, "tracks-state": 2, "thinks": 1, "json-turns": 8, "decomposes": 100}
+
+
+def _rank(spelling: str, stored: Any = None) -> int:
+    tags = set(describe_agent(spelling, stored)["tags"])
+    if "structured-turns" not in tags:
+        return 200
+    return sum(w for tag, w in _RANK.items() if tag in tags)
 
 
 def agent_table(
@@ -267,8 +259,10 @@ def agent_table(
     else:
         out["state_acc"] = float("nan")
     if "agent" in keys:
-        out.insert(keys.index("agent") + 1, "row", [row_label(a) for a in out["agent"]])
-        order = sorted(range(len(out)), key=lambda i: (_rank(str(out["agent"].iloc[i])), i))
+        stored = _stored_by_agent(episodes)
+        agents = [str(a) for a in out["agent"]]
+        out.insert(keys.index("agent") + 1, "row", [row_label(a, stored.get(a)) for a in agents])
+        order = sorted(range(len(out)), key=lambda i: (_rank(agents[i], stored.get(agents[i])), i))
         out = out.iloc[order].reset_index(drop=True)
     return out
 
@@ -297,9 +291,11 @@ def ablation_markdown(table: pd.DataFrame, title: str = "Agent variants (seed 00
 
 
 # -- the report hook ------------------------------------------------------------------------
-def _is_family(spelling: Any) -> bool:
-    family = ("stateact", "react", "adapt")
-    return isinstance(spelling, str) and spelling.partition(":")[0] in family
+def _stored_by_agent(episodes: pd.DataFrame) -> dict[str, Any]:
+    """The stored component descriptions by agent spelling, when the frame carries them."""
+    if "components" not in episodes or "agent" not in episodes:
+        return {}
+    return dict(zip(episodes["agent"].astype(str), episodes["components"], strict=True))
 
 
 def append_agent_metrics(store_path: str | Path, report_md: Path) -> dict[str, Path]:
@@ -308,11 +304,15 @@ def append_agent_metrics(store_path: str | Path, report_md: Path) -> dict[str, P
     db = sqlite3.connect(str(store_path))
     try:
         episodes = pd.read_sql_query(
-            "SELECT e.run, e.seed, e.status, e.success, e.steps, r.agent, r.env, r.model"
-            " FROM episodes e JOIN runs r ON r.run = e.run",
+            "SELECT e.run, e.seed, e.status, e.success, e.steps, r.agent, r.env, r.model,"
+            " r.components FROM episodes e JOIN runs r ON r.run = e.run",
             db,
         )
-        if not any(_is_family(a) for a in episodes["agent"].unique()):
+        stored = _stored_by_agent(episodes)
+        if not any(
+            "structured-turns" in describe_agent(a, stored.get(a))["tags"]
+            for a in episodes["agent"].astype(str).unique()
+        ):
             return {}
         steps = pd.read_sql_query("SELECT run, seed, t, reply, gold FROM steps", db)
     finally:

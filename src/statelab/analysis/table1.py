@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from statelab.agents.tools import parse_options, spelling_flags
+from statelab.agents.tools import parse_options
+from statelab.analysis._components import tags
 from statelab.tools.library import Geometry, LibrarySpec, build_geometry, cache_root
 
 #: (thinking, geodesic tools, collision check) in the order of the seed's Table 1
@@ -62,9 +63,28 @@ def read_tables(store_path: str | Path) -> dict[str, pd.DataFrame]:
         db.close()
 
 
+def _tags(run: Any, axis: str) -> set[str]:
+    """The tags of a run's component on ``axis`` (stored with the run, else its own)."""
+    return tags(axis, getattr(run, axis, None), getattr(run, "components", None))
+
+
+def flags(run: Any) -> dict[str, bool] | None:
+    """Table 1's columns from the run's component tags; None when its agent neither uses
+    tools nor plans its moves (not a Table 1 row)."""
+    agent = _tags(run, "agent")
+    if not agent & {"uses-tools", "plans-moves"}:
+        return None
+    return {
+        "thinking": "thinks" in agent,
+        "geodesic": "uses-tools" in agent,
+        "collision_check": "collision-check" in agent,
+        "closeup": "close-up" in _tags(run, "grounding"),
+    }
+
+
 def applies(runs: pd.DataFrame) -> bool:
-    """Whether some run uses a Table 1 agent (``tools`` or ``plan``)."""
-    return any(spelling_flags(str(a)) is not None for a in runs["agent"])
+    """Whether some run's agent uses tools or plans its moves (a Table 1 agent)."""
+    return any(flags(r) is not None for r in runs.itertuples())
 
 
 def _model_call(meta: Any, tokens: bool) -> bool:
@@ -88,9 +108,9 @@ def table1(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     steps = steps.assign(model_call=_model_calls(steps))
     rows: list[dict[str, Any]] = []
     for run in runs.itertuples():
-        flags = spelling_flags(str(run.agent))
-        expert = run.agent == "expert"
-        if flags is None and not expert:
+        f = flags(run)
+        expert = "expert" in _tags(run, "agent")
+        if f is None and not expert:
             continue
         done = eps[(eps["run"] == run.run) & (eps["status"] == "done")]
         st = steps[steps["run"] == run.run]
@@ -100,10 +120,10 @@ def table1(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
                 "model": run.model,
                 "agent": run.agent,
                 "grounding": run.grounding,
-                "thinking": bool(flags and flags["thinking"]),
-                "geodesic": bool(flags and flags["geodesic"]),
-                "collision_check": bool(flags and flags["collision_check"]),
-                "closeup": str(run.grounding).startswith("zoom"),
+                "thinking": bool(f and f["thinking"]),
+                "geodesic": bool(f and f["geodesic"]),
+                "collision_check": bool(f and f["collision_check"]),
+                "closeup": bool(f and f["closeup"]),
                 "n": n,
                 "successes": int(done["success"].sum()),
                 "success_pct": 100.0 * float(done["success"].mean()) if n else math.nan,

@@ -218,8 +218,7 @@ class ZoomGrounding(Grounding):
 
     def __init__(self, mode: str = "auto", half: int = 3) -> None:
         self.mode, self.half = mode, half
-        if mode == "image":
-            self.tags = frozenset({"needs-vision"})
+        self.tags = frozenset({"close-up", *(("needs-vision",) if mode == "image" else ())})
 
     async def apply(self, ctx: StepContext, llm: LLM | None) -> Grounded:
         from statelab.facts import close_up
