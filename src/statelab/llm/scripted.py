@@ -3,10 +3,15 @@
 The file is a JSON list of strings, or text with one reply per line. When the script runs
 out, the last reply repeats. ``score`` gives 0.0 to continuations that contain the next
 scripted reply and -100.0 to the others.
+
+The model id names the script by its content, ``scripted:<name>#<digest>`` (a SHA-256 of the
+replies), so two scripts that share a file name (``a/replies.json``, ``b/replies.json``) never
+share response-cache entries, and an edited script is not answered from the old one's cache.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -22,6 +27,12 @@ def _text(messages: list[Message]) -> str:
     return "\n".join(out)
 
 
+def script_digest(replies: list[str]) -> str:
+    """First 16 hex digits of the SHA-256 of the replies (as a JSON list): the script's id."""
+    blob = json.dumps(list(replies), ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
 class ScriptedLLM(LLM):
     constrained = False
     max_concurrency = 1
@@ -30,7 +41,7 @@ class ScriptedLLM(LLM):
         if not replies:
             raise ConfigError("scripted model: the script has no replies")
         self.replies = list(replies)
-        self.model_id = f"scripted:{name}"
+        self.model_id = f"scripted:{name}#{script_digest(self.replies)}"
         self.calls = 0
         self.seen: list[list[Message]] = []
 
