@@ -85,9 +85,7 @@ TESTS: dict[str, Callable[[np.ndarray, np.ndarray, int], bool]] = {
 }
 
 
-def rates(
-    base: Sampler, variant: Sampler, n: int, draws: int, seed: int
-) -> dict[str, float]:
+def rates(base: Sampler, variant: Sampler, n: int, draws: int, seed: int) -> dict[str, float]:
     """Share of ``draws`` simulated experiments each test marks significant."""
     rng = np.random.default_rng(seed)
     hits = dict.fromkeys(TESTS, 0)

@@ -167,8 +167,9 @@ def pivot(
     The index holds the ``rows`` axes' values (a MultiIndex when several), the columns are a
     MultiIndex over the ``columns`` axes; both in first-appearance order level by level (so the
     baseline value comes first). ``*`` marks a significant difference from the baseline.
-    Expert runs form a row labelled "privileged expert" (their cell repeated under every column of their
-    env). Combinations without a run are ``""``; a run without finished episodes is "–".
+    Expert runs form a row labelled "privileged expert" (their cell repeated under every
+    column of their env). Combinations without a run are ``""``; a run without finished
+    episodes is "–".
     Raises ``ValueError`` when two runs fall into one cell (an axis is missing from the layout).
     """
     grid = _grid(summary, rows, columns)
@@ -569,7 +570,6 @@ def _notes(summary: pd.DataFrame, grid: _Grid, scale: Scale) -> list[str]:
     if grid.expert_rows:
         notes.append(f"{EXPERT_NOTE[0].upper()}{EXPERT_NOTE[1:]}; unshaded.")
     if baseline:
-        notes.append(
-            f"Baseline: {describe_baseline(baseline)}. " + describe_test(summary.attrs).replace("`", "")
-        )
+        test = describe_test(summary.attrs).replace("`", "")
+        notes.append(f"Baseline: {describe_baseline(baseline)}. {test}")
     return notes

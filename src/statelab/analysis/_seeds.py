@@ -61,7 +61,8 @@ def episode_figures(episodes: pd.DataFrame) -> pd.DataFrame:
 
     Tokens per env step divide by ``steps`` (the env steps taken; several acting calls may
     make one step: VoT's map, StateAct's constrained fields, ADaPT's sub-calls); tokens per
-    call divide by ``agent_calls``. ``score_per_1k_in`` is seed 000's Fig. 1 for one
+    call divide by ``agent_calls``; an episode without acting calls (the expert) has none.
+    ``score_per_1k_in`` is seed 000's Fig. 1 for one
     episode: ``1000 * score / (agent_in / steps)``, the score per 1,000 of the episode's
     mean acting-agent input tokens per env step.
     """
@@ -72,9 +73,10 @@ def episode_figures(episodes: pd.DataFrame) -> pd.DataFrame:
     out["kind"] = np.where(~done, FAILED, np.where(np.isfinite(score), SCORED, UNSCORED))
     out["success"] = pd.to_numeric(out["success"], errors="coerce").astype(np.float64)
     steps = _column(out, "steps")
-    out["in_per_step"] = _ratio(out["agent_in"], steps)
+    acting = steps.where(pd.to_numeric(out["agent_calls"], errors="coerce") > 0)  # else NaN
+    out["in_per_step"] = _ratio(out["agent_in"], acting)
     out["in_per_call"] = _ratio(out["agent_in"], out["agent_calls"])
-    out["out_per_step"] = _ratio(out["agent_out"], steps)
+    out["out_per_step"] = _ratio(out["agent_out"], acting)
     out["aux_in_per_step"] = _ratio(_column(out, "aux_in"), steps)
     per_1k = np.full(len(out), np.nan)
     in_step = out["in_per_step"].to_numpy(dtype=np.float64)

@@ -2,9 +2,10 @@
 
 ``summarise`` turns finished episodes into one row per run (mean and sample SD over seeds,
 success, tokens per env step, score per 1,000 input tokens, a permutation test against a
-named baseline with a bootstrap interval); ``write_report`` renders it as report.md, report.json, scores.png and
-score_per_token.png, plus, given a ``layout``, a seed-style pivot table (Markdown and the
-heat-shaded table.png) and the Fig. 2-style differences from the baseline (fig2.png).
+named baseline with a bootstrap interval); ``write_report`` renders it as report.md,
+report.json, scores.png and score_per_token.png, plus, given a ``layout``, a seed-style pivot
+table (Markdown and the heat-shaded table.png) and the Fig. 2-style differences from the
+baseline (fig2.png).
 """
 
 from __future__ import annotations

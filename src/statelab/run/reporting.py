@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
 from statelab.analysis.report import write_report
 from statelab.core import ConfigError
 from statelab.run.config import AXES
