@@ -139,7 +139,9 @@ def expected(eps: pd.DataFrame, run: str) -> dict[str, Any]:
         "in_step": _seed_then_mean(seeds, lambda e: e["agent_in"] / e["steps"]),
         "in_call": _seed_then_mean(seeds, lambda e: e["agent_in"] / e["agent_calls"]),
         "out_step": _seed_then_mean(seeds, lambda e: e["agent_out"] / e["steps"]),
-        "per_1k": _seed_then_mean(seeds, lambda e: 1000 * e["score"] / (e["agent_in"] / e["steps"])),
+        "per_1k": _seed_then_mean(
+            seeds, lambda e: 1000 * e["score"] / (e["agent_in"] / e["steps"])
+        ),
     }
 
 
@@ -301,9 +303,7 @@ def test_printed_table_matches_the_recomputed_numbers(
     assert printed["vot"]["Episodes"] == "13 (+4 failed, +4 no score)"
     assert printed["none"]["Episodes"] == "15"
     vot = _row(summary, "vot")
-    assert printed["vot"]["p (pairs)"] == (
-        f"{vot['p']:.3g} (5 pairs; n too small for p<0.05)"
-    )
+    assert printed["vot"]["p (pairs)"] == (f"{vot['p']:.3g} (5 pairs; n too small for p<0.05)")
     assert printed["vot"]["Δ vs baseline [95% CI]"].startswith(f"{vot['diff']:+.2f} [")
     assert printed["image"]["p (pairs)"] == "– (unpaired, 1 vs 5 seeds; needs 2)"
     assert printed["none"]["Δ vs baseline [95% CI]"] == "baseline"

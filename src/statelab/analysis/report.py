@@ -29,6 +29,7 @@ from statelab.analysis._summary import Test, summarise
 from statelab.analysis._table import describe_baseline, to_json, to_markdown
 
 __all__ = [
+    "Test",
     "cell_colours",
     "change_counts",
     "change_sentences",

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from statelab.analysis.report import write_report
+from statelab.analysis.report import Test, write_report
 from statelab.core import ConfigError
 from statelab.run.config import AXES
 from statelab.run.store import Store
@@ -19,7 +19,11 @@ class Report:
     files: dict[str, Path]
 
 
-def make_report(store_path: str | Path, out_dir: str | Path) -> Report:
+def make_report(
+    store_path: str | Path, out_dir: str | Path, *, test: Test = "permutation"
+) -> Report:
+    """Write the report of the store's experiment into ``out_dir``. ``test`` picks what marks
+    ``*``: the exact sign-flip permutation test (default) or the seeds' ``"bootstrap"``."""
     import json
 
     store = Store(store_path)
@@ -41,6 +45,7 @@ def make_report(store_path: str | Path, out_dir: str | Path) -> Report:
         title=name,
         axes=AXES,
         layout=config.get("report"),
+        test=test,
     )
     from statelab.analysis.table1 import append_table1  # seed 001: only when its agents ran
 
