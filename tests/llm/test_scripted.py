@@ -47,4 +47,4 @@ def test_same_content_same_id_and_text_scripts_too(tmp_path: Path) -> None:
     lines = ScriptedLLM.from_file(str(text))
     assert lines.replies == ["a", "b"]
     assert lines.model_id.split("#")[1] == one.model_id.split("#")[1]
-    assert ScriptedLLM(["a"]).model_id != ScriptedLLM(["b"]).model_id  # inline scripts as well
+    assert ScriptedLLM(["a"], name="x").model_id == "scripted:x"  # inline: named by the caller

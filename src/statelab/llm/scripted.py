@@ -4,9 +4,10 @@ The file is a JSON list of strings, or text with one reply per line. When the sc
 out, the last reply repeats. ``score`` gives 0.0 to continuations that contain the next
 scripted reply and -100.0 to the others.
 
-The model id names the script by its content, ``scripted:<name>#<digest>`` (a SHA-256 of the
-replies), so two scripts that share a file name (``a/replies.json``, ``b/replies.json``) never
-share response-cache entries, and an edited script is not answered from the old one's cache.
+A script file's model id names it by its content, ``scripted:<file name>#<digest>`` (a
+SHA-256 of the replies), so two scripts that share a file name (``a/replies.json``,
+``b/replies.json``) never share response-cache entries, and an edited script is not answered
+from the old one's cache. An inline ``ScriptedLLM(replies, name)`` keeps ``scripted:<name>``.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class ScriptedLLM(LLM):
         if not replies:
             raise ConfigError("scripted model: the script has no replies")
         self.replies = list(replies)
-        self.model_id = f"scripted:{name}#{script_digest(self.replies)}"
+        self.model_id = f"scripted:{name}"
         self.calls = 0
         self.seen: list[list[Message]] = []
 
@@ -56,7 +57,7 @@ class ScriptedLLM(LLM):
             replies = [str(x) for x in data] if isinstance(data, list) else [raw]
         except json.JSONDecodeError:
             replies = [line for line in raw.splitlines() if line.strip()]
-        return cls(replies, name=p.name)
+        return cls(replies, name=f"{p.name}#{script_digest(replies)}")
 
     def _next(self) -> str:
         reply = self.replies[min(self.calls, len(self.replies) - 1)]
