@@ -89,7 +89,7 @@ def table() -> pd.DataFrame:
 
 def test_pivot_cells_stars_and_order(table: pd.DataFrame) -> None:
     p = pivot(table, ["model"], ["env", "history"])
-    assert list(p.index) == ["phi4", "llama", "expert"]
+    assert list(p.index) == ["phi4", "llama", "privileged expert"]
     assert p.index.name == "model"
     assert list(p.columns.names) == ["env", "history"]
     assert list(p.columns) == [
@@ -112,10 +112,10 @@ def test_pivot_missing_expert_and_no_mean(table: pd.DataFrame) -> None:
     assert p.loc["llama", ("maze", "full")] == ""
     assert p.loc["phi4", ("maze", "full")] == "–"  # a run without finished episodes
     # The expert row repeats its env's score under each of that env's columns.
-    assert p.loc["expert", ("hanoi", "full")] == "1.00 (0.00)"
-    assert p.loc["expert", ("hanoi", "summary")] == "1.00 (0.00)"
-    assert p.loc["expert", ("messenger", "full")] == "0.90 (0.05)"
-    assert p.loc["expert", ("maze", "full")] == ""
+    assert p.loc["privileged expert", ("hanoi", "full")] == "1.00 (0.00)"
+    assert p.loc["privileged expert", ("hanoi", "summary")] == "1.00 (0.00)"
+    assert p.loc["privileged expert", ("messenger", "full")] == "0.90 (0.05)"
+    assert p.loc["privileged expert", ("maze", "full")] == ""
     no_expert = pivot(table[table["agent"] != "expert"], ["model"], ["env", "history"])
     assert "expert" not in no_expert.index
 
@@ -127,29 +127,29 @@ def test_pivot_multi_level_rows_and_expert_only_env(table: pd.DataFrame) -> None
     assert list(p.index) == [
         ("messenger", "full"),
         ("messenger", "summary"),
-        ("messenger", "expert"),
+        ("messenger", "privileged expert"),
         ("hanoi", "full"),
         ("hanoi", "summary"),
-        ("hanoi", "expert"),
-        ("maze", "expert"),  # maze has only an expert run
+        ("hanoi", "privileged expert"),
+        ("maze", "privileged expert"),  # maze has only an expert run
     ]
     assert list(p.columns) == [("phi4",), ("llama",)]
-    assert p.loc[("hanoi", "expert"), ("phi4",)] == "1.00 (0.00)"
-    assert p.loc[("hanoi", "expert"), ("llama",)] == "1.00 (0.00)"
-    assert p.loc[("maze", "expert"), ("llama",)] == "0.70 (0.00)"
+    assert p.loc[("hanoi", "privileged expert"), ("phi4",)] == "1.00 (0.00)"
+    assert p.loc[("hanoi", "privileged expert"), ("llama",)] == "1.00 (0.00)"
+    assert p.loc[("maze", "privileged expert"), ("llama",)] == "0.70 (0.00)"
     # An env with expert runs only gets columns of its own when env is a column axis.
     by_model = pivot(_summary(rows), ["model"], ["env", "history"])
     assert by_model.columns[-1] == ("maze", "-")
-    assert by_model.loc["expert", ("maze", "-")] == "0.70 (0.00)"
+    assert by_model.loc["privileged expert", ("maze", "-")] == "0.70 (0.00)"
     assert by_model.loc["phi4", ("maze", "-")] == ""
     # rows=["env"]: the expert keeps its env and gets a row of its own.
     by_env = pivot(_summary(rows), ["env"], ["model", "history"])
     assert list(by_env.index) == [
         "messenger",
-        "messenger (expert)",
+        "messenger (privileged expert)",
         "hanoi",
-        "hanoi (expert)",
-        "maze (expert)",
+        "hanoi (privileged expert)",
+        "maze (privileged expert)",
     ]
 
 
@@ -177,7 +177,7 @@ def test_pivot_markdown(table: pd.DataFrame) -> None:
     ]
     assert table_lines[2] == "| phi4 | 0.24 (0.11) | 0.14 (0.06)* | 0.16 (0.12) | 0.08 (0.10) |"
     assert table_lines[3] == "| llama | 0.26 (0.10) | 0.31 (0.05) | 0.46 (0.12) |  |"
-    assert table_lines[4].startswith("| expert |")
+    assert table_lines[4].startswith("| privileged expert |")
     legend = md.strip().splitlines()[-1]
     assert "`*`" in legend and "history = full" in legend
     assert "10,000 resamples" in legend and "95% CI" in legend and "expert" in legend
@@ -222,7 +222,7 @@ def test_cell_colours_normalise_within_each_env() -> None:
     assert colours.loc["b", ("messenger",)] == LAST
     assert colours.loc["c", ("messenger",)] == ""  # no run
     assert colours.loc["a", ("babyai",)] == colours.loc["b", ("babyai",)] == MIDDLE
-    assert colours.loc["expert", ("hanoi",)] == ""  # expert cells are not shaded
+    assert colours.loc["privileged expert", ("hanoi",)] == ""  # expert cells are not shaded
     unit = cell_colours(summary, ["model"], ["env"], scale="unit")
     assert unit.loc["b", ("messenger",)] == heat_colour(0.9)
     assert unit.loc["a", ("babyai",)] == heat_colour(0.4)
@@ -297,7 +297,7 @@ def test_pngs_are_written(table: pd.DataFrame, tmp_path: Path) -> None:
 
 def _episodes() -> pd.DataFrame:
     rows = []
-    base = [0.2, 0.3, 0.4, 0.5, 0.6]
+    base = [0.2, 0.3, 0.4, 0.5, 0.6, 0.4]  # six seeds: enough pairs for p < 0.05
     for env in ("hanoi", "messenger"):
         for model in ("phi4", "llama"):
             for history, shift in (("full", 0.0), ("summary", 0.3)):
@@ -348,12 +348,12 @@ def test_write_report_with_layout(tmp_path: Path) -> None:
     md = paths["markdown"].read_text()
     assert "](table.png)" in md and "](fig2.png)" in md
     assert "| Model | hanoi · full | hanoi · summary | messenger · full |" in md
-    assert "0.70 (0.16)*" in md
+    assert "0.70 (0.14)*" in md
     assert "- summary: improves in 4/4, degrades in 0/4, neutral in 0/4" in md
     data = json.loads(paths["json"].read_text())
     assert data["layout"] == layout
-    assert [r["model"] for r in data["pivot"]] == ["phi4", "llama", "expert"]
-    assert data["pivot"][0]["hanoi · summary"] == "0.70 (0.16)*"
+    assert [r["model"] for r in data["pivot"]] == ["phi4", "llama", "privileged expert"]
+    assert data["pivot"][0]["hanoi · summary"] == "0.70 (0.14)*"
     assert data["counts"] == {"summary": {"improves": 4, "degrades": 0, "neutral": 0, "total": 4}}
 
 

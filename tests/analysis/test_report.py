@@ -20,11 +20,11 @@ from statelab.analysis import (
     write_report,
 )
 
-BASE_SCORES = [0.2, 0.3, 0.4, 0.5, 0.6]
+BASE_SCORES = [0.2, 0.3, 0.4, 0.5, 0.6, 0.4]  # six seeds: an exact sign-flip p can be < 0.05
 SHIFT = {  # per-seed offsets from the full-history scores
-    "full": [0.0] * 5,
-    "summary": [0.25, 0.35, 0.3, 0.3, 0.3],  # clearly better: significant
-    "oracle": [0.1, -0.1, 0.05, -0.05, 0.0],  # same mean: not significant
+    "full": [0.0] * 6,
+    "summary": [0.25, 0.35, 0.3, 0.3, 0.3, 0.3],  # clearly better: significant
+    "oracle": [0.1, -0.1, 0.05, -0.05, 0.0, 0.0],  # same mean: not significant
 }
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -64,7 +64,7 @@ def make_episodes() -> pd.DataFrame:
             )
     # A failed episode: counted, but excluded from the mean (its score would drag it down).
     rows.append(
-        _episode("hanoi/summary", "summary", 5, 0.0, status="failed", error="ModelError: timeout")
+        _episode("hanoi/summary", "summary", 6, 0.0, status="failed", error="ModelError: timeout")
     )
     for seed in range(5):
         rows.append(
@@ -99,21 +99,21 @@ def _row(summary: pd.DataFrame, run: str) -> pd.Series:
 def test_summary_counts_mean_sd_success(summary: pd.DataFrame) -> None:
     assert list(summary["run"]) == ["hanoi/full", "hanoi/summary", "hanoi/oracle", "hanoi/expert"]
     full = _row(summary, "hanoi/full")
-    assert (full["n"], full["failed"]) == (5, 0)
+    assert (full["n"], full["failed"]) == (6, 0)
     assert full["mean"] == pytest.approx(0.4)
     assert full["sd"] == pytest.approx(np.std(BASE_SCORES, ddof=1))
-    assert full["success_rate"] == pytest.approx(0.2)  # only 0.6 reaches success
+    assert full["success_rate"] == pytest.approx(1 / 6)  # only 0.6 reaches success
     summ = _row(summary, "hanoi/summary")
-    assert (summ["n"], summ["failed"]) == (5, 1)
+    assert (summ["n"], summ["failed"]) == (6, 1)
     assert summ["mean"] == pytest.approx(0.7)  # the failed 0.0 is not averaged in
-    assert summ["success_rate"] == pytest.approx(0.8)
+    assert summ["success_rate"] == pytest.approx(5 / 6)
 
 
 def test_summary_token_figures(summary: pd.DataFrame) -> None:
     full = _row(summary, "hanoi/full")
-    per_step = [100.0 * (s + 1) for s in range(5)]  # agent_in / agent_calls
+    per_step = [100.0 * (s + 1) for s in range(6)]  # agent_in / steps (one call a step)
     assert full["in_per_step"] == pytest.approx(np.mean(per_step))
-    assert full["out_per_step"] == pytest.approx(np.mean([5.0 * (s + 1) for s in range(5)]))
+    assert full["out_per_step"] == pytest.approx(np.mean([5.0 * (s + 1) for s in range(6)]))
     expected = np.mean([sc / ps * 1000 for sc, ps in zip(BASE_SCORES, per_step, strict=True)])
     assert full["score_per_1k_in"] == pytest.approx(expected)
     assert full["aux_in_per_step"] == 0.0
@@ -121,6 +121,7 @@ def test_summary_token_figures(summary: pd.DataFrame) -> None:
     expert = _row(summary, "hanoi/expert")
     assert math.isnan(expert["in_per_step"]) and math.isnan(expert["score_per_1k_in"])
     assert expert["mean"] == 1.0 and expert["sd"] == 0.0
+    assert full["in_per_call"] == full["in_per_step"]
 
 
 def test_baseline_and_expert_rows_have_no_test(summary: pd.DataFrame) -> None:
@@ -134,7 +135,9 @@ def test_baseline_and_expert_rows_have_no_test(summary: pd.DataFrame) -> None:
 def test_significant_and_null_cases(summary: pd.DataFrame) -> None:
     summ = _row(summary, "hanoi/summary")
     assert summ["role"] == "compared" and summ["baseline_run"] == "hanoi/full"
-    assert summ["paired"] and summ["n_test"] == 5
+    assert summ["paired"] and summ["n_test"] == 6
+    assert summ["p"] == pytest.approx(2 / 64)  # exact sign-flip: all six differences > 0
+    assert summ["test"] == "sign-flip (exact)"
     assert summ["diff"] == pytest.approx(0.3)
     assert 0.0 < summ["ci_low"] <= 0.3 <= summ["ci_high"]
     assert summ["sig"] and summ["p"] < 0.05
@@ -189,17 +192,19 @@ def test_markdown_marks_only_the_significant_cell(summary: pd.DataFrame) -> None
     score_col = header.index("Score mean (SD)")
     starred = [r for r in rows for c in r if c.endswith("*")]
     assert len(starred) == 1 and starred[0][2] == "summary"
-    assert starred[0][score_col] == "0.70 (0.17)*"
+    assert starred[0][score_col] == "0.70 (0.15)*"
+    assert starred[0][header.index("p (pairs)")] == "0.0312 (6 pairs)"
     by_history = {r[2]: r for r in rows}
-    assert by_history["full"][score_col] == "0.40 (0.16)"
-    assert by_history["full"][-1] == "baseline"
-    assert by_history["oracle"][score_col] == "0.40 (0.15)"
-    assert by_history["summary"][header.index("n")] == "5 (+1 failed)"
-    assert rows[-1][1] == "expert"  # expert rows last
+    assert by_history["full"][score_col] == "0.40 (0.14)"
+    assert by_history["full"][header.index("Δ vs baseline [95% CI]")] == "baseline"
+    assert by_history["oracle"][score_col] == "0.40 (0.14)"
+    assert by_history["summary"][header.index("n")] == "6 (+1 failed)"
+    assert rows[-1][1] == "privileged expert"  # expert rows last
     legend = md.strip().splitlines()[-1]
     assert not legend.startswith("|")
     assert "history = full" in legend and "10,000 resamples" in legend
-    assert "95% CI" in legend and "paired by seed" in legend
+    assert "95% CI" in legend and "paired by seed" in legend and "sign-flip" in legend
+    assert "sample SD" in legend and "Privileged expert" in legend
     assert "Table 3: granularity" in md
 
 
@@ -208,7 +213,7 @@ def test_json_round_trips(summary: pd.DataFrame) -> None:
     back = json.loads(json.dumps(payload, allow_nan=False))
     assert back["baseline"] == {"history": "full"}
     runs = {r["run"]: r for r in back["runs"]}
-    assert runs["hanoi/summary"]["sig"] is True and runs["hanoi/summary"]["n"] == 5
+    assert runs["hanoi/summary"]["sig"] is True and runs["hanoi/summary"]["n"] == 6
     assert runs["hanoi/expert"]["in_per_step"] is None
     assert runs["hanoi/full"]["diff"] is None
     assert runs["hanoi/oracle"]["sig"] is False
@@ -235,7 +240,7 @@ def test_write_report(tmp_path: Path) -> None:
     md = paths["markdown"].read_text()
     assert md.startswith("# Granularity")
     assert "](scores.png)" in md and "](score_per_token.png)" in md
-    assert "0.70 (0.17)*" in md
+    assert "0.70 (0.15)*" in md
     data = json.loads(paths["json"].read_text())
     assert data["title"] == "Granularity" and len(data["runs"]) == 4
     _assert_png(paths["scores"])

@@ -1,13 +1,14 @@
-"""Bootstrap test of the mean difference and mean/SD on data with known answers."""
+"""Bootstrap interval of the mean difference and mean/SD on data with known answers."""
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
 import pytest
 
-from statelab.analysis import BootstrapResult, bootstrap_mean_diff, mean_sd
+from statelab.analysis import BootstrapResult, bootstrap_mean_diff, mean_sd, permutation_mean_diff
 
 
 def test_exact_shift_paired_gives_point_ci_and_significance() -> None:
@@ -96,10 +97,17 @@ def test_negative_shift_and_p_value_two_sided() -> None:
     assert 0.0 < weak.p_value <= 1.0
 
 
-@pytest.mark.parametrize(("x", "y"), [([], [1.0]), ([1.0], []), ([], [])])
+@pytest.mark.parametrize(("x", "y"), [([], [1.0, 2.0]), ([1.0, 2.0], []), ([], [])])
 def test_empty_input_raises(x: list[float], y: list[float]) -> None:
     with pytest.raises(ValueError, match="empty"):
         bootstrap_mean_diff(x, y, paired=False)
+    with pytest.raises(ValueError, match="empty"):
+        permutation_mean_diff(x, y, paired=False)
+
+
+def test_bootstrap_needs_two_values_per_sample() -> None:
+    with pytest.raises(ValueError, match="at least 2"):
+        bootstrap_mean_diff([1.0], [1.0, 2.0], paired=False)
 
 
 def test_paired_length_mismatch_raises() -> None:
@@ -148,7 +156,8 @@ def test_mean_sd() -> None:
     mean, sd = mean_sd([0.2, 0.4, 0.6])
     assert mean == pytest.approx(0.4)
     assert sd == pytest.approx(0.2)  # sample SD (ddof=1)
-    assert mean_sd([0.7]) == (pytest.approx(0.7), 0.0)
+    mean1, sd1 = mean_sd([0.7])
+    assert mean1 == pytest.approx(0.7) and math.isnan(sd1)  # sample SD undefined for n = 1
     assert mean_sd(np.array([1.0, 1.0])) == (1.0, 0.0)
     with pytest.raises(ValueError):
         mean_sd([])

@@ -1,4 +1,4 @@
-"""Analysis of finished episodes: bootstrap statistics and reports in the seeds' style."""
+"""Analysis of finished episodes: tests over seeds and reports in the seeds' style."""
 
 from statelab.analysis.report import (
     cell_colours,
@@ -16,10 +16,18 @@ from statelab.analysis.report import (
     to_markdown,
     write_report,
 )
-from statelab.analysis.stats import BootstrapResult, bootstrap_mean_diff, mean_sd
+from statelab.analysis.stats import (
+    BootstrapResult,
+    PermutationResult,
+    bootstrap_mean_diff,
+    mean_sd,
+    min_attainable_p,
+    permutation_mean_diff,
+)
 
 __all__ = [
     "BootstrapResult",
+    "PermutationResult",
     "bootstrap_mean_diff",
     "cell_colours",
     "change_counts",
@@ -27,6 +35,8 @@ __all__ = [
     "fig2_png",
     "heat_table_png",
     "mean_sd",
+    "min_attainable_p",
+    "permutation_mean_diff",
     "pivot",
     "pivot_markdown",
     "pivot_records",

@@ -23,8 +23,8 @@ from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 from matplotlib.patches import Rectangle
 
-from statelab.analysis._summary import EXPERT, ROLE_EXPERT
-from statelab.analysis._table import _cell, _missing, describe_baseline, score_cell
+from statelab.analysis._summary import EXPERT, EXPERT_LABEL, EXPERT_NOTE, ROLE_EXPERT
+from statelab.analysis._table import _cell, _missing, describe_baseline, describe_test, score_cell
 
 HEAT_STOPS: tuple[tuple[float, str], ...] = ((0.0, "#FCFDBF"), (0.5, "#FC8961"), (1.0, "#B73779"))
 """The seed's shading scale: position in [0, 1] -> colour, linear in RGB between stops."""
@@ -131,9 +131,9 @@ def _grid(summary: pd.DataFrame, rows: Sequence[str] | str, columns: Sequence[st
 def _expert_row(
     rec: Mapping[str, Any], row_axes: Sequence[str], rank: Mapping[str, Mapping[Hashable, float]]
 ) -> tuple[Key, tuple[float, ...]]:
-    """An expert run's row: values no other run has (model "-") become "expert", ranked last,
-    except an env's name; when none is replaced (e.g. rows=["env"]), the last value becomes
-    "<value> (expert)"."""
+    """An expert run's row: values no other run has (model "-") become "privileged expert",
+    ranked last, except an env's name; when none is replaced (e.g. rows=["env"]), the last
+    value becomes "<value> (privileged expert)"."""
     key: list[Hashable] = []
     ranks: list[float] = []
     replaced = False
@@ -143,11 +143,11 @@ def _expert_row(
             key.append(v)
             ranks.append(rank[a].get(v, math.inf))
         else:
-            key.append(EXPERT)
+            key.append(EXPERT_LABEL)
             ranks.append(math.inf)
             replaced = True
     if not replaced:
-        key[-1] = f"{key[-1]} ({EXPERT})"
+        key[-1] = f"{key[-1]} ({EXPERT_LABEL})"
         ranks[-1] += 0.5
     return tuple(key), tuple(ranks)
 
@@ -167,8 +167,9 @@ def pivot(
     The index holds the ``rows`` axes' values (a MultiIndex when several), the columns are a
     MultiIndex over the ``columns`` axes; both in first-appearance order level by level (so the
     baseline value comes first). ``*`` marks a significant difference from the baseline.
-    Expert runs form a row labelled "expert" (their cell repeated under every column of their
-    env). Combinations without a run are ``""``; a run without finished episodes is "–".
+    Expert runs form a row labelled "privileged expert" (their cell repeated under every
+    column of their env). Combinations without a run are ``""``; a run without finished
+    episodes is "–".
     Raises ``ValueError`` when two runs fall into one cell (an axis is missing from the layout).
     """
     grid = _grid(summary, rows, columns)
@@ -209,17 +210,17 @@ def pivot_legend(summary: pd.DataFrame, baseline: Mapping[str, str] | None = Non
     """What the pivot's cells and ``*`` mean, and which baseline and test are used."""
     if baseline is None:
         baseline = summary.attrs.get("baseline")
-    text = "Cells: mean normalised score (SD) over seeds, scores in [0, 1]; empty: no such run."
+    text = (
+        "Cells: mean normalised score (sample SD; – for one seed) over seeds, scores in "
+        "[0, 1]; empty: no such run."
+    )
     if _is_expert_present(summary):
-        text += " Row expert: the scripted expert's runs (reference, not tested)."
+        text += f" Row {EXPERT_NOTE}."
     if not baseline:
         return text + " No baseline given, so no significance tests."
-    n_resamples = int(summary.attrs.get("n_resamples", 10_000))
-    ci = float(summary.attrs.get("ci", 0.95))
     return (
-        f"{text} `*` marks a significant difference from the baseline "
-        f"({describe_baseline(baseline)}; every other axis equal): bootstrap test of the mean "
-        f"difference, {n_resamples:,} resamples, {ci:.0%} CI."
+        f"{text} Baseline: {describe_baseline(baseline)}, every other axis equal. "
+        f"{describe_test(summary.attrs)} p and the number of pairs: the per-run table."
     )
 
 
@@ -556,7 +557,7 @@ def _gradient(ax: Any, x: float, y: float, scale: Scale) -> None:
 def _notes(summary: pd.DataFrame, grid: _Grid, scale: Scale) -> list[str]:
     layout = (
         f"Rows: {' × '.join(grid.row_axes)}; columns: {' × '.join(grid.col_axes)}. "
-        "Cells: mean normalised score (SD) over seeds; blank: no such run."
+        "Cells: mean normalised score (sample SD) over seeds; blank: no such run."
     )
     shading = (
         "Shading: mean score normalised within each env (lightest = the env's lowest mean, "
@@ -567,12 +568,8 @@ def _notes(summary: pd.DataFrame, grid: _Grid, scale: Scale) -> list[str]:
     baseline = summary.attrs.get("baseline")
     notes = [layout, shading]
     if grid.expert_rows:
-        notes.append("Expert: the scripted expert's runs (reference), unshaded.")
+        notes.append(f"{EXPERT_NOTE[0].upper()}{EXPERT_NOTE[1:]}; unshaded.")
     if baseline:
-        n_resamples = int(summary.attrs.get("n_resamples", 10_000))
-        ci = float(summary.attrs.get("ci", 0.95))
-        notes.append(
-            f"* significant difference from the baseline ({describe_baseline(baseline)}), "
-            f"bootstrap test of the mean difference, {n_resamples:,} resamples, {ci:.0%} CI."
-        )
+        test = describe_test(summary.attrs).replace("`", "")
+        notes.append(f"Baseline: {describe_baseline(baseline)}. {test}")
     return notes

@@ -16,7 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from statelab.analysis._summary import EXPERT, ROLE_COMPARED, varying_axes
+from statelab.analysis._summary import EXPERT, EXPERT_LABEL, ROLE_COMPARED, varying_axes
 
 _PALETTE = (
     "#4C72B0",
@@ -42,7 +42,7 @@ def _label_axes(summary: pd.DataFrame, axes: Sequence[str]) -> list[str]:
 
 def _label(row: pd.Series, axes: Sequence[str]) -> str:
     if row["agent"] == EXPERT:
-        return EXPERT
+        return EXPERT_LABEL
     parts = [str(row[a]) for a in axes]
     return " / ".join(parts) if parts else str(row["run"])
 
@@ -162,7 +162,7 @@ def plot_scores(summary: pd.DataFrame, path: str | Path) -> Path:
         summary,
         "mean",
         error="sd",
-        ylabel="normalised score (mean ± SD)",
+        ylabel="normalised score (mean ± sample SD)",
         title="Score per run (* significant vs baseline)",
         path=Path(path),
         floor_top=1.0,
@@ -171,7 +171,8 @@ def plot_scores(summary: pd.DataFrame, path: str | Path) -> Path:
 
 
 def plot_score_per_token(summary: pd.DataFrame, path: str | Path) -> Path:
-    """Bars of normalised score per 1,000 acting-agent input tokens (seed 000, Fig. 1).
+    """Bars of normalised score per 1,000 acting-agent input tokens (seed 000, Fig. 1): per
+    episode, score × 1,000 / mean input tokens per env step, then averaged.
 
     Expert runs (no model calls) are left out; a run scoring 0 gets an empty bar marked "0".
     """
@@ -180,8 +181,8 @@ def plot_score_per_token(summary: pd.DataFrame, path: str | Path) -> Path:
         runs,
         "score_per_1k_in",
         error=None,
-        ylabel="score per 1,000 input tokens",
-        title="Score per 1,000 input tokens (acting calls only)",
+        ylabel="score per 1,000 input tokens per env step",
+        title="Score per 1,000 input tokens (acting calls only; per episode, then averaged)",
         path=Path(path),
         floor_top=0.0,
         stars=False,

@@ -1,14 +1,15 @@
-"""Per-run summary of finished episodes, with bootstrap tests against a named baseline."""
+"""Per-run summary of finished episodes, with permutation tests against a named baseline."""
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from statelab.analysis.stats import bootstrap_mean_diff, mean_sd
+from statelab.analysis._seeds import episode_figures, per_seed, run_figures, seed_scores
+from statelab.analysis.stats import MAX_EXACT, bootstrap_mean_diff, permutation_mean_diff
 
 DEFAULT_AXES: tuple[str, ...] = ("env", "model", "agent", "history", "format", "grounding")
 """Axis columns in display order; other constant-per-run text columns are axes too."""
@@ -17,6 +18,7 @@ EPISODE_COLUMNS: frozenset[str] = frozenset(
     {
         "run",
         "seed",
+        "grp",
         "status",
         "error",
         "score",
@@ -42,22 +44,47 @@ REQUIRED_COLUMNS: tuple[str, ...] = (
     "agent_out",
 )
 EXPERT = "expert"
+#: How reports label the expert's rows: it reads the env's privileged state.
+EXPERT_LABEL = "privileged expert"
+EXPERT_NOTE = (
+    "privileged expert: the env's scripted expert, which reads hidden state the agents cannot"
+    " see (a ceiling for reference; not tested)"
+)
 # Roles of a row with respect to the baseline comparison.
 ROLE_NONE, ROLE_EXPERT, ROLE_BASELINE = "none", "expert", "baseline"
 ROLE_COMPARED, ROLE_UNMATCHED = "compared", "unmatched"
-MIN_TEST_N = 2  # fewer observations (or pairs) than this on a side: no test
-
-
-def _nanmean(values: np.ndarray) -> float:
-    finite = values[np.isfinite(values)]
-    return float(finite.mean()) if finite.size else float("nan")
-
-
-def _per_call(numerator: pd.Series, calls: np.ndarray) -> np.ndarray:
-    num = numerator.to_numpy(dtype=np.float64)
-    out = np.full(num.shape, np.nan)
-    np.divide(num, calls, out=out, where=calls > 0)
-    return out
+MIN_TEST_N = 2  # fewer seeds (or pairs) than this on a side: no test
+Test = Literal["permutation", "bootstrap"]
+SUMMARY_COLUMNS: tuple[str, ...] = (
+    "n",
+    "failed",
+    "unscored",
+    "episodes",
+    "episodes_failed",
+    "episodes_unscored",
+    "mean",
+    "sd",
+    "success_rate",
+    "in_per_step",
+    "in_per_call",
+    "out_per_step",
+    "score_per_1k_in",
+    "aux_in_per_step",
+    "role",
+    "baseline_run",
+    "paired",
+    "n_test",
+    "n_base",
+    "diff",
+    "ci_low",
+    "ci_high",
+    "p",
+    "min_p",
+    "sig",
+    "test",
+)
+"""The columns of a summary after ``run`` and the axes."""
+TESTS: tuple[str, ...] = ("permutation", "bootstrap")
 
 
 def _find_axes(episodes: pd.DataFrame, axes: Sequence[str] | None) -> list[str]:
@@ -91,65 +118,55 @@ def _order(values: pd.Series, first: str | None) -> dict[Hashable, int]:
     return {v: i for i, v in enumerate(uniq)}
 
 
-def _run_stats(g: pd.DataFrame) -> dict[str, Any]:
-    done = g[g["status"] == "done"]
-    failed = int((g["status"] != "done").sum())
-    scores = done["score"].to_numpy(dtype=np.float64)
-    row: dict[str, Any] = {"n": len(done), "failed": failed}
-    if len(done):
-        row["mean"], row["sd"] = mean_sd(scores)
-        row["success_rate"] = float(done["success"].astype(bool).mean())
-    else:
-        row["mean"] = row["sd"] = row["success_rate"] = float("nan")
-    calls = done["agent_calls"].to_numpy(dtype=np.float64)
-    in_per_call = _per_call(done["agent_in"], calls)
-    row["in_per_step"] = _nanmean(in_per_call)
-    row["out_per_step"] = _nanmean(_per_call(done["agent_out"], calls))
-    per_1k = np.full(scores.shape, np.nan)
-    np.divide(scores * 1000.0, in_per_call, out=per_1k, where=in_per_call > 0)
-    row["score_per_1k_in"] = _nanmean(per_1k)
-    aux = done["aux_in"] if "aux_in" in done.columns else pd.Series(np.nan, index=done.index)
-    row["aux_in_per_step"] = _nanmean(_per_call(aux, calls))
-    return row
-
-
-def _seed_scores(g: pd.DataFrame) -> pd.Series:
-    done = g[g["status"] == "done"]
-    return pd.Series(done["score"].to_numpy(dtype=np.float64), index=done["seed"].to_numpy())
-
-
 def _no_test() -> dict[str, Any]:
     nan = float("nan")
     return {
         "paired": False,
         "n_test": 0,
+        "n_base": 0,
         "diff": nan,
         "ci_low": nan,
         "ci_high": nan,
         "p": nan,
+        "min_p": nan,
         "sig": False,
+        "test": None,
     }
 
 
-def _compare(x: pd.Series, y: pd.Series, n_resamples: int, ci: float, seed: int) -> dict[str, Any]:
-    """Test run scores ``x`` against baseline scores ``y`` (both indexed by seed)."""
+def _compare(
+    x: pd.Series, y: pd.Series, test: Test, n_resamples: int, ci: float, seed: int
+) -> dict[str, Any]:
+    """Test run seed scores ``x`` against baseline seed scores ``y`` (both indexed by seed).
+
+    Paired over the shared seeds when there are at least :data:`MIN_TEST_N`, else unpaired.
+    The interval is always the percentile bootstrap; the ``*`` (``sig``) comes from ``test``:
+    ``"permutation"`` (p < 1 - ci) or ``"bootstrap"`` (the interval excludes 0).
+    """
     out = _no_test()
     if x.empty or y.empty:
         return out
     shared = x.index.intersection(y.index)
-    unique = x.index.is_unique and y.index.is_unique
-    if unique and len(shared) >= MIN_TEST_N:
+    if len(shared) >= MIN_TEST_N:
         xs, ys, paired = x.loc[shared].to_numpy(), y.loc[shared].to_numpy(), True
     else:
         xs, ys, paired = x.to_numpy(), y.to_numpy(), False
-    out["paired"] = paired
-    out["n_test"] = len(xs) if paired else min(len(xs), len(ys))
+    out.update(paired=paired, n_test=len(xs), n_base=len(ys))
     out["diff"] = float(np.mean(xs) - np.mean(ys))
-    if out["n_test"] < MIN_TEST_N:
+    if min(len(xs), len(ys)) < MIN_TEST_N:
         return out
-    res = bootstrap_mean_diff(xs, ys, paired=paired, n_resamples=n_resamples, ci=ci, seed=seed)
+    boot = bootstrap_mean_diff(xs, ys, paired=paired, n_resamples=n_resamples, ci=ci, seed=seed)
+    out.update(diff=boot.diff, ci_low=boot.ci_low, ci_high=boot.ci_high)
+    if test == "bootstrap":
+        out.update(p=boot.p_value, sig=boot.significant, test="bootstrap")
+        return out
+    perm = permutation_mean_diff(xs, ys, paired=paired, n_resamples=n_resamples, seed=seed)
+    kind = "exact" if perm.exact else f"Monte Carlo, {perm.n_resamples:,}"
     out.update(
-        diff=res.diff, ci_low=res.ci_low, ci_high=res.ci_high, p=res.p_value, sig=res.significant
+        p=perm.p_value,
+        min_p=perm.min_p,
+        sig=bool(perm.p_value < 1.0 - ci),
+        test=f"{perm.method} ({kind})",
     )
     return out
 
@@ -159,24 +176,40 @@ def summarise(
     baseline: Mapping[str, str] | None,
     *,
     axes: Sequence[str] | None = None,
+    test: Test = "permutation",
     n_resamples: int = 10_000,
     ci: float = 0.95,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """One row per run: score mean/SD over finished episodes, token figures, baseline test.
+    """One row per run: score mean/SD over seeds, token figures, test against the baseline.
+
+    Units (see :mod:`statelab.analysis._seeds`): every figure is computed per episode,
+    averaged over a seed's scored episodes (its rollouts), then over seeds; a seed is the
+    ``grp`` column when present (the store's config seed), else ``seed``. ``n`` counts seeds
+    with a score; ``failed`` and ``unscored`` count the other seeds (some episode failed / all
+    finished without a score); ``episodes*`` count episodes. Failed and unscored episodes are
+    excluded from every figure. ``sd`` is the sample SD over seeds (NaN for n = 1).
+    ``success_rate`` is the share of successful episodes. ``in_per_step`` /
+    ``out_per_step`` / ``aux_in_per_step`` are tokens per env step, ``in_per_call`` per
+    acting-model call; ``score_per_1k_in`` is seed 000's Fig. 1 (per-episode score per 1,000
+    mean acting input tokens per env step, then averaged; NaN without tokens).
 
     Each non-expert run is compared with the run that has the same value on every other axis
-    and the ``baseline`` values on the baseline axes (e.g. ``{"history": "full"}``), by a
-    bootstrap test of the mean difference, paired by seed (inner join) when the two runs share
-    at least two seeds, unpaired otherwise. Failed episodes are counted in ``failed`` and
-    excluded from every other figure. Per-step token figures divide by acting-agent calls;
-    ``score_per_1k_in`` is the per-episode score per 1,000 mean input tokens per acting call
-    (seed 000, Fig. 1), averaged over episodes (NaN without calls). The axes, baseline and test
-    settings are kept in ``DataFrame.attrs``.
+    and the ``baseline`` values on the baseline axes (e.g. ``{"history": "full"}``), paired by
+    seed (inner join) when the two runs share at least two seeds, unpaired otherwise.
+    ``diff`` is the mean difference, ``[ci_low, ci_high]`` its percentile bootstrap interval
+    (``n_resamples``, ``ci``); ``p`` and ``sig`` come from ``test``: ``"permutation"``
+    (default; exact sign-flip test over the pairs, Monte Carlo beyond 13, or a label
+    permutation test when unpaired; ``sig`` when ``p < 1 - ci``; ``min_p`` is the smallest p
+    it could give) or ``"bootstrap"`` (the seeds' test: ``sig`` when the interval excludes
+    0). ``test`` names what ran. The axes, baseline and test settings are kept in
+    ``DataFrame.attrs``.
     """
     missing = [c for c in REQUIRED_COLUMNS if c not in episodes.columns]
     if missing:
         raise ValueError(f"episodes lacks columns: {missing}")
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {TESTS}, got {test!r}")
     axis_cols = _find_axes(episodes, axes)
     base = dict(baseline) if baseline else None
     if base:
@@ -184,11 +217,13 @@ def summarise(
         if unknown:
             raise ValueError(f"baseline names unknown axes: {unknown} (axes: {axis_cols})")
     rows: list[dict[str, Any]] = []
-    groups: dict[Hashable, pd.DataFrame] = dict(tuple(episodes.groupby("run", sort=False)))
+    figures = episode_figures(episodes)
+    seeds: dict[Hashable, pd.DataFrame] = {}
     keys: dict[tuple[Any, ...], list[Hashable]] = {}
-    for run, g in groups.items():
+    for run, g in figures.groupby("run", sort=False):
         first = g.iloc[0]
-        row = {"run": run, **{a: first[a] for a in axis_cols}, **_run_stats(g)}
+        seeds[run] = per_seed(g)
+        row = {"run": run, **{a: first[a] for a in axis_cols}, **run_figures(seeds[run])}
         rows.append(row)
         keys.setdefault(tuple(row[a] for a in axis_cols), []).append(run)
     for row in rows:
@@ -211,39 +246,26 @@ def summarise(
             row.update(role=ROLE_COMPARED, baseline_run=matches[0])
             row.update(
                 _compare(
-                    _seed_scores(groups[row["run"]]),
-                    _seed_scores(groups[matches[0]]),
+                    seed_scores(seeds[row["run"]]),
+                    seed_scores(seeds[matches[0]]),
+                    test,
                     n_resamples,
                     ci,
                     seed,
                 )
             )
-    columns = [
-        "run",
-        *axis_cols,
-        "n",
-        "failed",
-        "mean",
-        "sd",
-        "success_rate",
-        "in_per_step",
-        "out_per_step",
-        "score_per_1k_in",
-        "aux_in_per_step",
-        "role",
-        "baseline_run",
-        "paired",
-        "n_test",
-        "diff",
-        "ci_low",
-        "ci_high",
-        "p",
-        "sig",
-    ]
-    summary = pd.DataFrame(rows, columns=columns)
+    summary = pd.DataFrame(rows, columns=["run", *axis_cols, *SUMMARY_COLUMNS])
     if len(summary):
         summary = _sorted(summary, axis_cols, base)
-    summary.attrs.update(baseline=base, axes=axis_cols, n_resamples=n_resamples, ci=ci)
+    summary.attrs.update(
+        baseline=base,
+        axes=axis_cols,
+        test=test,
+        n_resamples=n_resamples,
+        ci=ci,
+        max_exact=MAX_EXACT,
+        min_test_n=MIN_TEST_N,
+    )
     return summary
 
 

@@ -11,10 +11,14 @@ import pandas as pd
 
 from statelab.analysis._summary import (
     EXPERT,
+    EXPERT_LABEL,
+    EXPERT_NOTE,
+    MIN_TEST_N,
     ROLE_BASELINE,
     ROLE_COMPARED,
     varying_axes,
 )
+from statelab.analysis.stats import MAX_EXACT, min_attainable_p
 
 DASH = "–"
 
@@ -34,12 +38,17 @@ def _num(value: Any, fmt: str, signed: bool = False) -> str:
     return format(float(value), ("+" if signed else "") + fmt)
 
 
+def _alpha(summary_attrs: Mapping[str, Any]) -> float:
+    return 1.0 - float(summary_attrs.get("ci", 0.95))
+
+
 def score_cell(row: Mapping[str, Any]) -> str:
-    """``"0.46 (0.12)*"``: mean, SD in parentheses, ``*`` when significant vs baseline."""
+    """``"0.46 (0.12)*"``: mean, sample SD in parentheses ("–" for one seed), ``*`` when
+    significant vs baseline."""
     if _missing(row["mean"]):
         return DASH
     star = "*" if row["role"] == ROLE_COMPARED and bool(row["sig"]) else ""
-    return f"{row['mean']:.2f} ({row['sd']:.2f}){star}"
+    return f"{row['mean']:.2f} ({_num(row['sd'], '.2f')}){star}"
 
 
 def _delta_cell(row: Mapping[str, Any]) -> str:
@@ -55,9 +64,54 @@ def _delta_cell(row: Mapping[str, Any]) -> str:
     return f"{diff} [{low}, {high}]"
 
 
+def _p_text(p: float) -> str:
+    return "<0.001" if p < 0.001 else f"{p:.3g}"
+
+
+def _pairs(row: Mapping[str, Any]) -> str:
+    if bool(row["paired"]):
+        k = int(row["n_test"])
+        return f"{k} pair" + ("" if k == 1 else "s")
+    return f"unpaired, {int(row['n_test'])} vs {int(row['n_base'])} seeds"
+
+
+def p_cell(row: Mapping[str, Any], attrs: Mapping[str, Any]) -> str:
+    """``"0.031 (6 pairs)"``: the test's p and what it was over, and, when the test cannot
+    reach the level at all, why (``"n too small for p<0.05"``)."""
+    if row["role"] != ROLE_COMPARED or _missing(row["diff"]):
+        return DASH
+    if _missing(row["p"]):
+        return f"{DASH} ({_pairs(row)}; needs {MIN_TEST_N})"
+    text = f"{_p_text(float(row['p']))} ({_pairs(row)}"
+    alpha = _alpha(attrs)
+    if not _missing(row.get("min_p")) and float(row["min_p"]) >= alpha:
+        design = min_attainable_p(
+            int(row["n_test"]),
+            int(row["n_base"]),
+            paired=bool(row["paired"]),
+            n_resamples=int(attrs.get("n_resamples", 10_000)),
+            max_exact=int(attrs.get("max_exact", MAX_EXACT)),
+        )
+        why = "n too small" if design >= alpha else "too few non-zero differences"
+        text += f"; {why} for p<{alpha:g}"
+    return text + ")"
+
+
+def _count_cell(n: int, failed: int, unscored: int) -> str:
+    extra = [f"+{failed} failed"] if failed else []
+    extra += [f"+{unscored} no score"] if unscored else []
+    return f"{n} ({', '.join(extra)})" if extra else str(n)
+
+
 def _n_cell(row: Mapping[str, Any]) -> str:
-    failed = int(row["failed"])
-    return f"{int(row['n'])} (+{failed} failed)" if failed else str(int(row["n"]))
+    """Seeds: with a score, then (+ failed, + finished without a score)."""
+    return _count_cell(int(row["n"]), int(row["failed"]), int(row["unscored"]))
+
+
+def _episodes_cell(row: Mapping[str, Any]) -> str:
+    return _count_cell(
+        int(row["episodes"]), int(row["episodes_failed"]), int(row["episodes_unscored"])
+    )
 
 
 def describe_baseline(baseline: Mapping[str, str] | None) -> str:
@@ -66,47 +120,95 @@ def describe_baseline(baseline: Mapping[str, str] | None) -> str:
     return ", ".join(f"{k} = {v}" for k, v in baseline.items())
 
 
-def legend(summary: pd.DataFrame, baseline: Mapping[str, str] | None) -> str:
-    """The line under the table: what the cells, the ``*`` and the test mean."""
-    n_resamples = int(summary.attrs.get("n_resamples", 10_000))
-    ci = float(summary.attrs.get("ci", 0.95))
-    cells = (
-        "Cells: mean normalised score (SD) over seeds, scores in [0, 1]; n = finished episodes. "
-        "Tokens count only the acting agent's calls (per call); auxiliary calls such as "
-        "summaries are excluded."
+def describe_test(attrs: Mapping[str, Any]) -> str:
+    """One sentence: which test marks ``*``, at what level, and what the interval is."""
+    n_resamples = int(attrs.get("n_resamples", 10_000))
+    ci = float(attrs.get("ci", 0.95))
+    alpha = 1.0 - ci
+    pairs = int(math.log2(int(attrs.get("max_exact", MAX_EXACT))))
+    interval = (
+        f"Δ's interval: percentile bootstrap over seeds, {n_resamples:,} resamples, {ci:.0%} CI"
     )
+    if attrs.get("test") == "bootstrap":
+        return (
+            f"`*`: the {ci:.0%} percentile bootstrap interval of the mean difference excludes 0 "
+            f"(the seeds' test, {n_resamples:,} resamples; p read off the same resamples). "
+            "This test over-rejects at small n (see benchmarks/significance.py)."
+        )
+    return (
+        f"`*`: p < {alpha:g} by a two-sided permutation test of the mean difference over seeds: "
+        f"paired, an exact sign-flip test (all 2^n sign patterns up to {pairs} pairs, "
+        f"{n_resamples:,} Monte Carlo draws beyond); unpaired, a permutation test of the run "
+        "labels. Its false-positive rate stays at or under the level at every n; with 5 or "
+        "fewer pairs no p below 0.05 exists, and the p column says so. "
+        f"{interval} (reported, not used for the `*`)."
+    )
+
+
+def legend(summary: pd.DataFrame, baseline: Mapping[str, str] | None) -> str:
+    """The lines under the table: units, the ``*``, the test and the interval."""
+    cells = (
+        "Cells: mean normalised score (sample SD, ddof = 1; – for n = 1) over seeds, scores "
+        "in [0, 1]. n: seeds with a score (each seed's rollouts averaged first); +k failed: "
+        "seeds with no finished episode; +k no score: seeds whose finished episodes have no "
+        "score. Episodes (shown with rollouts or failures): the same counts over episodes. "
+        "Failed and unscored episodes are excluded from every figure. Success: share of "
+        "successful episodes. Tokens: the acting agent's input/output per env step (In "
+        "tok/call: per acting-model call, shown when a step can take several calls); "
+        "auxiliary calls such as summaries are excluded. Score/1k in: per episode, score × "
+        "1,000 / mean input tokens per env step (seed 000, Fig. 1), then averaged."
+    )
+    if "agent" in summary.columns and bool((summary["agent"] == EXPERT).any()):
+        cells += f" {EXPERT_NOTE[0].upper()}{EXPERT_NOTE[1:]}."
     if not baseline:
         return f"{cells} No baseline given, so no significance tests."
     return (
-        f"{cells} `*` marks a significant difference from the baseline "
-        f"({describe_baseline(baseline)}; every other axis equal): bootstrap test of the mean "
-        f"difference, {n_resamples:,} resamples, {ci:.0%} CI, paired by seed where both runs "
-        "share at least two seeds (Δ is then over the shared seeds). Δ = run mean minus "
-        "baseline mean, with the bootstrap CI."
+        f"{cells} Baseline: {describe_baseline(baseline)}, every other axis equal; runs are "
+        f"paired by seed where they share at least {MIN_TEST_N} (Δ and p are then over the "
+        f"shared seeds). Δ = run mean minus baseline mean. {describe_test(summary.attrs)}"
     )
+
+
+def _show_episodes(summary: pd.DataFrame) -> bool:
+    seeds = summary["n"] + summary["failed"] + summary["unscored"]
+    eps = summary["episodes"] + summary["episodes_failed"] + summary["episodes_unscored"]
+    return bool((eps != seeds).any())
+
+
+def _show_per_call(summary: pd.DataFrame) -> bool:
+    a = summary["in_per_step"].to_numpy(dtype=np.float64)
+    b = summary["in_per_call"].to_numpy(dtype=np.float64)
+    both = np.isfinite(a) & np.isfinite(b)
+    return bool((np.abs(a[both] - b[both]) > 1e-9 * np.maximum(1.0, a[both])).any())
 
 
 def to_markdown(
     summary: pd.DataFrame, title: str, *, baseline: Mapping[str, str] | None = None
 ) -> str:
-    """A Markdown table of ``summary`` with a caption and a legend line below.
+    """A Markdown table of ``summary`` with a caption and a legend below.
 
-    Columns: the axes that vary across runs (always env and agent), mean (SD), n, success,
-    tokens per step in/out, score per 1,000 input tokens, Δ vs baseline [95% CI]. Expert rows
-    come last. ``baseline`` defaults to the one recorded by :func:`summarise`.
+    Columns: the axes that vary across runs (always env and agent), mean (SD), Δ vs baseline
+    [95% CI], p (pairs), n (seeds), episodes (when some run has rollouts or failures),
+    success, tokens per env step in (and per call, when they differ)/out, score per 1,000
+    input tokens. Expert rows come last, labelled "privileged expert". ``baseline``
+    defaults to the one recorded by :func:`summarise`.
     """
     if baseline is None:
         baseline = summary.attrs.get("baseline")
     axes = varying_axes(summary)
     ci = float(summary.attrs.get("ci", 0.95))
+    episodes, per_call = _show_episodes(summary), _show_per_call(summary)
     header = [a.capitalize() for a in axes] + [
         "Score mean (SD)",
+        f"Δ vs baseline [{ci:.0%} CI]",
+        "p (pairs)",
         "n",
+        *(["Episodes"] if episodes else []),
         "Success",
         "In tok/step",
+        *(["In tok/call"] if per_call else []),
         "Out tok/step",
         "Score/1k in",
-        f"Δ vs baseline [{ci:.0%} CI]",
     ]
     rows = summary.assign(_expert=summary["agent"] == EXPERT).sort_values("_expert", kind="stable")
     lines = [
@@ -116,14 +218,18 @@ def to_markdown(
         "|" + "|".join(["---"] * len(axes) + ["---:"] * (len(header) - len(axes))) + "|",
     ]
     for rec in rows.to_dict("records"):
-        cells = [_cell(rec[a]) for a in axes] + [
+        expert = rec["agent"] == EXPERT
+        cells = [_cell(EXPERT_LABEL if expert and a == "agent" else rec[a]) for a in axes] + [
             score_cell(rec),
+            _delta_cell(rec),
+            p_cell(rec, summary.attrs),
             _n_cell(rec),
+            *([_episodes_cell(rec)] if episodes else []),
             _num(rec["success_rate"], ".2f"),
             _num(rec["in_per_step"], ",.0f"),
+            *([_num(rec["in_per_call"], ",.0f")] if per_call else []),
             _num(rec["out_per_step"], ",.0f"),
             _num(rec["score_per_1k_in"], ".3f"),
-            _delta_cell(rec),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", legend(summary, baseline), ""]
@@ -143,15 +249,38 @@ def _plain(value: Any) -> Any:
 
 def to_json(summary: pd.DataFrame) -> dict[str, Any]:
     """Machine-readable summary: settings plus one record per run (NaN -> ``None``)."""
-    baseline = summary.attrs.get("baseline")
+    attrs = summary.attrs
+    baseline = attrs.get("baseline")
+    test = attrs.get("test", "permutation")
     return {
         "baseline": dict(baseline) if baseline else None,
-        "axes": list(summary.attrs.get("axes", [])),
+        "axes": list(attrs.get("axes", [])),
         "test": {
-            "method": "bootstrap of the mean difference (percentile CI)",
-            "n_resamples": int(summary.attrs.get("n_resamples", 10_000)),
-            "ci": float(summary.attrs.get("ci", 0.95)),
+            "method": (
+                "percentile bootstrap of the mean difference (significant: CI excludes 0)"
+                if test == "bootstrap"
+                else "two-sided permutation test of the mean difference: exact sign-flip "
+                "(paired; Monte Carlo beyond max_exact sign patterns) or label permutation "
+                "(unpaired); significant: p < 1 - ci"
+            ),
+            "name": test,
+            "interval": "percentile bootstrap of the mean difference",
+            "n_resamples": int(attrs.get("n_resamples", 10_000)),
+            "max_exact": int(attrs.get("max_exact", MAX_EXACT)),
+            "ci": float(attrs.get("ci", 0.95)),
             "paired_by": "seed",
+            "min_pairs": int(attrs.get("min_test_n", MIN_TEST_N)),
+        },
+        "units": {
+            "n": "seeds with a score (rollouts averaged per seed first)",
+            "failed": "seeds with no finished episode",
+            "unscored": "seeds whose finished episodes all lack a score",
+            "episodes": "scored episodes (episodes_failed, episodes_unscored likewise)",
+            "sd": "sample SD over seeds (ddof = 1); null for n = 1",
+            "success_rate": "share of successful episodes (per seed, then averaged)",
+            "in_per_step": "acting-agent input tokens per env step",
+            "in_per_call": "acting-agent input tokens per acting-model call",
+            "score_per_1k_in": "per episode: 1000 * score / in_per_step, then averaged",
         },
         "runs": [{str(k): _plain(v) for k, v in rec.items()} for rec in summary.to_dict("records")],
     }

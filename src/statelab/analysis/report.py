@@ -1,10 +1,11 @@
 """Reports in the seeds' style: per-run summary, Markdown table, JSON and PNG plots.
 
-``summarise`` turns finished episodes into one row per run (mean and SD over seeds, success,
-tokens per acting call, score per 1,000 input tokens, bootstrap test against a named
-baseline); ``write_report`` renders it as report.md, report.json, scores.png and
-score_per_token.png, plus, given a ``layout``, a seed-style pivot table (Markdown and the
-heat-shaded table.png) and the Fig. 2-style differences from the baseline (fig2.png).
+``summarise`` turns finished episodes into one row per run (mean and sample SD over seeds,
+success, tokens per env step, score per 1,000 input tokens, a permutation test against a
+named baseline with a bootstrap interval); ``write_report`` renders it as report.md,
+report.json, scores.png and score_per_token.png, plus, given a ``layout``, a seed-style pivot
+table (Markdown and the heat-shaded table.png) and the Fig. 2-style differences from the
+baseline (fig2.png).
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ from statelab.analysis._pivot import (
     pivot_records,
 )
 from statelab.analysis._plots import plot_score_per_token, plot_scores
-from statelab.analysis._summary import summarise
+from statelab.analysis._summary import Test, summarise
 from statelab.analysis._table import describe_baseline, to_json, to_markdown
 
 __all__ = [
+    "Test",
     "cell_colours",
     "change_counts",
     "change_sentences",
@@ -53,6 +55,7 @@ def write_report(
     *,
     axes: Sequence[str] | None = None,
     layout: Mapping[str, Sequence[str]] | None = None,
+    test: Test = "permutation",
 ) -> dict[str, Path]:
     """Summarise ``episodes`` and write the report files into ``out_dir`` (created if needed).
 
@@ -64,10 +67,11 @@ def write_report(
     image ``table`` (table.png), and, when some run has a baseline comparison, ``fig2``
     (fig2.png, differences from the baseline) with the improves/degrades/neutral counts;
     report.json then gains ``layout``, ``pivot`` (one record per table row) and ``counts``.
+    ``test`` picks what marks ``*`` (see :func:`summarise`).
     """
     rows, columns = _layout(layout) if layout is not None else ([], [])
     out = Path(out_dir)
-    summary = summarise(episodes, dict(baseline) if baseline else None, axes=axes)
+    summary = summarise(episodes, dict(baseline) if baseline else None, axes=axes, test=test)
     pivot_md = (
         pivot_markdown(summary, rows, columns, "Mean normalised score (SD) per run")
         if layout is not None
@@ -83,11 +87,14 @@ def write_report(
     plot_scores(summary, paths["scores"])
     plot_score_per_token(summary, paths["score_per_token"])
     payload: dict[str, object] = {"title": title, **to_json(summary)}
-    n_runs, n_eps = len(summary), int(summary["n"].sum()) if len(summary) else 0
+    n_runs = len(summary)
+    n_seeds, n_eps = (int(summary[c].sum()) if n_runs else 0 for c in ("n", "episodes"))
+    lost = int(summary[["episodes_failed", "episodes_unscored"]].to_numpy().sum()) if n_runs else 0
     body = [
         f"# {title}",
         "",
-        f"{n_runs} runs, {n_eps} finished episodes; baseline: {describe_baseline(baseline)}.",
+        f"{n_runs} runs, {n_seeds} run-seeds with a score, {n_eps} scored episodes"
+        f" ({lost} failed or unscored, excluded); baseline: {describe_baseline(baseline)}.",
         "",
         to_markdown(summary, "Table: mean normalised score per run", baseline=baseline),
         "## Score per run",
@@ -98,8 +105,10 @@ def write_report(
         "",
         f"![Normalised score per 1,000 acting-agent input tokens]({paths['score_per_token'].name})",
         "",
-        "Token counts include only the acting agent's prompts; auxiliary calls (e.g. summaries)"
-        " are excluded. Bars marked 0 are runs with zero score.",
+        "Per episode, score × 1,000 / mean acting-agent input tokens per env step (every"
+        " acting call of a step counted), then averaged over the seed's episodes and over"
+        " seeds, as seed 000's Fig. 1. Auxiliary calls (e.g. summaries) are excluded. Bars"
+        " marked 0 are runs with zero score.",
         "",
     ]
     if layout is not None:

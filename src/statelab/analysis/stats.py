@@ -1,20 +1,41 @@
-"""Bootstrap test of a mean difference, and mean/SD over seeds.
+"""Tests of a mean difference over seeds, and mean/SD over seeds, built on ``scipy.stats``.
 
-The seeds report every comparison against a baseline with "a bootstrap test of the mean
-difference (10,000 resamples; 95% confidence interval)". :func:`bootstrap_mean_diff` is that
-test: a percentile interval of the resampled difference of means, significant when the interval
-excludes zero, with a two-sided p-value read off the same bootstrap distribution.
+Two tests of ``mean(x) - mean(y)`` (a run against its baseline, one value per seed):
+
+- :func:`permutation_mean_diff`, the default in reports: paired by seed, an exact sign-flip
+  test of the mean of the per-seed differences (every one of the ``2**n`` sign patterns while
+  there are at most ``max_exact`` of them, i.e. up to 13 pairs; Monte Carlo beyond); unpaired,
+  a permutation test of the group labels. Under the null (differences symmetric about zero,
+  or exchangeable groups) its false-positive rate is at most the nominal level at every n,
+  which is why it marks the ``*``. At small n it may be unable to reach ``p < 0.05`` at all
+  (5 pairs: smallest two-sided p is 2/32 = 0.0625); ``min_p`` says so.
+- :func:`bootstrap_mean_diff`, the seeds' "bootstrap test of the mean difference (10,000
+  resamples; 95% confidence interval)": the percentile interval of the resampled difference.
+  Reports keep it as the interval they print, and as the ``test="bootstrap"`` option; as a
+  test it over-rejects at small n (about 23% at n = 3, 10% at n = 10 for a nominal 5%; see
+  ``benchmarks/significance.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import math
+import warnings
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from scipy import stats
 
-__all__ = ["BootstrapResult", "bootstrap_mean_diff", "mean_sd"]
+__all__ = [
+    "BootstrapResult",
+    "PermutationResult",
+    "bootstrap_mean_diff",
+    "mean_sd",
+    "min_attainable_p",
+    "permutation_mean_diff",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -22,6 +43,9 @@ FloatArray = npt.NDArray[np.float64]
 _CHUNK_ELEMENTS = 4_000_000
 # Resampled differences this close to zero (relative to the data's scale) are rounding noise.
 _ZERO_TOL = 1e-12
+#: Most arrangements (sign patterns or label splits) enumerated exactly: 2**13 (13 pairs),
+#: no more than the 10,000 Monte Carlo draws used beyond; 2**15 would take ~0.2 s a test.
+MAX_EXACT = 2**13
 
 
 @dataclass(frozen=True)
@@ -44,31 +68,76 @@ class BootstrapResult:
     significant: bool
 
 
+@dataclass(frozen=True)
+class PermutationResult:
+    """Outcome of :func:`permutation_mean_diff`.
+
+    ``p_value`` is two-sided (scipy's ``2 * min(one-sided p)``, capped at 1). ``exact`` tells
+    whether every arrangement was enumerated (``n_resamples`` of them) or ``n_resamples`` were
+    drawn (Monte Carlo; scipy then counts the observed arrangement too, so p >= 1/(m+1)).
+    ``min_p`` is the smallest p-value the test can return on data of this shape (see
+    :func:`min_attainable_p`); when it exceeds the level, no difference can be significant.
+    ``method`` is ``"sign-flip"`` (paired) or ``"label permutation"`` (unpaired).
+    """
+
+    diff: float
+    p_value: float
+    n_x: int
+    n_y: int
+    paired: bool
+    exact: bool
+    n_resamples: int
+    min_p: float
+    method: str
+
+
 def _to_array(values: Iterable[float] | npt.ArrayLike) -> FloatArray:
     if isinstance(values, Iterator):  # a generator: materialise it first
         values = list(values)
     return np.asarray(values, dtype=np.float64).reshape(-1)
 
 
-def _as_sample(values: Iterable[float] | npt.ArrayLike, name: str) -> FloatArray:
+def _as_sample(values: Iterable[float] | npt.ArrayLike, name: str, least: int = 1) -> FloatArray:
     arr = _to_array(values)
     if arr.size == 0:
-        raise ValueError(f"{name} is empty: a bootstrap needs at least one value")
+        raise ValueError(f"{name} is empty: a test needs at least {least} value(s)")
+    if arr.size < least:
+        raise ValueError(f"{name} has {arr.size} value(s); this needs at least {least}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values")
     return arr
 
 
-def _resampled_means(values: FloatArray, n_resamples: int, rng: np.random.Generator) -> FloatArray:
-    """Means of ``n_resamples`` resamples (with replacement) of ``values``, vectorised."""
-    n = values.size
-    chunk = max(1, _CHUNK_ELEMENTS // n)
-    out = np.empty(n_resamples, dtype=np.float64)
-    for start in range(0, n_resamples, chunk):
-        stop = min(n_resamples, start + chunk)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        out[start:stop] = values[idx].mean(axis=1)
-    return out
+def _pair(
+    x: Iterable[float] | npt.ArrayLike, y: Iterable[float] | npt.ArrayLike, paired: bool, least: int
+) -> tuple[FloatArray, FloatArray]:
+    xs, ys = _as_sample(x, "x", least), _as_sample(y, "y", least)
+    if paired and xs.size != ys.size:
+        raise ValueError(f"paired samples must have the same length, got {xs.size} and {ys.size}")
+    return xs, ys
+
+
+def _mean(a: FloatArray, axis: int = -1) -> Any:
+    return np.mean(a, axis=axis)
+
+
+def _mean_diff(a: FloatArray, b: FloatArray, axis: int = -1) -> Any:
+    return np.mean(a, axis=axis) - np.mean(b, axis=axis)
+
+
+def _scipy_version() -> tuple[int, int]:
+    import scipy
+
+    major, minor = scipy.__version__.split(".")[:2]
+    return int(major), int(minor)
+
+
+# scipy's keyword for a generator: ``rng`` from 1.15, ``random_state`` before.
+_RNG_KEYWORD = "rng" if _scipy_version() >= (1, 15) else "random_state"
+
+
+def _rng(seed: int) -> dict[str, np.random.Generator]:
+    return {_RNG_KEYWORD: np.random.default_rng(seed)}
 
 
 def bootstrap_mean_diff(
@@ -80,34 +149,38 @@ def bootstrap_mean_diff(
     ci: float = 0.95,
     seed: int = 0,
 ) -> BootstrapResult:
-    """Bootstrap test of ``mean(x) - mean(y)``.
+    """Percentile bootstrap of ``mean(x) - mean(y)`` (``scipy.stats.bootstrap``).
 
     Paired: ``x`` and ``y`` are aligned (same seed at the same position) and the per-pair
-    differences are resampled. Unpaired: each group is resampled independently.
-    Deterministic for a given ``seed``. Raises ``ValueError`` on empty or non-finite input,
-    on paired samples of different lengths, and on a bad ``n_resamples`` or ``ci``.
+    differences are resampled. Unpaired: each group is resampled independently. Each sample
+    needs at least two values. Deterministic for a given ``seed``. Raises ``ValueError`` on
+    short or non-finite input, on paired samples of different lengths, and on a bad
+    ``n_resamples`` or ``ci``.
     """
-    xs = _as_sample(x, "x")
-    ys = _as_sample(y, "y")
+    xs, ys = _pair(x, y, paired, least=2)
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
     if not 0.0 < ci < 1.0:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
-    rng = np.random.default_rng(seed)
+    data: tuple[FloatArray, ...] = (xs - ys,) if paired else (xs, ys)
+    statistic: Callable[..., Any] = _mean if paired else _mean_diff
+    with warnings.catch_warnings():  # constant data: a degenerate (but correct) interval
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        res = stats.bootstrap(
+            data,
+            statistic,
+            n_resamples=n_resamples,
+            batch=max(1, _CHUNK_ELEMENTS // max(xs.size, ys.size)),
+            vectorized=True,
+            confidence_level=ci,
+            method="percentile",
+            **_rng(seed),
+        )
+    boot = np.asarray(res.bootstrap_distribution, dtype=np.float64)
     scale = max(1.0, float(np.max(np.abs(xs))), float(np.max(np.abs(ys))))
-    if paired:
-        if xs.size != ys.size:
-            raise ValueError(
-                f"paired samples must have the same length, got {xs.size} and {ys.size}"
-            )
-        d = xs - ys
-        diff = float(d.mean())
-        boot = _resampled_means(d, n_resamples, rng)
-    else:
-        diff = float(xs.mean() - ys.mean())
-        boot = _resampled_means(xs, n_resamples, rng) - _resampled_means(ys, n_resamples, rng)
     tol = _ZERO_TOL * scale
     boot[np.abs(boot) <= tol] = 0.0
+    diff = float(np.mean(data[0]) if paired else xs.mean() - ys.mean())
     if abs(diff) <= tol:
         diff = 0.0
     alpha = 1.0 - ci
@@ -125,13 +198,98 @@ def bootstrap_mean_diff(
     )
 
 
+def _arrangements(n_x: int, n_y: int, paired: bool) -> int:
+    return 2**n_x if paired else math.comb(n_x + n_y, n_x)
+
+
+def min_attainable_p(
+    n_x: int,
+    n_y: int,
+    *,
+    paired: bool,
+    n_resamples: int = 10_000,
+    max_exact: int = MAX_EXACT,
+    n_nonzero: int | None = None,
+) -> float:
+    """Smallest two-sided p-value :func:`permutation_mean_diff` can return.
+
+    Exact: ``2 / arrangements`` (sign patterns ``2**n``, or label splits ``C(n_x + n_y, n_x)``);
+    paired, only non-zero differences can flip, so ``n_nonzero`` (when given) replaces ``n``.
+    Monte Carlo: ``2 / (n_resamples + 1)``. Capped at 1.
+    """
+    total = _arrangements(n_x, n_y, paired)
+    if total <= max_exact:
+        if paired and n_nonzero is not None:
+            total = 2**n_nonzero
+        return min(1.0, 2.0 / total)
+    return min(1.0, 2.0 / (n_resamples + 1))
+
+
+def permutation_mean_diff(
+    x: Iterable[float] | npt.ArrayLike,
+    y: Iterable[float] | npt.ArrayLike,
+    *,
+    paired: bool,
+    n_resamples: int = 10_000,
+    max_exact: int = MAX_EXACT,
+    seed: int = 0,
+) -> PermutationResult:
+    """Permutation test of ``mean(x) - mean(y)`` (``scipy.stats.permutation_test``).
+
+    Paired (``x[i]`` and ``y[i]`` from the same seed): the sign of each per-seed difference
+    is flipped (``permutation_type="samples"`` on the differences). Unpaired: the pooled
+    values are re-split into groups of the original sizes (``"independent"``). Exact when the
+    arrangements number at most ``max_exact`` (default :data:`MAX_EXACT`, 13 pairs), else
+    ``n_resamples`` random ones (deterministic for a given ``seed``). Raises ``ValueError`` on
+    empty or non-finite input and on paired samples of different lengths.
+    """
+    xs, ys = _pair(x, y, paired, least=1)
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    total = _arrangements(xs.size, ys.size, paired)
+    exact = total <= max_exact
+    data: tuple[FloatArray, ...] = (xs - ys,) if paired else (xs, ys)
+    statistic: Callable[..., Any] = _mean if paired else _mean_diff
+    res = stats.permutation_test(
+        data,
+        statistic,
+        permutation_type="samples" if paired else "independent",
+        vectorized=True,
+        n_resamples=np.inf if exact else n_resamples,
+        alternative="two-sided",
+        **_rng(seed),
+    )
+    diff = float(res.statistic)
+    scale = max(1.0, float(np.max(np.abs(xs))), float(np.max(np.abs(ys))))
+    n_nonzero = int(np.count_nonzero(data[0])) if paired else None
+    return PermutationResult(
+        diff=0.0 if abs(diff) <= _ZERO_TOL * scale else diff,
+        p_value=float(min(1.0, res.pvalue)),
+        n_x=int(xs.size),
+        n_y=int(ys.size),
+        paired=paired,
+        exact=exact,
+        n_resamples=total if exact else n_resamples,
+        min_p=min_attainable_p(
+            xs.size,
+            ys.size,
+            paired=paired,
+            n_resamples=n_resamples,
+            max_exact=max_exact,
+            n_nonzero=n_nonzero,
+        ),
+        method="sign-flip" if paired else "label permutation",
+    )
+
+
 def mean_sd(values: Iterable[float] | npt.ArrayLike) -> tuple[float, float]:
-    """Mean and sample standard deviation (``ddof=1``; 0.0 for a single value).
+    """Mean and sample standard deviation (``ddof=1``; NaN for a single value, where the
+    sample SD is undefined; reports print it as "–").
 
     Raises ``ValueError`` on empty input.
     """
     arr = _to_array(values)
     if arr.size == 0:
         raise ValueError("mean_sd needs at least one value")
-    sd = float(arr.std(ddof=1)) if arr.size > 1 else 0.0
+    sd = float(arr.std(ddof=1)) if arr.size > 1 else float("nan")
     return float(arr.mean()), sd

@@ -3,10 +3,16 @@
 The file is a JSON list of strings, or text with one reply per line. When the script runs
 out, the last reply repeats. ``score`` gives 0.0 to continuations that contain the next
 scripted reply and -100.0 to the others.
+
+A script file's model id names it by its content, ``scripted:<file name>#<digest>`` (a
+SHA-256 of the replies), so two scripts that share a file name (``a/replies.json``,
+``b/replies.json``) never share response-cache entries, and an edited script is not answered
+from the old one's cache. An inline ``ScriptedLLM(replies, name)`` keeps ``scripted:<name>``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -20,6 +26,12 @@ def _text(messages: list[Message]) -> str:
         c = m["content"]
         out.append(c if isinstance(c, str) else " ".join(p.get("text", "") for p in c))
     return "\n".join(out)
+
+
+def script_digest(replies: list[str]) -> str:
+    """First 16 hex digits of the SHA-256 of the replies (as a JSON list): the script's id."""
+    blob = json.dumps(list(replies), ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
 class ScriptedLLM(LLM):
@@ -45,7 +57,7 @@ class ScriptedLLM(LLM):
             replies = [str(x) for x in data] if isinstance(data, list) else [raw]
         except json.JSONDecodeError:
             replies = [line for line in raw.splitlines() if line.strip()]
-        return cls(replies, name=p.name)
+        return cls(replies, name=f"{p.name}#{script_digest(replies)}")
 
     def _next(self) -> str:
         reply = self.replies[min(self.calls, len(self.replies) - 1)]

@@ -6,9 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from statelab.analysis.report import write_report
+from statelab.analysis.report import Test, write_report
 from statelab.core import ConfigError
 from statelab.run.axes import NAMES as AXES
 from statelab.run.store import Store
@@ -21,32 +19,11 @@ class Report:
     files: dict[str, Path]
 
 
-SUMS = ("agent_calls", "agent_in", "agent_out", "aux_in", "aux_out", "steps")
-
-
-def per_seed(episodes: pd.DataFrame) -> pd.DataFrame:
-    """One row per (run, config seed): rollouts of a seed are averaged (score, success) and
-    their token counts summed, so that n counts seeds, as seed 000 reports it."""
-    if episodes.empty or (episodes.groupby(["run", "grp"]).size() == 1).all():
-        return episodes.assign(seed=episodes["grp"])
-    done = episodes[episodes.status == "done"]
-    keys = ["run", "grp", *[a for a in AXES if a in episodes.columns]]
-    agg = (
-        done.groupby(keys, sort=False)
-        .agg(
-            score=("score", "mean"),
-            success=("success", "mean"),
-            **{c: (c, "sum") for c in SUMS},
-        )
-        .reset_index()
-    )
-    agg["status"], agg["error"] = "done", None
-    failed = episodes[episodes.status != "done"]
-    out = pd.concat([agg, failed[agg.columns.intersection(failed.columns)]], ignore_index=True)
-    return out.assign(seed=out["grp"])
-
-
-def make_report(store_path: str | Path, out_dir: str | Path) -> Report:
+def make_report(
+    store_path: str | Path, out_dir: str | Path, *, test: Test = "permutation"
+) -> Report:
+    """Write the report of the store's experiment into ``out_dir``. ``test`` picks what marks
+    ``*``: the exact sign-flip permutation test (default) or the seeds' ``"bootstrap"``."""
     import json
 
     store = Store(store_path)
@@ -58,7 +35,9 @@ def make_report(store_path: str | Path, out_dir: str | Path) -> Report:
     if meta is None or episodes.empty:
         raise ConfigError(f"{store_path} holds no finished episodes yet")
     name, config = meta
-    episodes = per_seed(episodes.drop(columns=["run"]).rename(columns={"label": "run"}))
+    # One row per episode; summarise groups rollouts by their config seed (``grp``) itself,
+    # so every figure is computed per episode first (success, tokens per env step, Fig. 1).
+    episodes = episodes.drop(columns=["run"]).rename(columns={"label": "run"})
     files = write_report(
         episodes,
         config.get("baseline"),
@@ -66,6 +45,7 @@ def make_report(store_path: str | Path, out_dir: str | Path) -> Report:
         title=name,
         axes=AXES,
         layout=config.get("report"),
+        test=test,
     )
     from statelab.analysis.table1 import append_table1  # seed 001: only when its agents ran
 
