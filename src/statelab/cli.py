@@ -158,7 +158,7 @@ def report(
     json_: Annotated[bool, typer.Option("--json", help="print JSON instead of Markdown")] = False,
 ) -> None:
     """Tables (mean, SD, n, significance vs the baseline) and plots of an experiment."""
-    from statelab.run.reporting import make_report
+    from statelab.analysis.reporting import make_report
 
     try:
         store = _store_path(exp)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from statelab.run.reporting import make_report
+from statelab.analysis.reporting import make_report
 from statelab.run.store import EpisodeRecord, Store
 
 AXES = {"env": "hanoi", "model": "m", "agent": "react", "history": "full", "format": "tagged-list"}

@@ -205,7 +205,7 @@ def test_scripted_model_is_deterministic_per_call():
 
 
 def test_rollouts_are_averaged_per_seed_in_the_report(tmp_path):
-    from statelab.run.reporting import make_report
+    from statelab.analysis.reporting import make_report
 
     exp = experiment(
         tmp_path,

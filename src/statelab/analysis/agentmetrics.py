@@ -40,6 +40,7 @@ import pandas as pd
 
 from statelab.agents.stateact import parse_turn
 from statelab.analysis._components import description
+from statelab.analysis.sections import report_section
 
 STATE_FIELDS = {
     "location": "current location",
@@ -324,6 +325,12 @@ def append_agent_metrics(store_path: str | Path, report_md: Path) -> dict[str, P
     path = report_md.parent / "agent_metrics.json"
     path.write_text(table.to_json(orient="records", indent=1))
     return {"agent_metrics": path}
+
+
+@report_section("seed002-agents")
+def _agents_section(store_path: Path, out_dir: Path, report_md: Path) -> dict[str, Path]:
+    """Seed 002's agent-variant table, when a run's agent writes structured turns."""
+    return append_agent_metrics(store_path, report_md)
 
 
 __all__ = [

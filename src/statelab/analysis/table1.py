@@ -34,6 +34,7 @@ import pandas as pd
 
 from statelab.agents.tools import parse_options
 from statelab.analysis._components import tags
+from statelab.analysis.sections import report_section
 from statelab.tools.library import Geometry, LibrarySpec, build_geometry, cache_root
 
 #: (thinking, geodesic tools, collision check) in the order of the seed's Table 1
@@ -347,3 +348,9 @@ def append_table1(store_path: str | Path, out_dir: str | Path, report_md: Path) 
     if section:
         report_md.write_text(report_md.read_text().rstrip("\n") + "\n\n" + section)
     return files
+
+
+@report_section("seed001-table1")
+def _table1_section(store_path: Path, out_dir: Path, report_md: Path) -> dict[str, Path]:
+    """Seed 001's Table 1, when a run's agent uses tools or plans its moves."""
+    return append_table1(store_path, out_dir, report_md)

@@ -1,4 +1,5 @@
-"""From a results store to the report files (tables, plots, JSON)."""
+"""From a results store to the report files (tables, plots, JSON), then every registered
+report section (seed 001's Table 1, seed 002's agent metrics ...) that applies."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from statelab.analysis import agentmetrics, table1  # noqa: F401 - register their sections
 from statelab.analysis.report import Test, write_report
+from statelab.analysis.sections import SECTIONS
 from statelab.core import ConfigError
-from statelab.run.axes import NAMES as AXES
+from statelab.run.axes import NAMES
 from statelab.run.store import Store
 
 
@@ -43,14 +46,10 @@ def make_report(
         config.get("baseline"),
         out_dir,
         title=name,
-        axes=AXES,
+        axes=[a for a in NAMES if a in episodes.columns],
         layout=config.get("report"),
         test=test,
     )
-    from statelab.analysis.table1 import append_table1  # seed 001: only when its agents ran
-
-    files.update(append_table1(store_path, out_dir, files["markdown"]))
-    from statelab.analysis.agentmetrics import append_agent_metrics  # seed 002 agents only
-
-    files.update(append_agent_metrics(store_path, files["markdown"]))
+    for section in SECTIONS.values():  # each decides from the store whether it applies
+        files.update(section(Path(store_path), Path(out_dir), files["markdown"]))
     return Report(files["markdown"].read_text(), json.loads(files["json"].read_text()), files)
