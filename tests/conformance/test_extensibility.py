@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from tests.conformance import plugins
+from tests.conformance.plugins import asking_agent, echo_env, last_action_history, oracle_world
 from typer.testing import CliRunner
 
 from statelab.core import TAGS
@@ -15,8 +17,6 @@ from statelab.run.config import parse_experiment
 from statelab.run.reporting import make_report
 from statelab.run.runner import run_sync
 from statelab.run.store import Store
-from tests.conformance import plugins
-from tests.conformance.plugins import asking_agent, echo_env, last_action_history, oracle_world
 
 
 @pytest.fixture
