@@ -6,10 +6,10 @@ the report, with no change to ``run/`` or ``analysis/``."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from tests.conformance import plugins
-from tests.conformance.plugins import asking_agent, echo_env, last_action_history, oracle_world
 from typer.testing import CliRunner
 
 from statelab.core import TAGS
@@ -21,9 +21,18 @@ from statelab.run.store import Store
 
 @pytest.fixture
 def installed():
-    plugins.install()
+    """Import (register) the plugins for one test, and remove them after: importing them at
+    collection time would show them to every other test of the session."""
+    global echo_env, last_action_history, asking_agent, oracle_world
+    echo_env, last_action_history, asking_agent, oracle_world = plugins.install()
     yield
     plugins.uninstall()
+
+
+echo_env: Any
+last_action_history: Any
+asking_agent: Any
+oracle_world: Any
 
 
 @pytest.fixture
