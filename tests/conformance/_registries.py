@@ -72,3 +72,25 @@ def first(env: str, seed: int = 0) -> tuple[Env, Observation, dict[str, Any]]:
     e.want_image = True
     obs, info = e.reset(seed=seed)
     return e, obs, info
+
+
+def step_context(env: str, tags: frozenset[str] | set[str], seed: int = 0) -> Any:
+    """The first step's context of ``env`` as the episode builds it (empty history, the
+    env's default format); the privileged view (with a fresh expert) only for a component
+    tagged ``reads-privileged``."""
+    from statelab.core import PrivilegedView, Prompt, StepContext, frozen_view
+    from statelab.state import call_seed, compose_view
+
+    e, obs, info = first(env, seed)
+    prompt = Prompt(
+        manual=e.manual,
+        view=compose_view("", build_context(env).render_obs(obs)),
+        actions=obs.admissible,
+        goal=obs.goal,
+        seed=call_seed(seed, 0, "act"),
+        static_actions=type(e).static_actions,
+    )
+    privileged = (
+        PrivilegedView(frozen_view(info), e.expert()) if "reads-privileged" in tags else None
+    )
+    return StepContext(obs, prompt, 0, seed, env, privileged=privileged)
