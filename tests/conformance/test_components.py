@@ -25,9 +25,10 @@ from tests.conformance._registries import (
 )
 from tests.golden._golden import GoldenLLM
 
+from statelab.agents import AGENTS
 from statelab.core import TAGS, ConfigError, PrivilegedView, Transition, describe, frozen_view
 from statelab.envs import make_env
-from statelab.run.axes import AXES, BY_NAME, env_context
+from statelab.run.axes import AXES, BY_NAME, check_value, env_context
 from statelab.state import FORMATS, HISTORIES, supports
 from statelab.state.grounding import GROUNDINGS
 from statelab.worldmodels import WORLDMODELS
@@ -195,22 +196,30 @@ def _applicable(component: str, envs: list[str], attempt: Any) -> list[str]:
     return ok
 
 
+def _ground(name: str, env: str) -> tuple[Any, ...]:
+    """A freshly built grounding ``name`` applied to ``env``'s first step context."""
+    g = GROUNDINGS.build(spelling("grounding", name), build_context(env))
+    got = run(g.apply(step_context(env, g.tags), GoldenLLM(constrained=False)))
+    return got.prompt, got.record
+
+
+def _decide(name: str, env: str, constrained: bool = False) -> tuple[Any, ...]:
+    """A freshly built agent ``name`` deciding ``env``'s first step."""
+    agent = AGENTS.build(spelling("agent", name), build_context(env))
+    d = run(agent.decide(step_context(env, agent.tags), GoldenLLM(constrained)))
+    assert isinstance(d.action, str)
+    return d.action, d.reply, d.parsed
+
+
 @pytest.mark.parametrize("name", GROUNDINGS.names())
 def test_a_grounding_applies_the_same_way_to_the_same_context(name):
-    spelled = spelling("grounding", name)
-
     def attempt(env: str) -> None:
-        ctx_b = build_context(env)
-        a, b = GROUNDINGS.build(spelled, ctx_b), GROUNDINGS.build(spelled, ctx_b)
-        ctx = step_context(env, a.tags)
-        ga = run(a.apply(ctx, GoldenLLM(constrained=False)))
-        gb = run(b.apply(ctx, GoldenLLM(constrained=False)))
-        assert (ga.prompt, ga.record) == (gb.prompt, gb.record), f"{name} on {env}"
+        assert _ground(name, env) == _ground(name, env), f"{name} on {env}"
 
     _applicable(f"grounding {name!r}", ENVS_HERE, attempt)
 
 
-AGENT_CASES = [(n, mode) for n in BY_NAME["agent"].registry.names() for mode in (False, True)]
+AGENT_CASES = [(n, mode) for n in AGENTS.names() for mode in (False, True)]
 
 
 @pytest.mark.parametrize(
@@ -219,18 +228,44 @@ AGENT_CASES = [(n, mode) for n in BY_NAME["agent"].registry.names() for mode in 
     ids=[f"{n}-{'constrained' if c else 'free'}" for n, c in AGENT_CASES],
 )
 def test_an_agent_decides_the_same_way_in_the_same_context(name, constrained):
-    reg = BY_NAME["agent"].registry
-    spelled = spelling("agent", name)
-
     def attempt(env: str) -> None:
-        ctx_b = build_context(env)
-        a, b = reg.build(spelled, ctx_b), reg.build(spelled, ctx_b)
-        da = run(a.decide(step_context(env, a.tags), GoldenLLM(constrained)))
-        db = run(b.decide(step_context(env, b.tags), GoldenLLM(constrained)))
-        assert isinstance(da.action, str)
-        assert (da.action, da.reply, da.parsed) == (db.action, db.reply, db.parsed), env
+        assert _decide(name, env, constrained) == _decide(name, env, constrained), env
 
     _applicable(f"agent {name!r}", ENVS_HERE, attempt)
+
+
+#: components accepted at load for envs they then refuse at their first step (every episode
+#: fails): a defect of the config check, reported; strict, so a fix shows (remove the entry)
+LOAD_GAPS = {
+    ("grounding", "zoom"): "built dry without facts: close_up() refuses non-traffic facts",
+    ("grounding", "image"): "envs without images (textcraft, household) pass the dry build",
+    ("grounding", "oracle-vot"): "envs without privileged['map'] pass the dry build",
+    ("agent", "tools"): "needs the traffic grid, checked only in decide()",
+}
+RUNTIME = {"grounding": _ground, "agent": _decide}
+
+
+def _known_gap(axis: str, name: str) -> Any:
+    marks = []
+    if (axis, name) in LOAD_GAPS:
+        marks = [pytest.mark.xfail(strict=True, reason=LOAD_GAPS[(axis, name)])]
+    return pytest.param(axis, name, id=f"{axis}/{name}", marks=marks)
+
+
+LOAD_CASES = [_known_gap(a, n) for a in RUNTIME for n in BY_NAME[a].registry.names()]
+
+
+@pytest.mark.parametrize(("axis", "name"), LOAD_CASES)
+def test_what_a_component_refuses_at_run_time_is_refused_at_load(axis, name):
+    """A config pairing a component with an env it cannot serve is refused when read, in
+    one line (``check_value``), not by every episode failing at its first step."""
+    for env in ENVS_HERE:
+        try:
+            RUNTIME[axis](name, env)
+        except ConfigError as e:
+            with pytest.raises(ConfigError):
+                check_value(axis, spelling(axis, name), env)
+            assert "\n" not in str(e)
 
 
 @pytest.mark.parametrize("name", WORLDMODELS.names())
