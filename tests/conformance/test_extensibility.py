@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from statelab.core import TAGS
 from statelab.run.config import parse_experiment
-from statelab.run.reporting import make_report
+from statelab.analysis.reporting import make_report
 from statelab.run.runner import run_sync
 from statelab.run.store import Store
 
