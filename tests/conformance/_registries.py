@@ -7,8 +7,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from statelab.core import BuildContext, Env, GenParams, Observation
-from statelab.envs import ENVS, env_class, make_env
+from statelab.core import BuildContext, Env, Observation
+from statelab.envs import ENVS, make_env
 from statelab.run.axes import AXES
 
 #: envs whose runs are slow (a reset takes ~0.5 s) or need an optional package
@@ -48,20 +48,9 @@ def needs(env: str) -> str | None:
 
 def build_context(env: str, fmt: str | None = None, seed: int = 0) -> BuildContext:
     """A (non-dry) build context for ``env`` as the episode builds it."""
-    from statelab.state import observation_renderer
+    from statelab.run.axes import env_context
 
-    cls = env_class(env)
-    fmt = fmt or str(cls.default_format)
-    return BuildContext(
-        params=GenParams(),
-        env=env,
-        facts_type=cls.facts_type,
-        history_len=cls.history_len,
-        render_obs=observation_renderer(fmt),
-        format=fmt,
-        manual=first(env)[0].manual,
-        seed=seed,
-    )
+    return env_context(env, fmt=fmt, seed=seed, dry=False)
 
 
 @functools.cache

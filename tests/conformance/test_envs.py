@@ -16,10 +16,7 @@ from statelab.envs.checker import check_env
 
 #: envs that fail Gymnasium's checker for a defect of theirs (not of text spaces); strict, so
 #: the fix shows: remove the entry with it
-GYM_CHECK_DEFECTS = {
-    "traffic": "info['privileged']['rng_state'] is one dict shared by reset() and every "
-    "step() (TrafficEnv._privileged returns self._rng_state itself, not a copy)",
-}
+GYM_CHECK_DEFECTS: dict[str, str] = {}
 
 
 def _params(names: list[str]) -> list[object]:

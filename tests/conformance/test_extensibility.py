@@ -12,9 +12,9 @@ import pytest
 from tests.conformance import plugins
 from typer.testing import CliRunner
 
+from statelab.analysis.reporting import make_report
 from statelab.core import TAGS
 from statelab.run.config import parse_experiment
-from statelab.analysis.reporting import make_report
 from statelab.run.runner import run_sync
 from statelab.run.store import Store
 

@@ -12,6 +12,7 @@ from statelab.agents.react import make_react
 from statelab.agents.stateact import StateActAgent, Variant
 from statelab.agents.tools import PlanAgent, ToolsAgent, parse_options
 from statelab.core import Agent, BuildContext, ConfigError, GenParams, Registry
+from statelab.facts import TrafficFacts
 
 AGENTS: Registry[Agent] = Registry("agent")
 
@@ -30,6 +31,11 @@ def _expert(arg: str | None, ctx: BuildContext) -> Agent:
 
 @AGENTS.register("tools", "tools[:cc+short|long+think[=N]+k=N+n=N+seed=N+cars=N]")
 def _tools(arg: str | None, ctx: BuildContext) -> Agent:
+    if ctx.facts_type not in (object, TrafficFacts):
+        raise ConfigError(
+            f"agent 'tools' needs the moving-car grid (env traffic): its tools are geodesics of "
+            f"that grid, not of {ctx.env!r}"
+        )
     return ToolsAgent(ctx.params, parse_options("tools", arg))
 
 

@@ -68,6 +68,8 @@ class Env(gym.Env[Observation, str], abc.ABC):
     static_actions: ClassVar[bool] = False
     #: fixed, disjoint seed ranges by split name (e.g. "train" for few-shot examples, "test")
     splits: ClassVar[dict[str, range]] = {}
+    #: whether ``info["privileged"]["map"]`` holds the true ASCII map (``oracle-vot``)
+    privileged_map: ClassVar[bool] = False
     #: static task manual shown first in every prompt
     manual: str
 
@@ -134,6 +136,11 @@ class Env(gym.Env[Observation, str], abc.ABC):
     def render_rgb(self) -> Any:
         """An RGB uint8 array (H, W, 3) of what the agent currently sees (None: no images)."""
         return None
+
+    @classmethod
+    def renders_images(cls) -> bool:
+        """Whether the env draws its observations (it overrides :meth:`render_rgb`)."""
+        return cls.render_rgb is not Env.render_rgb
 
     def _info(self, info: dict[str, Any]) -> dict[str, Any]:
         info.setdefault("privileged", {})

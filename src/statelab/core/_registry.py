@@ -49,6 +49,10 @@ class BuildContext:
     seed: int = 0
     #: the env's step budget (None: its own)
     max_steps: int | None = None
+    #: whether the env renders images of its observations / gives a privileged ASCII map
+    #: (groundings that need them refuse envs without; unknown outside an env: assumed)
+    has_image: bool = True
+    has_map: bool = True
     dry: bool = False
 
 
@@ -111,8 +115,10 @@ class Registry(Generic[T]):
         name, arg = self.split(spelling)
         try:
             obj = self._items[name](arg, ctx)
-        except ConfigError:
-            raise
+        except ConfigError as e:
+            if spelling in str(e) or str(e).startswith(f"{self.axis} "):
+                raise
+            raise ConfigError(f"{self.axis} {spelling!r}: {e}") from None
         except (ValueError, TypeError, KeyError, IndexError) as e:
             raise ConfigError(f"{self.axis} {spelling!r}: {e}") from None
         return stamp(obj, spelling, self._tags[name])

@@ -9,7 +9,7 @@ import gymnasium as gym
 
 from statelab.core import BuildContext, Env, Registry
 
-ENVS: Registry[Env] = Registry("env")
+ENVS: Registry[Env | None] = Registry("env")
 #: config name -> Gymnasium id
 GYM_IDS: dict[str, str] = {}
 #: config name -> env class (for facts kind, budgets, history length)
@@ -47,7 +47,7 @@ def register_env(
             return None
         return cls(**{**kwargs, "max_steps": ctx.max_steps})
 
-    ENVS.register(name, help or name)(factory)  # type: ignore[arg-type]
+    ENVS.register(name, help or name)(factory)
     GYM_IDS[name] = gym_id
     ENV_CLASSES[name] = cls
     if gym_id not in gym.registry:

@@ -226,6 +226,7 @@ class BabyAIEnv(Env):
     max_steps: ClassVar[int] = 128
     history_len: ClassVar[int] = 128
     facts_type: ClassVar[type] = EgoViewFacts
+    privileged_map: ClassVar[bool] = True
     default_format: ClassVar[str] = "natural"
 
     def __init__(

@@ -187,6 +187,7 @@ class HanoiEnv(Env):
     max_steps: ClassVar[int] = 30
     history_len: ClassVar[int] = 30
     facts_type: ClassVar[type] = PegFacts
+    privileged_map: ClassVar[bool] = True
     default_format: ClassVar[str] = "tagged-list"
     static_actions: ClassVar[bool] = True
 

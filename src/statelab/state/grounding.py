@@ -247,6 +247,8 @@ def _none(arg: str | None, ctx: BuildContext) -> Grounding:
 @GROUNDINGS.register("image", "image", tags=("needs-vision",))
 def _image(arg: str | None, ctx: BuildContext) -> Grounding:
     _no_arg("image", arg)
+    if not ctx.has_image:
+        raise ConfigError(f"grounding 'image': env {ctx.env!r} draws no image of its observations")
     return ImageGrounding()
 
 
@@ -259,11 +261,21 @@ def _vot(arg: str | None, ctx: BuildContext) -> Grounding:
 @GROUNDINGS.register("oracle-vot", "oracle-vot", tags=("reads-privileged",))
 def _oracle_vot(arg: str | None, ctx: BuildContext) -> Grounding:
     _no_arg("oracle-vot", arg)
+    if not ctx.has_map:
+        raise ConfigError(f"grounding 'oracle-vot': env {ctx.env!r} gives no ground-truth map")
     return OracleVotGrounding()
 
 
 @GROUNDINGS.register("zoom", "zoom[:text|image|<half>]")
 def _zoom(arg: str | None, ctx: BuildContext) -> Grounding:
+    from statelab.facts import close_up
+
+    if ctx.facts_type is not object and close_up.dispatch(ctx.facts_type) is close_up.dispatch(
+        object
+    ):
+        raise ConfigError(
+            f"grounding 'zoom': env {ctx.env!r} has no close-up ({ctx.facts_type.__name__})"
+        )
     if arg is None or arg in ("text", "image"):
         return ZoomGrounding(arg or "auto")
     if arg.isdigit() and int(arg) >= 1:
