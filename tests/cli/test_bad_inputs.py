@@ -171,3 +171,28 @@ def test_debug_env_var_shows_the_traceback(tmp_path):
     res = runner.invoke(app, args, env={"STATELAB_DEBUG": "1"})
     assert res.exit_code != 0
     assert res.exception is not None and not isinstance(res.exception, SystemExit)
+
+
+def test_name_linked_outside_out_is_refused(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "e").symlink_to(elsewhere)
+    res = runner.invoke(app, _run()(tmp_path))
+    _check(res, "would write outside out")
+    assert not list(elsewhere.iterdir())
+
+
+def test_internal_error_is_one_line_exit_1(tmp_path, monkeypatch):
+    from statelab.run import runner as run_mod
+
+    def boom(*a: Any, **k: Any) -> None:
+        raise RuntimeError("something\nwe did not foresee")
+
+    monkeypatch.setattr(run_mod, "run_sync", boom)
+    res = runner.invoke(app, _run()(tmp_path))
+    assert res.exit_code == 1 and isinstance(res.exception, SystemExit)
+    assert res.stderr.splitlines() == [
+        "error: internal error: RuntimeError: something we did not foresee"
+        " (STATELAB_DEBUG=1 shows the traceback)"
+    ]
