@@ -88,6 +88,19 @@ def test_unstorable_episode_fails_alone_with_the_reason(tmp_path):
         store.close()
 
 
+def test_malformed_record_fails_that_episode_and_is_stored_as_failed(tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    try:
+        step = _step(0)
+        step.calls = [{"text": "no kind"}]
+        ep = EpisodeRecord(run="r", seed=3, status="done", trajectory=[step])
+        assert _commit(store, ep) == "KeyError: 'kind'"
+        eps = store.table("episodes")
+        assert list(eps.status) == ["failed"] and "KeyError" in eps.error[0]
+    finally:
+        store.close()
+
+
 # -- item 3: a runaway reply ----------------------------------------------------------------
 
 

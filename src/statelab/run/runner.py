@@ -137,10 +137,6 @@ def open_store(exp: Experiment) -> Store:
     return store
 
 
-#: what a store write may raise (a full disk, a value SQLite cannot hold, bad text)
-_WRITE_ERRORS = (sqlite3.Error, OSError, ValueError, OverflowError, UnicodeError)
-
-
 def _commit(store: Store, ep: EpisodeRecord) -> str | None:
     """Write ``ep``; when that fails, write it as failed with the reason (or, when even that
     fails, leave the store as it was: the transaction rolls back). Returns why the write
@@ -148,10 +144,10 @@ def _commit(store: Store, ep: EpisodeRecord) -> str | None:
     try:
         store.commit_episode(ep)
         return None
-    except _WRITE_ERRORS as e:
+    except Exception as e:  # a full disk, a value SQLite cannot hold, a malformed record
         why = _short(e)
     ep.status, ep.error, ep.trajectory = "failed", f"cannot store the episode: {why}", []
-    with contextlib.suppress(*_WRITE_ERRORS):
+    with contextlib.suppress(Exception):
         store.commit_episode(ep)
     return why
 
@@ -258,10 +254,11 @@ async def _play(
                     model_error = ep.error
                 elif debug and progress is not None:
                     traceback.print_exc(limit=5, file=progress)
-        write_error = _commit(store, ep)
-        breaker.record("the store", write_error)
-        if llm is not None:
-            breaker.record(f"model {spec.model}", model_error)
+            # recorded before the gate lets the next episode in, so none starts after the
+            # failure that trips the breaker
+            breaker.record("the store", _commit(store, ep))
+            if llm is not None:
+                breaker.record(f"model {spec.model}", model_error)
         _count(result, spec, ep)
         bar.episode(spec.label, ep, llm is not None)
 
