@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 import sys
 from pathlib import Path
@@ -17,7 +16,6 @@ from statelab.core import ConfigError, ModelError
 
 #: set to 1 to see the traceback of any error instead of its one line
 DEBUG_ENV = "STATELAB_DEBUG"
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def _debug() -> bool:
@@ -25,9 +23,10 @@ def _debug() -> bool:
 
 
 def _line(text: str) -> str:
-    """One terminal-safe line: no control characters or escape sequences, short."""
-    # TODO(lead): use llm helper terminal_safe() (branch hardening-llm)
-    return " ".join(_CONTROL.sub(" ", text).split())[:500]
+    """One terminal-safe line: no escape sequences or control characters, at most 500."""
+    from statelab.llm import terminal_safe
+
+    return " ".join(terminal_safe(text).split())[:500]
 
 
 def _reason(e: BaseException) -> tuple[str, int]:

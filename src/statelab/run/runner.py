@@ -19,7 +19,7 @@ from statelab.llm import make_llm
 from statelab.run.axes import NAMES
 from statelab.run.config import Experiment, RunSpec
 from statelab.run.episode import describe_run, run_episode, spec_dict
-from statelab.run.store import EpisodeRecord, Store, storable, writable
+from statelab.run.store import EpisodeRecord, Store, stored_text, writable
 
 
 @dataclass
@@ -115,7 +115,7 @@ def _fmt(s: float) -> str:
 
 def _short(e: BaseException) -> str:
     text = str(e).strip().splitlines()
-    return storable(f"{type(e).__name__}: {text[0] if text else ''}".strip(), 500)
+    return stored_text(f"{type(e).__name__}: {text[0] if text else ''}".strip(), 500)
 
 
 def open_store(exp: Experiment) -> Store:

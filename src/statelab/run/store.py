@@ -4,10 +4,10 @@ Each finished episode is written in one transaction, so a killed run leaves only
 episodes behind and a rerun resumes from them.
 
 Text from models and envs is made storable at this boundary: every text cell passes through
-:func:`storable`, which replaces code points UTF-8 cannot encode (a lone surrogate is valid
-JSON, and a model may send one) and keeps at most :data:`MAX_TEXT` characters of a cell, or of
-one message of a call, with a marker saying how many were cut (a model that echoes a 1 MB
-reply must not grow the store by megabytes a step).
+:func:`stored_text`, which replaces NUL and the code points UTF-8 cannot encode (a lone
+surrogate is valid JSON, and a model may send one), and keeps at most :data:`MAX_TEXT`
+characters of a cell, or of one message of a call, with a marker saying how many were cut
+(a model that echoes a 1 MB reply must not grow the store by megabytes a step).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from statelab.core import ConfigError
+from statelab.llm import storable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS experiment (
@@ -69,14 +70,12 @@ TABLES = ("experiment", "runs", "episodes", "steps", "calls", "queries")
 #: the most characters one stored text keeps (a reply, observation, view, call text, message)
 MAX_TEXT = 64 * 1024
 _CUT = "\n[... {n:,} more characters not stored (statelab keeps {limit:,} per text)]"
-_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
-def storable(text: str, limit: int | None = MAX_TEXT) -> str:
-    """``text`` as the store keeps it: lone surrogates (unencodable in UTF-8) become U+FFFD,
-    and at most ``limit`` characters are kept, followed by a marker saying how many were cut."""
-    # TODO(lead): use llm helper storable() (branch hardening-llm) for the code-point part
-    text = _SURROGATES.sub("\ufffd", text)
+def stored_text(text: str, limit: int | None = MAX_TEXT) -> str:
+    """``text`` as the store keeps it: :func:`statelab.llm.storable` (lone surrogates and NUL
+    become U+FFFD), then at most ``limit`` characters, and a marker saying how many were cut."""
+    text = storable(text)
     if limit is not None and len(text) > limit:
         return text[:limit] + _CUT.format(n=len(text) - limit, limit=limit)
     return text
@@ -148,7 +147,7 @@ def _cell(v: Any) -> Any:
     if isinstance(v, dict | list):
         return json.dumps(v, sort_keys=True, default=str)  # ASCII: surrogates are escaped
     if isinstance(v, str):
-        return storable(v)
+        return stored_text(v)
     return v
 
 
@@ -157,7 +156,7 @@ def _messages(messages: Any) -> str:
 
     def part(p: Any) -> Any:
         if isinstance(p, dict) and isinstance(p.get("text"), str):
-            return {**p, "text": storable(p["text"])}
+            return {**p, "text": stored_text(p["text"])}
         return p
 
     def message(m: Any) -> Any:
@@ -165,7 +164,7 @@ def _messages(messages: Any) -> str:
             return m
         c = m.get("content")
         if isinstance(c, str):
-            return {**m, "content": storable(c)}
+            return {**m, "content": stored_text(c)}
         if isinstance(c, list):
             return {**m, "content": [part(p) for p in c]}
         return m
