@@ -41,6 +41,15 @@ def _reason(e: BaseException) -> tuple[str, int]:
     return f"internal error: {type(e).__name__}: {e} ({DEBUG_ENV}=1 shows the traceback)", 1
 
 
+def _usage_error(e: Exception) -> bool:
+    """A bad option or argument (typer's UsageError), but not a bare command asking for help."""
+    return (
+        getattr(e, "exit_code", None) == 2
+        and hasattr(e, "format_message")
+        and type(e).__name__ != "NoArgsIsHelpError"
+    )
+
+
 class _OneLine(TyperGroup):
     """Every error a command lets through is one line on stderr, never a traceback
     (``STATELAB_DEBUG=1`` lets it through whole)."""
@@ -48,8 +57,14 @@ class _OneLine(TyperGroup):
     def invoke(self, ctx: Any) -> Any:  # typer's own click Context
         try:
             return super().invoke(ctx)
-        except (typer.Exit, typer.Abort, typer.TyperException):  # usage errors: typer's own
+        except (typer.Exit, typer.Abort):
             raise
+        except typer.TyperException as e:  # typer's usage errors: one line too
+            if not _usage_error(e):
+                raise
+            where = getattr(getattr(e, "ctx", None), "command_path", "statelab")
+            typer.echo(f"error: {_line(e.format_message())} (see {where} --help)", err=True)
+            raise typer.Exit(2) from None
         except Exception as e:
             if _debug():
                 raise

@@ -4,6 +4,7 @@ naming the problem: never a traceback, never a silent wrong result."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,11 @@ def _files(tmp: Path) -> dict[str, Path]:
     a_file.write_text("not a folder\n")
     not_store = tmp / "notes.txt"
     not_store.write_text("hello, I am not a store\n")
+    (tmp / "empty.sqlite").write_bytes(b"")
+    other = sqlite3.connect(tmp / "other.sqlite")
+    other.execute("CREATE TABLE IF NOT EXISTS t (x)")
+    other.commit()
+    other.close()
     return {"script": script, "a_file": a_file, "not_store": not_store}
 
 
@@ -123,9 +129,15 @@ CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
     ("play nosuch", _cmd("play", "nosuch", "--expert"), "nosuch"),
     ("play --max-steps 0", _cmd("play", "hanoi", "--max-steps", "0", "--expert"), "max-steps"),
     ("play --max-steps -5", _cmd("play", "hanoi", "--max-steps", "-5", "--expert"), "max-steps"),
+    # -- typer's own usage errors
+    ("usage: --seed abc", _cmd("play", "hanoi", "--seed", "abc"), "--seed"),
+    ("usage: run without config", _cmd("run"), "config"),
+    ("usage: no such command", _cmd("nosuch"), "nosuch"),
     # -- report / view (item 12)
     ("report not a store", _cmd("report", "TMP/notes.txt"), "not a statelab store"),
     ("view not a store", _cmd("view", "TMP/notes.txt"), "not a statelab store"),
+    ("report empty file", _cmd("report", "TMP/empty.sqlite"), "not a statelab store"),
+    ("view other sqlite db", _cmd("view", "TMP/other.sqlite"), "not a statelab store"),
     ("report nothing there", _cmd("report", "TMP/nothing"), "no results"),
     ("report --out under a file", _with_store("report", "STORE", "--out", "TMP/a_file/r"), "out"),
     ("view --out under a file", _with_store("view", "STORE", "--out", "TMP/a_file/v.html"), "out"),
@@ -152,6 +164,15 @@ def test_bad_input_is_one_line_exit_2(tmp_path, build, fragment):
 def test_rollouts_message_does_not_repeat_the_key(tmp_path):
     res = runner.invoke(app, _run(rollouts=0)(tmp_path))
     assert "rollouts: rollouts" not in res.stderr
+
+
+def test_report_leaves_a_file_that_is_not_a_store_untouched(tmp_path):
+    _files(tmp_path)
+    before = (tmp_path / "empty.sqlite").read_bytes(), (tmp_path / "other.sqlite").read_bytes()
+    runner.invoke(app, ["report", str(tmp_path / "empty.sqlite")])
+    runner.invoke(app, ["view", str(tmp_path / "other.sqlite")])
+    after = (tmp_path / "empty.sqlite").read_bytes(), (tmp_path / "other.sqlite").read_bytes()
+    assert before == after
 
 
 def test_name_dotdot_never_writes_outside_out(tmp_path):
