@@ -386,7 +386,8 @@ def writable(path: Path, what: str) -> None:
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
     if not probe.is_dir():
-        raise ConfigError(f"{what}: {probe} is not a folder, so {path.parent} cannot be made")
+        then = "" if probe == path.parent else f", so {path.parent} cannot be made"
+        raise ConfigError(f"{what}: {probe} is not a folder{then}")
     if not os.access(probe, os.W_OK | os.X_OK):
         raise ConfigError(f"{what}: {probe} is not writable")
 
