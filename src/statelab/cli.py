@@ -3,15 +3,78 @@
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from statelab.core import ConfigError, ModelError
 
+#: set to 1 to see the traceback of any error instead of its one line
+DEBUG_ENV = "STATELAB_DEBUG"
+
+
+def _debug() -> bool:
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+def _line(text: str) -> str:
+    """One terminal-safe line: no escape sequences or control characters, at most 500."""
+    from statelab.llm import terminal_safe
+
+    return " ".join(terminal_safe(text).split())[:500]
+
+
+def _reason(e: BaseException) -> tuple[str, int]:
+    """The one line and exit status of an error that reached the command line."""
+    if isinstance(e, ConfigError | ModelError):
+        return str(e), 2
+    if isinstance(e, sqlite3.Error):
+        return f"the store: {type(e).__name__}: {e}", 1
+    if isinstance(e, OSError):
+        where = f" {e.filename}" if e.filename else ""
+        return f"{type(e).__name__}{where}: {e.strerror or e}", 1
+    return f"internal error: {type(e).__name__}: {e} ({DEBUG_ENV}=1 shows the traceback)", 1
+
+
+def _usage_error(e: Exception) -> bool:
+    """A bad option or argument (typer's UsageError), but not a bare command asking for help."""
+    return (
+        getattr(e, "exit_code", None) == 2
+        and hasattr(e, "format_message")
+        and type(e).__name__ != "NoArgsIsHelpError"
+    )
+
+
+class _OneLine(TyperGroup):
+    """Every error a command lets through is one line on stderr, never a traceback
+    (``STATELAB_DEBUG=1`` lets it through whole)."""
+
+    def invoke(self, ctx: Any) -> Any:  # typer's own click Context
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort):
+            raise
+        except typer.TyperException as e:  # typer's usage errors: one line too
+            if not _usage_error(e):
+                raise
+            where = getattr(getattr(e, "ctx", None), "command_path", "statelab")
+            typer.echo(f"error: {_line(e.format_message())} (see {where} --help)", err=True)
+            raise typer.Exit(2) from None
+        except Exception as e:
+            if _debug():
+                raise
+            msg, code = _reason(e)
+            typer.echo(f"error: {_line(msg)}", err=True)
+            raise typer.Exit(code) from None
+
+
 app = typer.Typer(
+    cls=_OneLine,
     add_completion=False,
     no_args_is_help=True,
     help="Run LLM agents in dynamic environments and compare state representations. "
@@ -20,7 +83,7 @@ app = typer.Typer(
 
 
 def _fail(msg: str) -> typer.Exit:
-    typer.echo(f"error: {msg}", err=True)
+    typer.echo(f"error: {_line(msg)}", err=True)
     return typer.Exit(2)
 
 
@@ -70,18 +133,28 @@ def play(
     The last line is ``score=<float> success=<true|false> steps=<int>``.
     """
     from statelab.envs import env_class, make_env
-    from statelab.run.config import resolve_format
+    from statelab.run.config import MAX_SEED, MAX_STEPS_FACTOR, resolve_format
     from statelab.state import observation_renderer
     from statelab.state.formats import check
 
+    if not 0 <= seed <= MAX_SEED:
+        raise _fail(f"--seed: seeds are between 0 and 2**63-1, got {seed}")
     try:
+        cls = env_class(env)
+        if max_steps is not None and not 1 <= max_steps <= MAX_STEPS_FACTOR * cls.max_steps:
+            raise ConfigError(
+                f"--max-steps: between 1 and {MAX_STEPS_FACTOR * cls.max_steps} for {env!r}"
+                f" ({MAX_STEPS_FACTOR}x its own budget of {cls.max_steps}), got {max_steps}"
+            )
         fmt = resolve_format(env, format)
-        check(fmt, env_class(env).facts_type, env)
+        check(fmt, cls.facts_type, env)
         e = make_env(env, max_steps=max_steps)
+        render = observation_renderer(fmt)
+        obs, info = e.reset(seed=seed)
     except ConfigError as err:
         raise _fail(str(err)) from None
-    render = observation_renderer(fmt)
-    obs, info = e.reset(seed=seed)
+    except (ImportError, ValueError) as err:
+        raise _fail(f"{env}: {err}") from None
     policy = e.expert() if expert else None
     typer.echo(e.manual + "\n")
     done = False
@@ -117,24 +190,56 @@ def run(
     ] = None,
     model: Annotated[str | None, typer.Option(help="model spec replacing the config's")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress lines")] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="check everything a run would build; call no model"),
+    ] = False,
 ) -> None:
-    """Run (or resume) an experiment; finished episodes are never run twice."""
+    """Run (or resume) an experiment; finished episodes are never run twice.
+
+    Exits 1 when an episode failed or the run stopped early (the reasons, grouped, go to
+    stderr), 2 on a config error.
+    """
     from statelab.run.config import load_experiment
     from statelab.run.runner import run_sync
 
     try:
         exp = load_experiment(config, set_ or [], model)
-        res = run_sync(exp, progress=None if quiet else sys.stderr)
+        if dry_run:
+            _dry_run(exp)
+            return
+        res = run_sync(exp, progress=None if quiet else sys.stderr, debug=_debug())
     except (ConfigError, ModelError) as err:
+        if _debug():
+            raise
         raise _fail(str(err)) from None
     typer.echo(
         f"{exp.name}: {res.done} episodes done, {res.failed} failed, {res.skipped} already done"
-        f" | model calls {res.model_calls}, cached {res.cached_calls} | tokens in "
+        + (f", {res.not_started} not started" if res.not_started else "")
+        + f" | model calls {res.model_calls}, cached {res.cached_calls} | tokens in "
         f"{res.tokens_in:,} out {res.tokens_out:,} | {res.seconds:.1f} s"
     )
     typer.echo(f"store: {exp.out_dir / 'store.sqlite'}  ->  statelab report {exp.out_dir}")
-    for f in res.failures[:10]:
-        typer.echo(f"failed: {f}", err=True)
+    for reason, n in res.reasons.most_common(10):
+        typer.echo(_line(f"failed: {n} episode{'s' * (n > 1)}: {reason}"), err=True)
+    if res.stopped:
+        typer.echo(_line(f"{res.stopped}; {res.not_started} episodes not started"), err=True)
+    if not res.ok:
+        raise typer.Exit(1)
+
+
+def _dry_run(exp: Any) -> None:
+    from statelab.run.dryrun import dry_run
+
+    plan = dry_run(exp)
+    for line in plan.lines:
+        typer.echo(line)
+    for spec in plan.not_loaded:
+        typer.echo(f"model {spec}: spelling checked, weights not loaded", err=True)
+    typer.echo(
+        f"dry run: {exp.name}: {plan.runs} runs, {plan.episodes} episodes, "
+        f"store {exp.out_dir / 'store.sqlite'}; no model called"
+    )
 
 
 def _store_path(exp: str) -> Path:
@@ -145,6 +250,9 @@ def _store_path(exp: str) -> Path:
         return load_experiment(p).out_dir / "store.sqlite"
     for cand in (p / "store.sqlite", Path("results") / exp / "store.sqlite", p):
         if cand.is_file():
+            from statelab.run.store import check_store
+
+            check_store(cand)
             return cand
     raise ConfigError(
         f"no results for {exp!r} (looked for {p}/store.sqlite and results/{exp}/store.sqlite)"
@@ -165,6 +273,8 @@ def report(
         rep = make_report(store, out or store.parent / "report")
     except ConfigError as err:
         raise _fail(str(err)) from None
+    except OSError as err:
+        raise _fail(f"--out: cannot write {err.filename or out}: {err.strerror or err}") from None
     if json_:
         typer.echo(json.dumps(rep.data, indent=2))
     else:
@@ -183,13 +293,17 @@ def view(
     """Write an HTML page of trajectories (prompts, replies, actions, maps, summaries)."""
     from statelab.viewer import write_viewer
 
+    if limit < 1:
+        raise _fail(f"--limit: at least 1 episode, got {limit}")
     try:
         store = _store_path(exp)
+        path = write_viewer(
+            store, out or store.parent / "trajectories.html", run=run, seeds=seed, limit=limit
+        )
     except ConfigError as err:
         raise _fail(str(err)) from None
-    path = write_viewer(
-        store, out or store.parent / "trajectories.html", run=run, seeds=seed, limit=limit
-    )
+    except OSError as err:
+        raise _fail(f"--out: cannot write {err.filename or out}: {err.strerror or err}") from None
     typer.echo(str(path))
 
 

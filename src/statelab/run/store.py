@@ -2,6 +2,12 @@
 
 Each finished episode is written in one transaction, so a killed run leaves only whole
 episodes behind and a rerun resumes from them.
+
+Text from models and envs is made storable at this boundary: every text cell passes through
+:func:`stored_text`, which replaces NUL and the code points UTF-8 cannot encode (a lone
+surrogate is valid JSON, and a model may send one), and keeps at most :data:`MAX_TEXT`
+characters of a cell, or of one message of a call, with a marker saying how many were cut
+(a model that echoes a 1 MB reply must not grow the store by megabytes a step).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from statelab.core import ConfigError
+from statelab.llm import storable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS experiment (
@@ -60,6 +67,18 @@ CREATE TABLE IF NOT EXISTS queries (
 """
 #: the tables a store has (``Store.table`` reads any of them)
 TABLES = ("experiment", "runs", "episodes", "steps", "calls", "queries")
+#: the most characters one stored text keeps (a reply, observation, view, call text, message)
+MAX_TEXT = 64 * 1024
+_CUT = "\n[... {n:,} more characters not stored (statelab keeps {limit:,} per text)]"
+
+
+def stored_text(text: str, limit: int | None = MAX_TEXT) -> str:
+    """``text`` as the store keeps it: :func:`statelab.llm.storable` (lone surrogates and NUL
+    become U+FFFD), then at most ``limit`` characters, and a marker saying how many were cut."""
+    text = storable(text)
+    if limit is not None and len(text) > limit:
+        return text[:limit] + _CUT.format(n=len(text) - limit, limit=limit)
+    return text
 
 
 @dataclass
@@ -126,8 +145,31 @@ def _cell(v: Any) -> Any:
     if isinstance(v, bool):
         return int(v)
     if isinstance(v, dict | list):
-        return json.dumps(v, sort_keys=True, default=str)
+        return json.dumps(v, sort_keys=True, default=str)  # ASCII: surrogates are escaped
+    if isinstance(v, str):
+        return stored_text(v)
     return v
+
+
+def _messages(messages: Any) -> str:
+    """A call's messages as JSON, each message's text kept to :data:`MAX_TEXT` (images kept)."""
+
+    def part(p: Any) -> Any:
+        if isinstance(p, dict) and isinstance(p.get("text"), str):
+            return {**p, "text": stored_text(p["text"])}
+        return p
+
+    def message(m: Any) -> Any:
+        if not isinstance(m, dict):
+            return m
+        c = m.get("content")
+        if isinstance(c, str):
+            return {**m, "content": stored_text(c)}
+        if isinstance(c, list):
+            return {**m, "content": [part(p) for p in c]}
+        return m
+
+    return json.dumps([message(m) for m in messages or []], default=str)
 
 
 class StoreLocked(ConfigError):
@@ -140,10 +182,14 @@ class Store:
 
     def __init__(self, path: str | Path, axes: tuple[str, ...] = ()) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._lockfile: Any = None
-        self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        except (OSError, sqlite3.Error) as e:
+            reason = getattr(e, "strerror", None) or str(e)
+            raise ConfigError(f"{self.path}: cannot open the store ({reason})") from None
         try:
             self.db.execute("PRAGMA journal_mode=WAL")
             old = self._columns("episodes")
@@ -277,9 +323,9 @@ class Store:
                                 *key,
                                 s.t,
                                 i,
-                                c["kind"],
-                                json.dumps(c["messages"]),
-                                c["text"],
+                                _cell(c["kind"]),
+                                _messages(c["messages"]),
+                                _cell(c["text"]),
                                 c["input_tokens"],
                                 c["output_tokens"],
                                 c["latency"],
@@ -291,7 +337,7 @@ class Store:
                     db.executemany(
                         "INSERT INTO queries VALUES (?,?,?,?,?,?,?)",
                         [
-                            (*key, s.t, i, q.get("query"), q.get("answer"))
+                            (*key, s.t, i, _cell(q.get("query")), _cell(q.get("answer")))
                             for i, q in enumerate(s.queries)
                         ],
                     )
@@ -329,3 +375,35 @@ class Store:
 
 
 _RUN_FIXED = ("run", "label", "spec", "components", "tags")
+
+
+def writable(path: Path, what: str) -> None:
+    """``path`` could be created and written (its nearest existing folder is a writable
+    folder), checked without creating anything."""
+    if path.is_dir():
+        raise ConfigError(f"{what}: {path} is a folder, not a file")
+    probe = path.parent
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        then = "" if probe == path.parent else f", so {path.parent} cannot be made"
+        raise ConfigError(f"{what}: {probe} is not a folder{then}")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ConfigError(f"{what}: {probe} is not writable")
+
+
+def check_store(path: str | Path) -> None:
+    """Refuse, with one line, a file that is not a statelab store (read-only: nothing is
+    written to a file that is not one)."""
+    p = Path(path)
+    try:
+        db = sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True)
+        try:
+            have = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        finally:
+            db.close()
+    except sqlite3.Error as e:
+        raise ConfigError(f"{p}: not a statelab store ({e})") from None
+    missing = [t for t in ("runs", "episodes") if t not in have]
+    if missing:
+        raise ConfigError(f"{p}: not a statelab store (no {missing[0]} table)")

@@ -1,0 +1,79 @@
+"""``statelab run --dry-run``: build everything a run would build, call no model.
+
+What a user's CI runs on their configs: every axis value (already built dry at load), every
+run's components, every env with its options and budget, every model spec as far as it can be
+built without loading weights or sending a request, and the output paths.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from statelab.core import ConfigError
+from statelab.envs import make_env
+from statelab.llm import MODELS, make_llm
+from statelab.run.config import Experiment
+from statelab.run.episode import describe_run
+from statelab.run.store import check_store, writable
+
+#: backends whose construction loads weights: a dry run checks their spelling only
+# TODO(lead): a "loads weights" flag on the MODELS registry would replace this list
+_LOADS_WEIGHTS = ("llamacpp", "transformers")
+
+
+@dataclass
+class DryRun:
+    #: one line per run: its label and how many episodes it would play
+    lines: list[str] = field(default_factory=list)
+    runs: int = 0
+    episodes: int = 0
+    #: model specs checked by spelling only (their construction would load weights)
+    not_loaded: list[str] = field(default_factory=list)
+
+
+def _models(exp: Experiment) -> tuple[list[str], list[str]]:
+    """Build every model spec of ``exp`` (no request sent); returns (built, not loaded)."""
+    specs = sorted({*exp.models(), *(w for w in exp.grid.values("writer") if w != "acting")})
+    built, skipped = [], []
+    for spec in specs:
+        if MODELS.split(spec)[0] in _LOADS_WEIGHTS:
+            skipped.append(spec)
+            continue
+        llm = make_llm(spec)  # no cache: a dry run writes nothing
+        asyncio.run(llm.aclose())
+        built.append(spec)
+    return built, skipped
+
+
+def dry_run(exp: Experiment) -> DryRun:
+    """Everything :func:`~statelab.run.runner.run_experiment` would build, or one
+    :class:`ConfigError` naming the first thing that would fail."""
+    store = exp.out_dir / "store.sqlite"
+    writable(store, "out")
+    if store.exists():
+        check_store(store)
+    if exp.cache is not None:
+        writable(Path(exp.cache), "cache")
+    for env in exp.grid.env:
+        try:
+            make_env(env, max_steps=exp.budget(env))
+        except (ValueError, TypeError, ImportError) as e:
+            raise ConfigError(f"grid.env: {env!r}: {e}") from None
+    out = DryRun()
+    _, out.not_loaded = _models(exp)
+    for spec in exp.runs():
+        describe_run(spec)
+        n = len(exp.episodes(spec.env))
+        out.runs += 1
+        out.episodes += n
+        seeds, rollouts = len(exp.env_seeds(spec.env)), exp.n_rollouts(spec.env)
+        out.lines.append(
+            f"{spec.label}: {seeds} seeds x {rollouts} rollouts = {n} episodes"
+            + (f", at most {spec.max_steps} steps each" if spec.max_steps else "")
+        )
+    return out
+
+
+__all__ = ["DryRun", "dry_run", "writable"]
