@@ -47,7 +47,7 @@ def test_unknown_top_level_key_is_named():
     assert err({**BASE, "seed": [1]}) == (
         "config error: unknown key 'seed'; allowed here: name, model, seeds, rollouts, grid, "
         "baseline, params, expert, max_steps, concurrency, "
-        "max_consecutive_failures, out, cache, report"
+        "max_consecutive_failures, timeout, retries, out, cache, report"
     )
 
 
@@ -117,3 +117,23 @@ def test_seeds_from_an_env_split():
     )
     assert "env 'hanoi' has no split 'test'" in err({**BASE, "seeds": "test"})
     assert "a split name like 'test'" in err({**BASE, "seeds": "Test!"})
+
+
+def test_timeout_and_retries_reach_the_model_backend(tmp_path, monkeypatch):
+    """A config's timeout and retries are what the HTTP backend is built with (issue 10.4)."""
+    import statelab.run.runner as runner_mod
+
+    seen = {}
+
+    def fake_make_llm(spec, cache=None, *, timeout=None, retries=None):
+        seen.update(spec=spec, timeout=timeout, retries=retries)
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(runner_mod, "make_llm", fake_make_llm)
+    exp = parse_experiment(
+        {**BASE, "timeout": 2.5, "retries": 1, "out": str(tmp_path), "cache": None}
+    )
+    with pytest.raises(RuntimeError, match="stop here"):
+        runner_mod.run_sync(exp, progress=None)
+    assert seen == {"spec": "scripted:x.json", "timeout": 2.5, "retries": 1}
+    assert "timeout" in err({**BASE, "timeout": 0})

@@ -140,6 +140,10 @@ class Experiment(BaseModel):
     #: stop the run when one model (or the store) fails this many episodes in a row with the
     #: same reason (a server that is down); the episodes left are kept for a rerun; 0: never
     max_consecutive_failures: int = Field(5, ge=0, le=1_000_000)
+    #: per request to a model server: seconds before giving up, and retries after a failure
+    #: (None: the backend's own, 60 s and 5; a spec's ``?timeout=&retries=`` wins)
+    timeout: float | None = Field(None, gt=0, le=3600)
+    retries: int | None = Field(None, ge=0, le=100)
     out: str = "results"
     cache: str | None = "results/cache.sqlite"
     report: Layout | None = None

@@ -220,7 +220,9 @@ async def _play(
     debug: bool,
 ) -> None:
     """Play ``todo`` concurrently into ``store``, building the models into ``llms``."""
-    factory = llm_factory or (lambda spec: make_llm(spec, cache=exp.cache))
+    factory = llm_factory or (
+        lambda spec: make_llm(spec, cache=exp.cache, timeout=exp.timeout, retries=exp.retries)
+    )
     gates: dict[str, asyncio.Semaphore] = {}
     for spec, _, _ in todo:
         if not spec.uses_model:
