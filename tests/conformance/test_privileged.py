@@ -10,6 +10,7 @@ not walked: a component that digs through closures is not playing by the contrac
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import types
 import uuid
@@ -79,12 +80,13 @@ class SecretRoom(Env):
         return _Expert()
 
 
-_SKIP = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType, type)
+_SKIP = (types.ModuleType, types.BuiltinFunctionType, type)
 
 
 def reaches(root: Any, secret: str, limit: int = 100_000) -> bool:
     """Whether ``secret`` is in any string reachable from ``root`` (attributes, slots,
-    dataclass fields, mappings, sequences, sets), modules, functions and classes aside."""
+    dataclass fields, mappings, sequences, sets, and what functions close over or bound
+    methods are bound to), modules, classes and module globals aside."""
     seen: set[int] = set()
     todo = [root]
     while todo and len(seen) < limit:
@@ -101,6 +103,17 @@ def reaches(root: Any, secret: str, limit: int = 100_000) -> bool:
                 return True
             continue
         if isinstance(obj, (int, float, complex, bool)) or obj is None:
+            continue
+        if isinstance(obj, types.MethodType):
+            todo.extend((obj.__self__, obj.__func__))
+            continue
+        if isinstance(obj, types.FunctionType):
+            cells = obj.__closure__ or ()
+            for cell in cells:
+                with contextlib.suppress(ValueError):  # an empty cell
+                    todo.append(cell.cell_contents)
+            todo.extend(obj.__defaults__ or ())
+            todo.extend((obj.__kwdefaults__ or {}).values())
             continue
         if isinstance(obj, Mapping):
             todo.extend(obj.keys())

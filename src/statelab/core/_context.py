@@ -7,7 +7,7 @@ Agents, groundings and world models never receive the env's ``info``: they get a
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -42,30 +42,35 @@ class WorldHandle:
 
     Each question is answered at once (no env step), recorded with its answer, and counted:
     past ``limit`` questions in one step, the answer says so and no component is asked.
+
+    The handle holds only the components that answer questions, each with the context it
+    may read: nothing else of the episode is reachable through it. A component that reads
+    the privileged view (an oracle world model) answers from the truth; that is what it is.
     """
 
-    def __init__(
-        self,
-        answer: Callable[[str], Awaitable[str | None] | str | None] | None = None,
-        limit: int = 10,
-    ) -> None:
-        self._answer = answer
+    def __init__(self, answerers: Sequence[tuple[Any, StepContext]] = (), limit: int = 10):
+        self._answerers = tuple(answerers)
         self.limit = limit
         self.asked: list[dict[str, Any]] = []
 
     @property
     def available(self) -> bool:
-        return self._answer is not None
+        return bool(self._answerers)
 
     async def ask(self, query: str) -> str:
         if len(self.asked) >= self.limit:
             answer = f"(no answer: at most {self.limit} questions per step)"
-        elif self._answer is None:
+        elif not self._answerers:
             answer = "(no answer: this run has no world model)"
         else:
-            got = self._answer(query)
-            if isinstance(got, Awaitable):
-                got = await got
+            got: str | None = None
+            for component, ctx in self._answerers:
+                reply = component.answer(query, ctx)
+                if isinstance(reply, Awaitable):
+                    reply = await reply
+                if reply is not None:
+                    got = str(reply)
+                    break
             answer = got if got is not None else "(no answer: no component knows)"
         self.asked.append({"query": query, "answer": answer})
         return answer

@@ -223,7 +223,8 @@ class Episode:
             static_actions=type(self.c.env).static_actions,
         )
         step = _Step(view, prompt)
-        step.world = WorldHandle(lambda query: self._answer(query, step), MAX_QUERIES)
+        answerers = [c for c in self.c.hooked() if type(c).answer is not Component.answer]
+        step.world = WorldHandle([(c, self.context(c, step)) for c in answerers], MAX_QUERIES)
         return step
 
     async def ground(self, step: _Step) -> None:
@@ -332,14 +333,6 @@ class Episode:
         ep.aux_out += x_out
         ep.model_calls += sum(not c.completion.cached for c in calls)
         ep.cached_calls += sum(c.completion.cached for c in calls)
-
-    def _answer(self, query: str, step: _Step) -> str | None:
-        """A world-model question: the first component that answers it."""
-        for comp in self.c.hooked():
-            got = comp.answer(query, self.context(comp, step))
-            if got is not None:
-                return got
-        return None
 
     def _model_seconds(self) -> float:
         models = {id(m): m for m in (self.llm, self.writer) if m is not None}
