@@ -386,6 +386,8 @@ class RunSpec:
             v = axes.get(a.name, a.default)
             if v is None:
                 raise ConfigError(f"a run needs a value on axis {a.name!r}")
+            if a.name == "format":  # "default": the env's own format, named
+                v = resolve_format(axes["env"], v)
             values.append((a.name, v))
         return cls(tuple(values), dict(params or {}), max_steps)
 
