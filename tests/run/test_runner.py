@@ -245,3 +245,20 @@ def test_credentials_in_a_model_url_never_reach_the_store(tmp_path):
     finally:
         s.close()
     assert "openai-compat:http://127.0.0.1:9/v1#m" in set(runs.model)
+
+
+def test_scripted_replies_are_keyed_per_episode_resumed_and_concurrent_runs_match(tmp_path):
+    """Every episode reads the script from its first reply, so a resumed or concurrent run
+    replays exactly like an uninterrupted one (issue 10.7)."""
+    def exp(out: str, **over):
+        return experiment(tmp_path, out=str(tmp_path / out), cache=None, **over)
+
+    whole = exp("a", seeds=[0, 1, 2, 3], concurrency=1)
+    run_sync(whole, progress=None)
+    run_sync(exp("b", seeds=[0, 1], concurrency=4), progress=None)
+    rest = exp("b", seeds=[0, 1, 2, 3], concurrency=4)
+    res = run_sync(rest, progress=None)
+    assert res.skipped == 2 * 3  # 2 seeds x (2 histories + expert) already done
+    assert trajectories(whole.out_dir / "store.sqlite") == trajectories(
+        rest.out_dir / "store.sqlite"
+    )

@@ -100,5 +100,13 @@ class LLM(abc.ABC):
         """Tokens in ``text`` by the model's tokenizer where available (else an estimate)."""
         return max(1, len(text) // 4)
 
+    def for_episode(self, key: str) -> LLM:
+        """This model as one episode sees it (``key`` names the episode: run, seed, rollout).
+
+        A backend is stateless across requests, so this is the backend itself; a stateful
+        stand-in (the scripted model) starts every episode afresh, so that a resumed or
+        concurrent run replays exactly like an uninterrupted one."""
+        return self
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release resources (connections, model memory)."""

@@ -84,6 +84,10 @@ class CachedLLM(LLM):
         self.hits = 0
         self.misses = 0
 
+    def for_episode(self, key: str) -> CachedLLM:
+        inner = self.inner.for_episode(key)
+        return self if inner is self.inner else CachedLLM(inner, self.cache)
+
     async def complete(self, messages: list[Message], params: GenParams) -> Completion:
         key, body = request_key(
             self.model_id, "complete", {"messages": messages, "params": params.to_dict()}

@@ -60,20 +60,37 @@ class ScriptedLLM(LLM):
             replies = [line for line in raw.splitlines() if line.strip()]
         return cls(replies, name=f"{p.name}#{script_digest(replies)}")
 
+    def for_episode(self, key: str) -> ScriptedLLM:
+        """A cursor of its own for one episode: every episode reads the script from its first
+        reply, whatever ran before or beside it (resumed and concurrent runs replay exactly).
+        Calls and prompts are still counted and kept on this object too."""
+        view = ScriptedLLM(self.replies, self.model_id.removeprefix("scripted:"))
+        view._parent = self
+        return view
+
+    _parent: ScriptedLLM | None = None
+
     def _next(self) -> str:
         reply = self.replies[min(self.calls, len(self.replies) - 1)]
         self.calls += 1
+        if self._parent is not None:
+            self._parent.calls += 1
         return reply
+
+    def _saw(self, messages: list[Message]) -> None:
+        self.seen.append(messages)
+        if self._parent is not None:
+            self._parent.seen.append(messages)
 
     async def complete(self, messages: list[Message], params: GenParams) -> Completion:
         start = time.perf_counter()
-        self.seen.append(messages)
+        self._saw(messages)
         text = self._next()
         usage = Usage(self.count_tokens(_text(messages)), self.count_tokens(text))
         return Completion(text, usage=usage, latency=time.perf_counter() - start)
 
     async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
-        self.seen.append(messages)
+        self._saw(messages)
         want = self._next().strip().lower()
         return [0.0 if want and want in c.lower() else -100.0 for c in continuations]
 

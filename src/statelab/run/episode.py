@@ -178,8 +178,11 @@ class Episode:
     ) -> None:
         self.spec, self.seed, self.rollout = spec, seed, rollout
         self.c = Components.build(spec, _rollout_seed(seed, rollout))
-        self.llm = TimedLLM(llm) if llm is not None else None
-        self.writer = self.llm if writer is None or writer is llm else TimedLLM(writer)
+        key = f"{spec.key}/{seed}/{rollout}"
+        self.llm = TimedLLM(llm.for_episode(key)) if llm is not None else None
+        self.writer = (
+            self.llm if writer is None or writer is llm else TimedLLM(writer.for_episode(key))
+        )
         self.expert = self.c.env.expert()
         self.record = EpisodeRecord(run=spec.key, seed=seed, rollout=rollout, status="done")
         self.obs: Observation
