@@ -20,7 +20,7 @@ from statelab.analysis import (
     pivot_records,
     write_report,
 )
-from statelab.analysis._pivot import HEAT_STOPS, heat_colour, text_colour
+from statelab.analysis._heat import HEAT_STOPS, heat_colour, text_colour
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 FIRST, MIDDLE, LAST = (c for _, c in HEAT_STOPS)

@@ -17,13 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 from statelab.analysis._fig2 import change_counts, change_sentences, fig2_png
-from statelab.analysis._pivot import (
-    cell_colours,
-    heat_table_png,
-    pivot,
-    pivot_markdown,
-    pivot_records,
-)
+from statelab.analysis._heat import cell_colours, heat_table_png
+from statelab.analysis._pivot import pivot, pivot_markdown, pivot_records
 from statelab.analysis._plots import plot_score_per_token, plot_scores
 from statelab.analysis._summary import Test, summarise
 from statelab.analysis._table import describe_baseline, to_json, to_markdown

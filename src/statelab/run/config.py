@@ -11,12 +11,8 @@ baseline: {history: full}
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +31,7 @@ from statelab.core import ConfigError, GenParams
 from statelab.envs import env_class
 from statelab.llm import accepts_images, public_spec
 from statelab.run.axes import AXES, BY_NAME, NAMES, check_value, env_context
+from statelab.run.spec import RunSpec, resolve_format
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _SPLIT = re.compile(r"(?P<name>[a-z]+)(?:\[:(?P<n>\d+)\])?")
@@ -358,93 +355,6 @@ def _entries(v: Any) -> list[tuple[str, Any]]:
     """(message prefix, value) of a setting given once or per env name: the field's own name
     is already in the message's location, so only an env key is added (``hanoi: ...``)."""
     return [(f"{k}: ", x) for k, x in v.items()] if isinstance(v, dict) else [("", v)]
-
-
-def resolve_format(env: str, fmt: str) -> str:
-    return str(env_class(env).default_format) if fmt == "default" else fmt
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """One choice per axis: everything that defines a run (and its key in the store)."""
-
-    #: (axis, value) for every axis of :data:`AXES`, in its order
-    values: tuple[tuple[str, str], ...]
-    params: dict[str, Any] = field(default_factory=dict, hash=False)
-    max_steps: int | None = None
-
-    @classmethod
-    def make(
-        cls, *, params: dict[str, Any] | None = None, max_steps: int | None = None, **axes: str
-    ) -> RunSpec:
-        """A spec from axis values by name; an axis left out takes its default."""
-        unknown = set(axes) - set(NAMES)
-        if unknown:
-            raise ConfigError(f"{sorted(unknown)} not axes; axes: {', '.join(NAMES)}")
-        values = []
-        for a in AXES:
-            v = axes.get(a.name, a.default)
-            if v is None:
-                raise ConfigError(f"a run needs a value on axis {a.name!r}")
-            if a.name == "format":  # "default": the env's own format, named
-                v = resolve_format(axes["env"], v)
-            values.append((a.name, v))
-        return cls(tuple(values), dict(params or {}), max_steps)
-
-    def __getattr__(self, name: str) -> str:
-        if name in BY_NAME:
-            return dict(self.values)[name]
-        raise AttributeError(name)
-
-    @property
-    def axes_values(self) -> dict[str, str]:
-        return dict(self.values)
-
-    @property
-    def key(self) -> str:
-        """Stable across releases: an axis added later is part of the key only when set to
-        something other than its default, so existing stores keep their run keys. Model
-        specs enter without credentials (a changed password is the same run)."""
-        body: dict[str, Any] = {
-            name: public_spec(value) if name in ("model", "writer") else value
-            for name, value in self.values
-            if BY_NAME[name].core or value != BY_NAME[name].default
-        }
-        body.update(params=self.params, max_steps=self.max_steps)
-        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
-
-    @property
-    def uses_model(self) -> bool:
-        return self.model != "-"
-
-    def axes(self) -> dict[str, str]:
-        """The run's value on each axis as stored and shown: a model-free run (the expert)
-        shows "-" on the axes that do not apply to it, and model specs lose any credentials."""
-        return {
-            name: (
-                (public_spec(value) if name in ("model", "writer") else value)
-                if self.uses_model or BY_NAME[name].model_free
-                else "-"
-            )
-            for name, value in self.values
-        }
-
-    @property
-    def label(self) -> str:
-        shown = self.axes()
-        if not self.uses_model:
-            return " | ".join(v for n, v in shown.items() if BY_NAME[n].model_free)
-        parts = [
-            v
-            for n, v in shown.items()
-            if n not in ("grounding",) and (BY_NAME[n].core or v != BY_NAME[n].default)
-        ]
-        if shown["grounding"] != "none":
-            parts.insert(5, shown["grounding"])
-        return " | ".join(parts)
-
-    def __iter__(self) -> Iterator[tuple[str, str]]:
-        return iter(self.values)
 
 
 def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
