@@ -245,3 +245,41 @@ def test_write_report(tmp_path: Path) -> None:
     assert data["title"] == "Granularity" and len(data["runs"]) == 4
     _assert_png(paths["scores"])
     _assert_png(paths["score_per_token"])
+
+
+def test_report_markdown_shows_labels_as_text_never_markup(tmp_path):
+    """A model name holding <script> or | is escaped in report.md (issue 10.18)."""
+    from statelab.analysis._md import md_cell, md_row
+
+    assert md_cell("<script>alert(1)</script>") == "&lt;script>alert(1)&lt;/script>"
+    assert md_cell("a|b\nc") == "a\\|b c"
+    assert md_cell("p<0.05") == "p<0.05"
+    assert md_row(["x", "<img src=x>"]) == "| x | &lt;img src=x> |"
+
+
+def test_a_model_named_script_never_reaches_report_md_as_a_tag(tmp_path):
+    import json
+
+    from statelab.analysis.reporting import make_report
+    from statelab.run.config import parse_experiment
+    from statelab.run.runner import run_sync
+
+    where = tmp_path / "<script>alert(1)<"
+    where.mkdir()
+    script = where / "r.json"
+    script.write_text(json.dumps(["Action: Move the top disk of rod A to the top of rod C"]))
+    plain = tmp_path / "plain.json"
+    plain.write_text(script.read_text())
+    exp = parse_experiment(
+        {
+            "name": "x",
+            "seeds": [0, 1],
+            "grid": {"env": ["hanoi"], "model": [f"scripted:{script}", f"scripted:{plain}"]},
+            "max_steps": 2,
+            "out": str(tmp_path / "out"),
+            "cache": None,
+        }
+    )
+    run_sync(exp, progress=None)
+    rep = make_report(exp.out_dir / "store.sqlite", tmp_path / "rep")
+    assert "<script" not in rep.markdown and "&lt;script>" in rep.markdown

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from statelab.analysis._md import md_row
 from statelab.analysis._summary import EXPERT, EXPERT_LABEL, EXPERT_NOTE, ROLE_EXPERT
 from statelab.analysis._table import _cell, describe_baseline, describe_test, score_cell
 
@@ -236,10 +237,10 @@ def pivot_markdown(
     lines = [
         f"**{_cell(title)}**",
         "",
-        "| " + " | ".join(header) + " |",
+        md_row(header),
         "|" + "|".join(["---"] * n_row + [":---:"] * len(grid.columns)) + "|",
     ]
     for key, cells in zip(grid.rows, texts, strict=True):
-        lines.append("| " + " | ".join([_cell(v) for v in key] + cells) + " |")
+        lines.append(md_row([_cell(v) for v in key] + cells))
     lines += ["", pivot_legend(summary, baseline), ""]
     return "\n".join(lines)

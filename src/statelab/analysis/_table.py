@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from statelab.analysis._md import md_row
 from statelab.analysis._summary import (
     EXPERT,
     EXPERT_LABEL,
@@ -214,7 +215,7 @@ def to_markdown(
     lines = [
         f"**{_cell(title)}**",
         "",
-        "| " + " | ".join(header) + " |",
+        md_row(header),
         "|" + "|".join(["---"] * len(axes) + ["---:"] * (len(header) - len(axes))) + "|",
     ]
     for rec in rows.to_dict("records"):
@@ -231,7 +232,7 @@ def to_markdown(
             _num(rec["out_per_step"], ",.0f"),
             _num(rec["score_per_1k_in"], ".3f"),
         ]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(md_row(cells))
     lines += ["", legend(summary, baseline), ""]
     return "\n".join(lines)
 

@@ -40,6 +40,7 @@ import pandas as pd
 
 from statelab.agents.stateact import parse_turn
 from statelab.analysis._components import description
+from statelab.analysis._md import md_row
 from statelab.analysis.sections import report_section
 
 STATE_FIELDS = {
@@ -281,13 +282,13 @@ def ablation_markdown(table: pd.DataFrame, title: str = "Agent variants (seed 00
     keys = [c for c in table.columns if c not in ("n", "success", "solved", "avg_steps",
                                                     "state_acc")]  # fmt: skip
     head = [*keys, "n", "success %", "avg steps (solved)", "state acc %"]
-    lines = [f"### {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [f"### {title}", "", md_row(head), "|" + "---|" * len(head)]
     for r in table.itertuples(index=False):
         d = r._asdict()
         cells = [_fmt(d[k]) for k in keys]
         cells += [_fmt(d["n"]), _fmt(d["success"], True), _fmt(d["avg_steps"])]
         cells.append(_fmt(d["state_acc"], True))
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(md_row(cells))
     return "\n".join(lines) + "\n"
 
 

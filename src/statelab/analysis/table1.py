@@ -34,6 +34,7 @@ import pandas as pd
 
 from statelab.agents.tools import parse_options
 from statelab.analysis._components import tags
+from statelab.analysis._md import md_row
 from statelab.analysis.sections import report_section
 from statelab.tools.library import Geometry, LibrarySpec, build_geometry, cache_root
 
@@ -168,7 +169,7 @@ def table1_markdown(df: pd.DataFrame) -> str:
         "Zoom (close-up)", "Time / decision", "Tokens generated / decision",
         "Decisions without a model call", "Success % (N)",
     ]  # fmt: skip
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [md_row(head), "|" + "---|" * len(head)]
     for r in df.itertuples():
         expert = r.agent == "expert"
         run = "expert (ceiling)" if expert else f"{r.agent} / {r.grounding}"
@@ -183,7 +184,7 @@ def table1_markdown(df: pd.DataFrame) -> str:
             "-" if math.isnan(share) else f"{100 * share:.0f}%",
             f"{_num(r.success_pct, '.0f')}{'' if math.isnan(r.success_pct) else '%'} ({r.n})",
         ]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(md_row(cells))
     return "\n".join(lines)
 
 
