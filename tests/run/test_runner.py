@@ -214,7 +214,7 @@ def test_rollouts_are_averaged_per_seed_in_the_report(tmp_path):
         grid={"env": ["hanoi"], "history": ["full"]},
         baseline=None,
     )
-    # (seed, rollout): rollouts replay the seed's env instance with their own sampling seeds
+    # (seed, rollout); a rollout of a seed outside every split plays seed * 1000 + rollout
     assert exp.episodes("hanoi") == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
     res = run_sync(exp, progress=None)
     assert res.done == 12  # 6 acting + 6 expert episodes
@@ -262,3 +262,18 @@ def test_scripted_replies_are_keyed_per_episode_resumed_and_concurrent_runs_matc
     assert trajectories(whole.out_dir / "store.sqlite") == trajectories(
         rest.out_dir / "store.sqlite"
     )
+
+
+def test_rollouts_of_split_seeds_stay_in_the_split():
+    """With seeds: test and 3 rollouts, every Textcraft episode plays a test goal (before:
+    222/300 played train goals, two of them the few-shot traces' own) (issue 9.13)."""
+    from statelab.envs import env_class
+    from statelab.run.spec import env_seed
+
+    test = env_class("textcraft").splits["test"]
+    seeds = [env_seed("textcraft", s, i) for s in test for i in range(3)]
+    assert all(s in test for s in seeds)
+    assert [env_seed("textcraft", s, 0) for s in test] == list(test)
+    assert sum(env_seed("textcraft", s, 1) != s for s in test) > 90  # other test goals
+    assert env_seed("hanoi", 7, 2) == 7002  # no split: seed * 1000 + rollout
+    assert env_seed("textcraft", 7, 1) == env_seed("textcraft", 7, 1)  # deterministic

@@ -124,8 +124,9 @@ class Experiment(BaseModel):
     #: or one of those per env name (``{babyai/goto: [0, ..., 24], hanoi: [0, ..., 9]}``)
     seeds: Seeds | dict[str, Seeds] = Field(default=[0])
     #: episodes per seed (seed 000's "rollout", Table 2), one number or one per env name;
-    #: rollouts replay the seed's env instance with their own sampling seeds, and a seed's
-    #: score is the mean over its rollouts
+    #: each rollout plays an instance of its own, inside the seed's split when the seed is in
+    #: one (:func:`~statelab.run.spec.env_seed`), and a seed's score is the mean over its
+    #: rollouts
     rollouts: int | dict[str, int] = 1
     grid: Grid
     baseline: dict[str, str] | None = None
@@ -295,8 +296,8 @@ class Experiment(BaseModel):
         return r if isinstance(r, int) else r.get(env, 1)
 
     def episodes(self, env: str) -> list[tuple[int, int]]:
-        """(seed, rollout) of every episode of ``env``: each config seed once per rollout.
-        The env instance is the seed's; a rollout changes only the sampling seeds."""
+        """(seed, rollout) of every episode of ``env``: each config seed once per rollout
+        (the env seed of each: :func:`~statelab.run.spec.env_seed`)."""
         return [(s, i) for s in self.env_seeds(env) for i in range(self.n_rollouts(env))]
 
     def models(self) -> list[str]:

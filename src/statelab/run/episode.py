@@ -39,6 +39,7 @@ from statelab.core import (
 from statelab.envs import make_env
 from statelab.run.axes import env_context
 from statelab.run.config import RunSpec
+from statelab.run.spec import env_seed
 from statelab.run.store import EpisodeRecord, StepRecord
 from statelab.state import HISTORIES, call_seed, compose_view
 from statelab.state.grounding import GROUNDINGS, Grounded, Grounding
@@ -164,7 +165,7 @@ class _Step:
 class Episode:
     """One episode of ``spec`` with ``seed``; :meth:`play` runs the stages until done.
 
-    ``rollout`` > 0 replays the seed's env instance with other sampling seeds;
+    ``rollout`` > 0 plays another instance of the env (:func:`~statelab.run.spec.env_seed`);
     ``writer`` is the model that writes the memory (default: the acting model)."""
 
     def __init__(
@@ -177,19 +178,22 @@ class Episode:
         rollout: int = 0,
     ) -> None:
         self.spec, self.seed, self.rollout = spec, seed, rollout
-        self.c = Components.build(spec, _rollout_seed(seed, rollout))
+        self.env_seed = env_seed(spec.env, seed, rollout)
+        self.c = Components.build(spec, self.env_seed)
         key = f"{spec.key}/{seed}/{rollout}"
         self.llm = TimedLLM(llm.for_episode(key)) if llm is not None else None
         self.writer = (
             self.llm if writer is None or writer is llm else TimedLLM(writer.for_episode(key))
         )
         self.expert = self.c.env.expert()
-        self.record = EpisodeRecord(run=spec.key, seed=seed, rollout=rollout, status="done")
+        self.record = EpisodeRecord(
+            run=spec.key, seed=seed, rollout=rollout, env_seed=self.env_seed, status="done"
+        )
         self.obs: Observation
         self.info: dict[str, Any] = {}
         self.state: Any = None
         self.history = ""
-        self._call_base = _rollout_seed(seed, rollout)
+        self._call_base = self.env_seed
 
     # -- views -----------------------------------------------------------------------------
     def privileged_for(self, component: Any) -> PrivilegedView | None:
@@ -344,7 +348,7 @@ class Episode:
     # -- the loop --------------------------------------------------------------------------
     async def play(self) -> EpisodeRecord:
         started = time.perf_counter()
-        self.obs, self.info = self.c.env.reset(seed=self.seed)
+        self.obs, self.info = self.c.env.reset(seed=self.env_seed)
         first = self.compose()
         for comp in self.c.hooked():
             comp.reset(self.context(comp, first))
@@ -370,12 +374,6 @@ class Episode:
         ep.wall_s = time.perf_counter() - started
         ep.components = self.c.describe()
         return ep
-
-
-def _rollout_seed(seed: int, rollout: int) -> int:
-    """The base of the sampling seeds of a rollout: the seed itself for rollout 0, a seed of
-    its own for each further rollout (the env instance stays the seed's)."""
-    return seed if rollout == 0 else call_seed(seed, rollout, "rollout")
 
 
 def _gold(info: dict[str, Any]) -> str | None:

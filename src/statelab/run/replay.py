@@ -34,7 +34,8 @@ from statelab.core import (
     frozen_view,
 )
 from statelab.run.config import RunSpec
-from statelab.run.episode import Components, _rollout_seed
+from statelab.run.episode import Components
+from statelab.run.spec import env_seed
 from statelab.run.store import Store
 
 
@@ -124,14 +125,15 @@ def _simulate(
     calls: dict[int, list[str]],
     writer: LLM | None,
 ) -> Iterator[ReplayStep]:
-    c = Components.build(spec, _rollout_seed(seed, rollout))
+    first = env_seed(spec.env, seed, rollout)
+    c = Components.build(spec, first)
     env, memory = c.env, c.memory
     expert = env.expert()
     stored = StoredReplies()
     model = writer or stored
     loop = asyncio.new_event_loop()
     try:
-        obs, info = env.reset(seed=seed)
+        obs, info = env.reset(seed=first)
 
         def view(info: dict[str, Any]) -> PrivilegedView:
             return PrivilegedView(frozen_view(info), expert)

@@ -14,6 +14,24 @@ from statelab.llm import public_spec
 from statelab.run.axes import AXES, BY_NAME, NAMES
 
 
+def env_seed(env: str, seed: int, rollout: int) -> int:
+    """The env seed of rollout ``rollout`` of config seed ``seed`` (seed 000's "rollouts":
+    several episodes per run, each on an instance of its own).
+
+    Rollout 0 plays the seed itself. A further rollout of a seed inside one of the env's
+    splits plays another seed of that split (drawn by a hash of seed and rollout: a test seed's
+    rollouts stay test games, never train ones); a seed outside every split plays
+    ``seed * 1000 + rollout``. Everything else of the episode (sampling seeds included)
+    derives from this env seed."""
+    if rollout == 0:
+        return seed
+    for split in env_class(env).splits.values():
+        if seed in split:
+            h = int(hashlib.sha256(f"{seed}/{rollout}".encode()).hexdigest()[:15], 16)
+            return split[h % len(split)]
+    return seed * 1000 + rollout
+
+
 def resolve_format(env: str, fmt: str) -> str:
     return str(env_class(env).default_format) if fmt == "default" else fmt
 

@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE TABLE IF NOT EXISTS episodes (
     run TEXT NOT NULL, seed INTEGER NOT NULL, rollout INTEGER NOT NULL DEFAULT 0,
-    grp INTEGER NOT NULL, status TEXT NOT NULL, error TEXT,
+    env_seed INTEGER, grp INTEGER NOT NULL, status TEXT NOT NULL, error TEXT,
     score REAL, success INTEGER, steps INTEGER, reward REAL,
     agent_calls INTEGER, agent_in INTEGER, agent_out INTEGER, aux_in INTEGER, aux_out INTEGER,
     cached_calls INTEGER, model_calls INTEGER, wall_s REAL, components TEXT,
@@ -117,6 +117,8 @@ class EpisodeRecord:
     status: str
     #: which episode of the seed this is (seed 000's rollouts); statistics pair on ``seed``
     rollout: int = 0
+    #: the seed the env was reset with (the seed itself for rollout 0; see ``env_seed``)
+    env_seed: int | None = None
     #: the config seed this episode belongs to (the same as ``seed``; kept for readers)
     grp: int = -1
     error: str | None = None
@@ -199,6 +201,8 @@ class Store:
                     " write this experiment to a new out folder"
                 )
             self.db.executescript(SCHEMA)
+            if "env_seed" not in self._columns("episodes"):  # a store of this release's first cut
+                self.db.execute("ALTER TABLE episodes ADD COLUMN env_seed INTEGER")
         except sqlite3.DatabaseError as e:
             self.db.close()
             raise ConfigError(f"{self.path}: not a statelab store ({e})") from None
