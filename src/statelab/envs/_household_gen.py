@@ -208,6 +208,21 @@ def feasible_pairs(scene: int, k: int) -> list[tuple[str, str]]:
     return pairs
 
 
+def zipf_order(otype: str, kinds: dict[str, str]) -> list[str]:
+    """Receptacle names ranked for seed 004's Zipf placement prior (section 5.3), most likely
+    first: receptacle types in an order fixed per object type (a stable hash of both types),
+    instances of one type by their number. ``kinds`` maps receptacle names to ALFWorld types.
+    """
+    import hashlib
+
+    def key(name: str) -> tuple[str, int]:
+        digest = hashlib.sha256(f"{otype}|{kinds[name]}".encode()).hexdigest()
+        number = name.rsplit(" ", 1)[-1]
+        return digest, int(number) if number.isdigit() else 0
+
+    return sorted(kinds, key=key)
+
+
 # -- the game --------------------------------------------------------------------------------
 def generate(seed: int, task_type: str) -> dict[str, Any]:
     """The ``.tw-pddl`` game of ``(seed, task_type)``: ``pddl_domain``, ``grammar`` (the goal

@@ -1,0 +1,63 @@
+"""Queries on the action channel, in an episode: answered by the world model, never by the env;
+stored with their answers; offered to constrained decoding; the derail rule."""
+
+from __future__ import annotations
+
+import asyncio
+
+from statelab.llm.scripted import ScriptedLLM
+from statelab.run.config import RunSpec
+from statelab.run.episode import run_episode
+
+
+def _play(replies, worldmodel="belief", agent="act", max_steps=3, env="babyai/goto"):
+    spec = RunSpec.make(env=env, model="scripted:x", agent=agent, worldmodel=worldmodel,
+                        max_steps=max_steps)  # fmt: skip
+    return asyncio.run(run_episode(spec, 1, ScriptedLLM(replies, "wm")))
+
+
+def test_a_babyai_agent_asks_where_is_and_the_answer_is_stored_without_an_env_step():
+    ep = _play(["Action: query where is the yellow key", "Action: query map",
+                "Action: turn left", "Action: turn right", "Action: go forward"])  # fmt: skip
+    assert ep.steps == 3 and len(ep.trajectory) == 3  # queries took no env step
+    first = ep.trajectory[0]
+    assert first.action == "turn left"
+    assert [q["query"] for q in first.queries] == ["query where is the yellow key", "query map"]
+    assert "yellow key" in first.queries[0]["answer"]
+    assert "not localized" in first.queries[1]["answer"] or "Legend" in first.queries[1]["answer"]
+    assert "Observation: " in first.reply  # the answer was the next observation
+    assert [s.action for s in ep.trajectory] == ["turn left", "turn right", "go forward"]
+
+
+def test_the_world_model_offers_its_query_forms_and_its_instructions():
+    ep = _play(["Action: turn left"], max_steps=1)
+    prompt_text = str(ep.trajectory[0].calls[0]["messages"])
+    assert "query where is the yellow key" in prompt_text
+    assert "query map" in prompt_text
+
+
+def test_ten_consecutive_queries_end_the_episode():
+    ep = _play(["Action: query state"], max_steps=5)
+    assert len(ep.trajectory) == 1
+    assert ep.trajectory[0].meta["stopped"] == "10 consecutive world-model queries"
+    assert len(ep.trajectory[0].queries) == 10
+
+
+def test_ten_consecutive_invalid_actions_end_the_episode():
+    ep = _play(["Action: fly"], worldmodel="memory", max_steps=30)
+    assert len(ep.trajectory) == 10
+    assert ep.trajectory[-1].meta["stopped"] == "10 consecutive invalid actions"
+
+
+def test_without_a_world_model_a_query_is_an_env_action():
+    ep = _play(["Action: query map", "Action: turn left"], worldmodel="none", max_steps=2)
+    assert ep.trajectory[0].action == "query map" and not ep.trajectory[0].valid
+    assert ep.trajectory[0].queries == []
+
+
+def test_walle_rejects_a_failing_action_and_the_agent_decides_again():
+    ep = _play(["Action: drop", "Action: turn left"], worldmodel="walle", max_steps=1)
+    step = ep.trajectory[0]
+    assert step.action == "turn left"
+    assert step.meta["rejected"][0]["action"] == "drop"
+    assert "not carrying" in step.meta["rejected"][0]["feedback"]
