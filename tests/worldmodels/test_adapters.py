@@ -142,7 +142,7 @@ def test_household_goal_parsing():
 @pytest.mark.slow
 @pytest.mark.parametrize("prior", ["uniform", "zipf"])
 def test_household_belief_keeps_mass_on_the_true_receptacle_along_expert_episodes(prior):
-    env = make_env("household")
+    env = make_env("household" if prior == "uniform" else "household:placement=zipf")
     for seed in range(6):  # one of each task type
         obs, info = env.reset(seed=seed)
         ad = adapter_for(obs, prior)
@@ -243,3 +243,50 @@ def test_household_absence_renormalises_the_target_belief():
     (b1,) = _house(("go to sinkbasin 1", seen)).beliefs().values()
     assert b0.support == {"fridge 1", "sinkbasin 1"} and b1.support == {"fridge 1"}
     assert abs(sum(p for _, p in b1.dist) - 1) < 1e-9
+
+
+def test_zipf_placement_follows_the_order_the_zipf_belief_assumes():
+    """household:placement=zipf draws the target by rank (rank 1 most often), and the
+    belief's Zipf prior ranks the same receptacles the same way."""
+    from collections import Counter
+
+    from statelab.envs import _household_gen as gen
+
+    c = gen._constants()
+    ranks: Counter[int] = Counter()
+    for seed in range(0, 240, 6):
+        m = gen.generate(seed, "put", "zipf")["statelab"]
+        ot = m["object_type"]
+        allowed = {
+            n: rt
+            for n, rt in m["receptacles"].items()
+            if ot in c.VAL_RECEPTACLE_OBJECTS.get(rt, ()) and rt != m["receptacle_type"]
+        }
+        order = gen.zipf_order(ot, allowed)
+        for o, t in m["objects"].items():
+            if t == ot:
+                ranks[order.index(m["placements"][o]) + 1] += 1
+    assert ranks[1] == max(ranks.values()) and ranks[1] > 2 * ranks[3]
+    assert gen.generate(6, "put") == gen.generate(6, "put", "uniform")
+
+
+@pytest.mark.slow
+def test_the_zipf_belief_ranks_as_the_generator_does():
+    from statelab.envs import _household_gen as gen
+
+    env = make_env("household:put+placement=zipf")
+    obs, _ = env.reset(seed=6)
+    ad = adapter_for(obs, "zipf")
+    assert isinstance(ad, HouseholdAdapter)
+    (b,) = ad.beliefs().values()
+    kinds = {n: ad._rtype[n.rsplit(" ", 1)[0]] for n in b.support}
+    assert [a for a, _ in b.ranked()] == gen.zipf_order(ad._otype[ad.target], kinds)
+
+
+def test_household_noprob_names_exactly_the_support_of_the_belief():
+    ad = _house()
+    (b,) = ad.beliefs().values()
+    for seed in range(5):
+        text = ad.answer("where is apple", "noprob", random.Random(seed))
+        named = text.removeprefix("apple may be at: ").rstrip(".").split(", ")
+        assert set(named) == b.support and "(" not in text

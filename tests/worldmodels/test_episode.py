@@ -61,3 +61,11 @@ def test_walle_rejects_a_failing_action_and_the_agent_decides_again():
     assert step.action == "turn left"
     assert step.meta["rejected"][0]["action"] == "drop"
     assert "not carrying" in step.meta["rejected"][0]["feedback"]
+
+
+def test_none_derail_has_the_derail_rule_and_nothing_else():
+    ep = _play(["Action: fly"], worldmodel="none:derail", max_steps=30)
+    assert len(ep.trajectory) == 10
+    assert ep.trajectory[-1].meta["stopped"] == "10 consecutive invalid actions"
+    ep = _play(["Action: fly"], worldmodel="none", max_steps=12)
+    assert len(ep.trajectory) == 12

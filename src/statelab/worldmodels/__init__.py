@@ -26,11 +26,17 @@ class NoWorldModel(WorldModel):
     name = "none"
 
 
-@WORLDMODELS.register("none", "none")
+@WORLDMODELS.register("none", "none[:derail]")
 def _none(arg: str | None, ctx: BuildContext) -> WorldModel:
-    if arg is not None:
-        raise ConfigError(f"worldmodel 'none' takes no argument, got 'none:{arg}'")
-    return NoWorldModel()
+    """``none:derail``: no world model, with seed 004's derail rule (the base rows of its
+    figures end after 10 consecutive invalid actions, as the world-model rows do)."""
+    if arg not in (None, "derail"):
+        raise ConfigError(f"worldmodel 'none' takes no argument but 'derail', got 'none:{arg}'")
+    model = NoWorldModel()
+    if arg == "derail":
+        model.derail_limit = DERAIL_LIMIT
+        model.label = "none (derail rule)"
+    return model
 
 
 #: name -> (what where-is may reveal, whether it checks actions, label)
