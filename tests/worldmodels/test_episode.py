@@ -69,3 +69,35 @@ def test_none_derail_has_the_derail_rule_and_nothing_else():
     assert ep.trajectory[-1].meta["stopped"] == "10 consecutive invalid actions"
     ep = _play(["Action: fly"], worldmodel="none", max_steps=12)
     assert len(ep.trajectory) == 12
+
+
+def test_an_experiment_stores_the_queries_and_their_answers(tmp_path):
+    """A scripted BabyAI run with worldmodel belief and react: the where-is query and its
+    answer land in the store's queries table; the env steps only for env actions."""
+    import json
+
+    from statelab.run.config import Experiment
+    from statelab.run.runner import run_experiment
+    from statelab.run.store import Store
+
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps([
+        ">thought: where is it?\naction: query where is the yellow key",
+        ">thought: turn.\naction: turn left",
+    ]))  # fmt: skip
+    exp = Experiment.model_validate({
+        "name": "wm", "model": f"scripted:{script}", "seeds": [1], "max_steps": 2,
+        "grid": {"env": ["babyai/goto"], "agent": ["react"], "worldmodel": ["belief"]},
+        "out": str(tmp_path), "cache": None, "expert": False,
+    })  # fmt: skip
+    result = asyncio.run(run_experiment(exp, progress=None))
+    assert (result.done, result.failed) == (1, 0)
+    store = Store(tmp_path / "wm" / "store.sqlite")
+    try:
+        q = store.table("queries")
+        steps = store.table("steps")
+    finally:
+        store.close()
+    assert list(steps["action"]) == ["turn left", "turn left"]
+    assert list(q["query"]) == ["query where is the yellow key"] and list(q["t"]) == [1]
+    assert "yellow key" in q["answer"][0]
