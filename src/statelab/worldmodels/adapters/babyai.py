@@ -25,14 +25,13 @@ not know which way it started).
 - Queries (C.4): ``where is``, ``map``, ``what is at <place>``, ``searched <place>``,
   ``what have I seen``, ``state``; places are egocentric ("2 steps forward and 1 step left",
   "front", "here").
-- WALL-E (C.5): :data:`RULES`, checked against the current view.
+- WALL-E (C.5): :data:`statelab.worldmodels.rules.BABYAI_RULES`, on the current view.
 """
 
 from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from statelab.core import Observation
@@ -50,16 +49,14 @@ from statelab.facts.egoview import (
 from statelab.worldmodels import queries as Q
 from statelab.worldmodels.adapters import Adapter, register_adapter
 from statelab.worldmodels.belief import INVENTORY, UNSEEN, Belief, uniform
+from statelab.worldmodels.rules import BABYAI_RULES, first_failure, free
 
 #: BabyAI's room: the interior side (the walls are one cell further out)
 INTERIOR = 6
-ACTIONS = ("turn left", "turn right", "go forward", "pick up", "drop", "toggle")
 FORWARD = {0: (0, 1), 1: (1, 0), 2: (0, -1), 3: (-1, 0)}
 HEADINGS = ("start-forward", "start-right", "start-back", "start-left")
 GLYPHS = "^>v<"
-FLOOR, GOAL = 3, 8
 _REFERENT = re.compile(r"\b(red|green|blue|purple|yellow|grey) (key|ball|box)\b")
-_ALIAS = re.compile(r"^(?:go|move|walk|step)\s+(back|backward|backwards|left|right)\b")
 _PLACE = re.compile(r"(\d+)\s+steps?\s+(forward|ahead|back|backward|behind|left|right)")
 
 Pos = tuple[int, int]
@@ -84,12 +81,6 @@ def pos_of(a: str) -> Pos:
 
 def _norm(action: str) -> str:
     return " ".join(action.strip().rstrip(".").lower().split())
-
-
-def _free(cell: tuple[int, int, int]) -> bool:
-    """Whether minigrid lets the agent step onto a cell so encoded."""
-    kind, _, state = cell
-    return kind in (EMPTY, FLOOR, GOAL) or (kind == DOOR and state == 0)
 
 
 class BabyAIAdapter(Adapter):
@@ -155,7 +146,7 @@ class BabyAIAdapter(Adapter):
                     new = Cell("wall")
                 elif cell[0] == DOOR:
                     new = Cell("door", thing(cell))
-                elif _free(cell):
+                elif free(cell):
                     new = Cell("empty")
                 else:
                     new = Cell("object", thing(cell))
@@ -234,7 +225,7 @@ class BabyAIAdapter(Adapter):
                 self.h = (self.h + 1) % 4
             elif a == "go forward":
                 ar, ac = self.facts.agent
-                if _free(self.facts.cells[ar - 1][ac]):
+                if free(self.facts.cells[ar - 1][ac]):
                     self.x, self.y = self.to_grid(1, 0)
         self.t += 1
         if isinstance(obs.facts, EgoViewFacts):
@@ -369,12 +360,7 @@ class BabyAIAdapter(Adapter):
         return self.facts.cells[ar - 1][ac]
 
     def check(self, action: str) -> str | None:
-        a = _norm(action)
-        for rule in RULES:
-            feedback = rule(self, a)
-            if feedback:
-                return feedback
-        return None
+        return first_failure(BABYAI_RULES, self, _norm(action))
 
 
 def parse_place(text: str) -> tuple[int, int] | None:
@@ -402,74 +388,10 @@ def parse_place(text: str) -> tuple[int, int] | None:
     return ahead, right
 
 
-def _forward(a: BabyAIAdapter, act: str) -> str | None:
-    if act != "go forward":
-        return None
-    kind = a.front()[0]
-    if kind == WALL:
-        return "There is a wall in front of you: going forward would fail. Turn first."
-    if not _free(a.front()):
-        return f"There is a {thing(a.front())} in front of you: going forward would fail."
-    return None
-
-
-def _pickup(a: BabyAIAdapter, act: str) -> str | None:
-    if act != "pick up":
-        return None
-    cell = a.front()
-    if _free(cell):
-        return "There is nothing in front of you to pick up."
-    if cell[0] in (WALL, DOOR):
-        return (
-            f"The {'wall' if cell[0] == WALL else thing(cell)} in front of you cannot be carried."
-        )
-    if a.inventory is not None:
-        return f"You are already carrying a {a.inventory}; drop it first."
-    return None
-
-
-def _drop(a: BabyAIAdapter, act: str) -> str | None:
-    if act != "drop":
-        return None
-    if a.inventory is None:
-        return "You are not carrying anything to drop."
-    if a.front()[0] != EMPTY:
-        return "The cell in front of you is occupied: you cannot drop there."
-    return None
-
-
-def _toggle(a: BabyAIAdapter, act: str) -> str | None:
-    if act == "toggle" and a.front()[0] == EMPTY:
-        return "There is nothing in front of you to toggle."
-    return None
-
-
-def _aliases(a: BabyAIAdapter, act: str) -> str | None:
-    m = _ALIAS.match(act)
-    if not m:
-        return None
-    d = m.group(1)
-    if d in ("left", "right"):
-        how = f"turn {d}, then go forward"
-    else:
-        how = "turn left twice (or turn right twice), then go forward"
-    return f"'{act}' is not an action. The actions are: {', '.join(ACTIONS)}. To go {d}, {how}."
-
-
-#: the BabyAI WALL-E rules of Appendix C.5, in the order they are checked
-RULES: tuple[Callable[[BabyAIAdapter, str], str | None], ...] = (
-    _aliases,
-    _forward,
-    _pickup,
-    _drop,
-    _toggle,
-)
-
-
 def _matches(obs: Observation) -> bool:
     return isinstance(obs.facts, EgoViewFacts)
 
 
 register_adapter(_matches, BabyAIAdapter)
 
-__all__ = ["RULES", "BabyAIAdapter", "parse_place"]
+__all__ = ["BabyAIAdapter", "parse_place"]

@@ -15,16 +15,16 @@ A receptacle whose contents were seen without the object is ruled out; a sightin
 mass. Other object types get the same placement prior over unsearched receptacles at query
 time (A.5).
 
-WALL-E rules (:data:`RULES`): hand-written preconditions of the ALFRED PDDL domain, checked
-against the memory only. Receptacles that share a place in the scene cannot be told apart from
-the text, so "you are not at R" may reject an action the game would accept there.
+WALL-E rules (:data:`statelab.worldmodels.rules.HOUSEHOLD_RULES`): hand-written
+preconditions of the ALFRED PDDL domain, checked against the memory only. Receptacles that
+share a place in the scene cannot be told apart from the text, so "you are not at R" may
+reject an action the game would accept there.
 """
 
 from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable
 
 from statelab.core import Observation
 from statelab.envs import _household_gen as gen
@@ -33,6 +33,7 @@ from statelab.worldmodels import queries as Q
 from statelab.worldmodels.adapters import Adapter, register_adapter
 from statelab.worldmodels.belief import INVENTORY, Belief, mixture, uniform, zipf
 from statelab.worldmodels.memory import WorldMemory
+from statelab.worldmodels.rules import APPLIANCE, HOUSEHOLD_RULES, first_failure, kind_of
 
 _NAME = r"[a-z]+ \d+"
 _ITEM = re.compile(rf"\b(?:a|an) ({_NAME})")
@@ -46,13 +47,7 @@ _GOALS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("look", re.compile(r"^(?:look at (\w+) under the|examine the (\w+) with the) (\w+)$")),
     ("pick_and_place", re.compile(r"^(?:put a (\w+) in|put some (\w+) on) (\w+)$")),
 )
-APPLIANCE = {"clean": "sinkbasin", "heat": "microwave", "cool": "fridge"}
 STATE_WORD = {"clean": "clean", "heat": "heated", "cool": "cooled"}
-
-
-def kind_of(name: str) -> str:
-    """'cabinet 3' -> 'cabinet'."""
-    return name.rsplit(" ", 1)[0]
 
 
 def parse_goal(text: str) -> dict[str, str]:
@@ -252,12 +247,7 @@ class HouseholdAdapter(Adapter):
 
     # -- WALL-E ---------------------------------------------------------------------------
     def check(self, action: str) -> str | None:
-        cmd = normalise(action)
-        for rule in RULES:
-            feedback = rule(self, cmd)
-            if feedback:
-                return feedback
-        return None
+        return first_failure(HOUSEHOLD_RULES, self, normalise(action))
 
     def at(self, place: str) -> bool:
         return self.mem.location == place
@@ -266,105 +256,10 @@ class HouseholdAdapter(Adapter):
         return self.mem.inventory
 
 
-def _go(a: HouseholdAdapter, cmd: str) -> str | None:
-    m = re.match(r"^go to (.+)$", cmd)
-    if not m:
-        return None
-    r = m.group(1)
-    if r not in a.mem.places:
-        return f"There is no {r} here. Receptacles: {', '.join(a.mem.places)}."
-    if a.at(r):
-        return f"You are already at {r}."
-    return None
-
-
-def _take(a: HouseholdAdapter, cmd: str) -> str | None:
-    m = re.match(r"^take (.+?) from (.+)$", cmd)
-    if not m:
-        return None
-    o, r = m.groups()
-    if a.holding():
-        return (
-            f"You are already holding {a.holding()[0]}; you can carry one object at a time. "
-            "Put it somewhere first."
-        )
-    if not a.at(r):
-        return f"You are not at {r}. Go to {r} first."
-    p = a.mem.places.get(r)
-    if p is not None and p.open is False:
-        return f"{r} is closed. Open it first."
-    if p is not None and p.searched and o not in p.contents:
-        return f"There is no {o} in {r}."
-    return None
-
-
-def _put(a: HouseholdAdapter, cmd: str) -> str | None:
-    m = re.match(r"^move (.+?) to (.+)$", cmd)
-    if not m:
-        return None
-    o, r = m.groups()
-    if o not in a.holding():
-        return f"You are not holding {o}."
-    if not a.at(r):
-        return f"You are not at {r}. Go to {r} first."
-    p = a.mem.places.get(r)
-    if p is not None and p.open is False:
-        return f"{r} is closed. Open it first."
-    return None
-
-
-def _open_close(a: HouseholdAdapter, cmd: str) -> str | None:
-    m = re.match(r"^(open|close) (.+)$", cmd)
-    if not m:
-        return None
-    verb, r = m.groups()
-    if not a.at(r):
-        return f"You are not at {r}. Go to {r} first."
-    p = a.mem.places.get(r)
-    if p is not None and p.open is (verb == "open"):
-        return f"{r} is already {'open' if verb == 'open' else 'closed'}."
-    return None
-
-
-def _appliance(a: HouseholdAdapter, cmd: str) -> str | None:
-    m = re.match(r"^(heat|cool|clean) (.+?) with (.+)$", cmd)
-    if not m:
-        return None
-    verb, o, r = m.groups()
-    if kind_of(r) != APPLIANCE[verb]:
-        return f"You can only {verb} something with a {APPLIANCE[verb]}."
-    if o not in a.holding():
-        return f"You are not holding {o}. Take it first."
-    if not a.at(r):
-        return f"You are not at {r}. Go to {r} first."
-    return None
-
-
-def _use(a: HouseholdAdapter, cmd: str) -> str | None:
-    m = re.match(r"^use (.+)$", cmd)
-    if not m:
-        return None
-    t = a.mem.things.get(m.group(1))
-    if t is not None and t.location not in (None, INVENTORY) and not a.at(t.location):
-        return f"{m.group(1)} is at {t.location}. Go there first."
-    return None
-
-
-#: the household WALL-E rules, in the order they are checked
-RULES: tuple[Callable[[HouseholdAdapter, str], str | None], ...] = (
-    _go,
-    _take,
-    _put,
-    _open_close,
-    _appliance,
-    _use,
-)
-
-
 def _matches(obs: Observation) -> bool:
     return bool(_SCENE.search(obs.text)) and "Your task is to:" in obs.text
 
 
 register_adapter(_matches, HouseholdAdapter)
 
-__all__ = ["RULES", "HouseholdAdapter", "parse_goal"]
+__all__ = ["HouseholdAdapter", "parse_goal"]
