@@ -9,6 +9,7 @@ from statelab.agents.adapt import AdaptAgent
 from statelab.agents.adapt import parse_spelling as parse_adapt
 from statelab.agents.expert import ExpertAgent
 from statelab.agents.react import make_react
+from statelab.agents.reflact import ReflActAgent
 from statelab.agents.stateact import StateActAgent, Variant
 from statelab.agents.tools import PlanAgent, ToolsAgent, parse_options
 from statelab.core import Agent, BuildContext, ConfigError, GenParams, Registry
@@ -54,6 +55,13 @@ def _react(arg: str | None, ctx: BuildContext) -> Agent:
     return make_react(arg, ctx.params)
 
 
+@AGENTS.register("reflact", "reflact[:text|json]", tags=("needs-model", "thinks"))
+def _reflact(arg: str | None, ctx: BuildContext) -> Agent:
+    if arg not in (None, "", "text", "json"):
+        raise ConfigError(f"agent 'reflact:{arg}': allowed: reflact, reflact:text, reflact:json")
+    return ReflActAgent(ctx.params, arg or "text")
+
+
 @AGENTS.register("adapt", "adapt[:<base agent>][@<d_max>[,<steps>]]")
 def _adapt(arg: str | None, ctx: BuildContext) -> Agent:
     base, d_max, steps = parse_adapt(arg)
@@ -71,6 +79,7 @@ __all__ = [
     "AdaptAgent",
     "ExpertAgent",
     "PlanAgent",
+    "ReflActAgent",
     "StateActAgent",
     "ToolsAgent",
     "Variant",

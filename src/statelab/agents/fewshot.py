@@ -231,6 +231,13 @@ def _thought(i: int, goal: str, before: list[str], now: list[str], action: str) 
     return ""
 
 
+def _reflection(goal: str, location: str | None, inventory: list[str], action: str) -> str:
+    """ReflAct's reflection: the state relative to the goal (templated, as the thoughts are)."""
+    where = f"I am at {location}" if location else "I am here"
+    held = ", ".join(inventory) or "nothing"
+    return f"{where}, holding {held}; the goal is to {goal.rstrip('.')}, so next: {action}."
+
+
 def render_trace(trace: Trace, keys: tuple[str, ...], fmt: str = "text") -> str:
     """A trace as observations and turns, each turn in the agent variant's output format."""
     parts: list[str] = []
@@ -243,6 +250,7 @@ def render_trace(trace: Trace, keys: tuple[str, ...], fmt: str = "text") -> str:
             "current inventory": ", ".join(s.inventory),
             "current state": s.state,
             "thought": _thought(i, trace.goal, before, s.inventory, s.action),
+            "reflection": _reflection(trace.goal, s.location, s.inventory, s.action),
             "action": s.action,
         }
         parts.append(s.observation.strip())

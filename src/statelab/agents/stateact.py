@@ -65,7 +65,7 @@ INVENTORY_KEYS = ("current inventory",)
 GENERIC_KEYS = ("current state",)
 #: every output key, in the seed's order
 KEY_ORDER = ("goal", "locations visited", "current location", "current inventory",
-             "current state", "thought", "action")  # fmt: skip
+             "current state", "reflection", "thought", "action")  # fmt: skip
 #: the seed's labels of the eight ablation rows (Table 6), by field set
 ROW_LABELS = {
     (): "Act",
@@ -83,12 +83,13 @@ DESCRIBE = {
     "current location": "where you are now",
     "current inventory": "what you are carrying",
     "current state": "the current state of the environment, as far as the goal needs it",
+    "reflection": "where you are now relative to the goal: what is done, what is missing",
     "thought": "your reasoning about what to do next",
     "action": "the next action, exactly as the environment accepts it",
 }
 #: reasoning turns need room: a floor on max_tokens when a field precedes the action
 REASONING_MIN_TOKENS = 320
-ALIASES = {"think": "thought", "location visited": "locations visited",
+ALIASES = {"think": "thought", "reflect": "reflection", "location visited": "locations visited",
            "visited locations": "locations visited", "inventory": "current inventory",
            "location": "current location", "state": "current state"}  # fmt: skip
 _KEYS_RE = "|".join(re.escape(k) for k in sorted({*KEY_ORDER, *ALIASES}, key=len, reverse=True))

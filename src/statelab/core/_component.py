@@ -10,7 +10,13 @@ component (memory writer, grounding, agent, world model):
   not mine to answer);
 - ``validate(action, ctx)``: ``None`` accepts the proposed action, a string rejects it with
   that feedback, and the agent decides again (bounded);
-- ``after_step(transition)``: the env has stepped.
+- ``after_step(transition)``: the env has stepped;
+- ``intercept(action, ctx)``: a string answers the proposed action instead of the env (a
+  world-model query on the action channel, ``query <q>``): the env is not stepped, the text is
+  shown to the agent as the next observation and it decides again (bounded);
+- ``extra_actions()``: actions the component answers itself (those query forms), offered with
+  the env's admissible ones (constrained decoding can then choose them);
+- ``instructions()``: a note for the static head of the prompt, after the env's manual.
 
 Every hook is optional: the base class does nothing.
 """
@@ -68,6 +74,19 @@ class Component:
 
     def after_step(self, transition: Any) -> None:
         """The env has stepped with ``transition.action``."""
+
+    def intercept(self, action: str, ctx: Any) -> str | None:
+        """A string answers ``action`` in place of the env (no env step); ``None``: the
+        action is not mine."""
+        return None
+
+    def extra_actions(self) -> tuple[str, ...]:
+        """Actions this component answers itself, offered with the admissible ones."""
+        return ()
+
+    def instructions(self) -> str:
+        """A note for the prompt's static head ('' for none)."""
+        return ""
 
 
 def stamp(obj: C, spelling: str, tags: frozenset[str] = frozenset()) -> C:

@@ -14,3 +14,6 @@ class WorldModel(Component):
     """Base of the ``worldmodel`` axis; every hook is optional (``none`` overrides none)."""
 
     name: str = "worldmodel"
+    #: seed 004's derail rule: the episode ends after this many consecutive invalid actions
+    #: or consecutive queries (``None``: no such rule)
+    derail_limit: int | None = None

@@ -81,15 +81,22 @@ def cache_root() -> Path:
     return (Path(base) if base else Path.home() / ".cache" / "statelab") / "household"
 
 
-def game_path(seed: int, task_type: str) -> Path:
-    return cache_root() / f"v{GEN_VERSION}" / f"{seed}-{task_type}.tw-pddl"
+#: how the task's object is placed: uniformly over the receptacles that may hold it
+#: (ALFWorld's), or by a Zipf law over them (seed 004, section 5.3)
+PLACEMENTS = ("uniform", "zipf")
+ZIPF_ALPHA = 1.25
 
 
-def ensure_game(seed: int, task_type: str) -> Path:
+def game_path(seed: int, task_type: str, placement: str = "uniform") -> Path:
+    tail = "" if placement == "uniform" else f"-{placement}"
+    return cache_root() / f"v{GEN_VERSION}" / f"{seed}-{task_type}{tail}.tw-pddl"
+
+
+def ensure_game(seed: int, task_type: str, placement: str = "uniform") -> Path:
     """The game's file, generated and written (atomically) on first use."""
-    path = game_path(seed, task_type)
+    path = game_path(seed, task_type, placement)
     if not path.is_file():
-        data = generate(seed, task_type)
+        data = generate(seed, task_type, placement)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(data))
@@ -208,10 +215,31 @@ def feasible_pairs(scene: int, k: int) -> list[tuple[str, str]]:
     return pairs
 
 
+def zipf_order(otype: str, kinds: dict[str, str]) -> list[str]:
+    """Receptacle names ranked for seed 004's Zipf placement prior (section 5.3), most likely
+    first: receptacle types in an order fixed per object type (a stable hash of both types),
+    instances of one type by their number. ``kinds`` maps receptacle names to ALFWorld types.
+    """
+    import hashlib
+
+    def key(name: str) -> tuple[str, int]:
+        digest = hashlib.sha256(f"{otype}|{kinds[name]}".encode()).hexdigest()
+        number = name.rsplit(" ", 1)[-1]
+        return digest, int(number) if number.isdigit() else 0
+
+    return sorted(kinds, key=key)
+
+
 # -- the game --------------------------------------------------------------------------------
-def generate(seed: int, task_type: str) -> dict[str, Any]:
+def generate(seed: int, task_type: str, placement: str = "uniform") -> dict[str, Any]:
     """The ``.tw-pddl`` game of ``(seed, task_type)``: ``pddl_domain``, ``grammar`` (the goal
-    text substituted), ``pddl_problem``, ``solvable`` and our ``statelab`` metadata."""
+    text substituted), ``pddl_problem``, ``solvable`` and our ``statelab`` metadata.
+
+    ``placement="zipf"`` draws each instance of the task's object type from the receptacles
+    that may hold it with weight ``1 / k**1.25`` for the k-th of :func:`zipf_order` (seed 004,
+    section 5.3); everything else is drawn as for ``"uniform"``, from the same generator."""
+    if placement not in PLACEMENTS:
+        raise ValueError(f"placement {placement!r}; one of {PLACEMENTS}")
     c = _constants()
     k = task_index(task_type)
     rng = random.Random(f"statelab-household-v{GEN_VERSION}-{seed}-{k}")
@@ -234,7 +262,11 @@ def generate(seed: int, task_type: str) -> dict[str, Any]:
         n = rng.choice((2, 2, 3)) if t == otype and k == 5 else rng.choice((1, 1, 1, 2, 2, 3))
         for _ in range(n):
             uid = _uid(rng, t)
-            placed[uid], types[uid] = rng.choice(allowed), t
+            if t == otype and placement == "zipf":
+                placed[uid] = _zipf_choice(rng, t, allowed, recs)
+            else:
+                placed[uid] = rng.choice(allowed)
+            types[uid] = t
     lamp = None
     if k == 1:
         lamp = _uid(rng, LAMP)
@@ -264,6 +296,19 @@ def generate(seed: int, task_type: str) -> dict[str, Any]:
         "solvable": True,
         "statelab": meta,
     }
+
+
+def _zipf_choice(
+    rng: random.Random, otype: str, allowed: list[str], recs: list[tuple[str, str, str]]
+) -> str:
+    """One of ``allowed`` (receptacle uids) by the Zipf law over :func:`zipf_order` of their
+    display names."""
+    rtype = {u: rt for u, rt, _ in recs}
+    names = display_names([u for u, _, _ in recs])
+    by_name = {names[u]: u for u in allowed}
+    ranked = zipf_order(otype, {n: rtype[u] for n, u in by_name.items()})
+    weights = [1.0 / (k**ZIPF_ALPHA) for k in range(1, len(ranked) + 1)]
+    return by_name[rng.choices(ranked, weights=weights)[0]]
 
 
 def problem(

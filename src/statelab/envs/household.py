@@ -14,6 +14,8 @@ would apply). Needs ``textworld``, ``fast-downward-textworld`` (the PDDL state e
   cool X in Y", ``pick_two_obj_and_place`` "put two X in Y" (each with ALFWorld's second
   template too). A seed's type is ``TASK_TYPES[seed % 6]``; ``household:<type>`` (full or short
   name: put, examine, clean, heat, cool, puttwo) plays only that type, whatever the seed.
+  ``+placement=zipf`` (``household:placement=zipf``, ``household:heat+placement=zipf``) places
+  the task's object by a Zipf law over the receptacles that may hold it (seed 004, 5.3).
 - Splits: ``train`` seeds 0-9,999 (ALFWorld's train scenes), ``test`` the 134 seeds
   100,000-100,133 (its test scenes, unseen in training), 22 or 23 games of each type.
 - Text is the game's: "-= Welcome to TextWorld, ALFRED! =-", the room, "Your task is to: ...";
@@ -45,9 +47,10 @@ import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
-from statelab.core import ConfigError, Env, Observation
+from statelab.core import Env, Observation
 from statelab.envs import _household_gen as gen
 from statelab.envs import _household_world as hw
+from statelab.envs._options import Option, option_parser
 from statelab.envs._registry import register_env
 from statelab.facts import TextFacts
 
@@ -140,8 +143,13 @@ class HouseholdEnv(Env):
     }
     manual = MANUAL
 
-    def __init__(self, task_type: str | None = None, max_steps: int | None = None) -> None:
+    def __init__(
+        self, task_type: str | None = None, max_steps: int | None = None, placement: str = "uniform"
+    ) -> None:
         super().__init__(max_steps=max_steps)
+        if placement not in gen.PLACEMENTS:
+            raise ValueError(f"placement {placement!r}; one of {gen.PLACEMENTS}")
+        self.placement = placement
         self.task_type = None if task_type is None else gen.TASK_TYPES[gen.task_index(task_type)]
         self.goal = ""
         self._tw: Any = None
@@ -189,7 +197,7 @@ class HouseholdEnv(Env):
         seed = int(self.np_random.integers(0, 10_000)) if rng_seed is None else int(rng_seed)
         task_type = self.task_type_of(seed)
         try:
-            path = gen.ensure_game(seed, task_type)
+            path = gen.ensure_game(seed, task_type, self.placement)
         except ImportError as err:
             raise ImportError(f"household needs {INSTALL} ({err})") from err
         self._meta = json.loads(path.read_text())["statelab"]
@@ -264,18 +272,30 @@ class HouseholdEnv(Env):
         return HouseholdExpert()
 
 
-def _task_type(arg: str | None) -> dict[str, Any]:
-    if arg is None:
-        return {}
+def _read_task_type(value: str) -> str:
     try:
-        return {"task_type": gen.TASK_TYPES[gen.task_index(arg)]}
+        return gen.TASK_TYPES[gen.task_index(value)]
     except ValueError:
         names = ", ".join((*gen.TASK_TYPES, "put", "examine", "clean", "heat", "cool", "puttwo"))
-        raise ConfigError(
-            f"env 'household:{arg}': the argument is a task type, one of {names}"
-        ) from None
+        raise ValueError(f"a task type, one of {names}") from None
 
+
+def _read_placement(value: str) -> str:
+    if value not in gen.PLACEMENTS:
+        raise ValueError(f"expected one of {', '.join(gen.PLACEMENTS)}")
+    return value
+
+
+_OPTIONS = {
+    "type": Option("task_type", _read_task_type, "type=<task type>"),
+    "placement": Option("placement", _read_placement, "placement=uniform|zipf"),
+}
+_task_type = option_parser("household", _OPTIONS, positional="type")
 
 register_env(
-    "household", HouseholdEnv, "statelab/Household-v0", "household[:<task type>]", _task_type
+    "household",
+    HouseholdEnv,
+    "statelab/Household-v0",
+    "household[:<task type>][+placement=uniform|zipf]",
+    _task_type,
 )

@@ -160,6 +160,10 @@ class _Step:
     calls: list[Call] = field(default_factory=list)
     rejected: list[dict[str, str]] = field(default_factory=list)
     world: WorldHandle = field(default_factory=WorldHandle)
+    #: replies answered by a component instead of the env (queries), with their answers
+    exchanges: list[str] = field(default_factory=list)
+    #: why the episode ends after this step (seed 004's derail rule), if it does
+    stopped: str = ""
 
 
 class Episode:
@@ -221,10 +225,16 @@ class Episode:
     def compose(self) -> _Step:
         """phi(o_t, h_{t-1}) and the prompt [manual ; phi ; actions]."""
         view = compose_view(self.history, self.c.render_obs(self.obs))
+        hooked = self.c.hooked()
+        notes = [n for c in hooked if (n := c.instructions())]
+        actions = self.obs.admissible
+        extras = [a for c in hooked for a in c.extra_actions()]
+        if extras and actions is not None:
+            actions = (*actions, *(a for a in extras if a not in actions))
         prompt = Prompt(
-            manual=self.c.env.manual,
+            manual="\n\n".join([self.c.env.manual, *notes]),
             view=view,
-            actions=self.obs.admissible,
+            actions=actions,
             goal=self.obs.goal,
             seed=self._sampling_seed("act"),
             static_actions=type(self.c.env).static_actions,
@@ -253,19 +263,56 @@ class Episode:
                 return feedback
         return None
 
+    def intercept(self, step: _Step) -> str | None:
+        """The first component's answer to the proposed action in place of the env."""
+        assert step.decision is not None
+        for comp in self.c.hooked():
+            answer = comp.intercept(step.decision.action, self.context(comp, step))
+            if answer is not None:
+                return answer
+        return None
+
     async def decide_valid(self, step: _Step) -> None:
         """*decide*, then *validate*: a rejected proposal is decided again with the
-        feedback in the prompt, at most :data:`MAX_REJECTIONS` times."""
+        feedback in the prompt, at most :data:`MAX_REJECTIONS` times. An action a component
+        answers itself (a world-model query) costs no env step: it is stored with its answer
+        in the step's queries, the answer is shown as the next observation, and the agent
+        decides again; after the world model's ``derail_limit`` (else :data:`MAX_QUERIES`)
+        such actions in a row the last one goes on (to the env, which refuses it) and, with
+        a derail limit, the episode ends after this step."""
         await self.decide(step)
-        for _ in range(MAX_REJECTIONS):
+        rejections = queries = 0
+        derail = self.c.world.derail_limit
+        while True:
+            assert step.decision is not None
+            d = step.decision
+            answer = self.intercept(step)
+            if answer is not None:
+                queries += 1
+                step.world.asked.append({"query": d.action, "answer": answer})
+                step.exchanges.append(f"{d.reply}\nObservation: {answer}")
+                if queries >= (derail or MAX_QUERIES):
+                    if derail:
+                        step.stopped = f"{derail} consecutive world-model queries"
+                    break
+                note = f"You took action: {d.action}\nObservation: {answer}"
+                step.prompt = replace(step.prompt, view=f"{step.prompt.view}\n\n{note}")
+                await self.decide(step)
+                continue
+            if rejections >= MAX_REJECTIONS:
+                break
             feedback = self.validate(step)
             if feedback is None:
-                return
-            assert step.decision is not None
-            step.rejected.append({"action": step.decision.action, "feedback": feedback})
-            note = f"Your proposed action {step.decision.action!r} was rejected: {feedback}"
+                break
+            rejections += 1
+            step.rejected.append({"action": d.action, "feedback": feedback})
+            note = f"Your proposed action {d.action!r} was rejected: {feedback}"
             step.prompt = replace(step.prompt, view=f"{step.prompt.view}\n\n{note}")
             await self.decide(step)
+        if step.exchanges and not step.stopped:
+            assert step.decision is not None
+            said = "\n".join([*step.exchanges, step.decision.reply])
+            step.decision = replace(step.decision, reply=said)
 
     def step_env(self, action: str) -> tuple[float, bool, bool]:
         self.obs, reward, terminated, truncated, self.info = self.c.env.step(action)
@@ -306,6 +353,8 @@ class Episode:
         meta = dict(d.meta)
         if step.rejected:
             meta["rejected"] = step.rejected
+        if step.stopped:
+            meta["stopped"] = step.stopped
         ep = self.record
         ep.trajectory.append(
             StepRecord(
@@ -355,6 +404,8 @@ class Episode:
         self.state = self.c.memory.init(self.obs, self.privileged_for(self.c.memory))
         self.history = self.c.memory.render(self.state)
         done = False
+        invalid_run = 0
+        derail = self.c.world.derail_limit
         while not done:
             t0 = time.perf_counter()
             model_before = self._model_seconds()
@@ -364,7 +415,10 @@ class Episode:
             assert step.decision is not None
             reward, terminated, truncated = self.step_env(step.decision.action)
             aux = await self.update(step, reward, terminated, truncated)
-            done = terminated or truncated
+            invalid_run = 0 if self.info.get("valid", True) else invalid_run + 1
+            if derail and invalid_run >= derail and not step.stopped:
+                step.stopped = f"{derail} consecutive invalid actions"
+            done = terminated or truncated or bool(step.stopped)
             model_s = self._model_seconds() - model_before
             self.record_step(step, reward, aux, time.perf_counter() - t0, model_s)
         ep = self.record

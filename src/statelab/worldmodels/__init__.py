@@ -1,12 +1,21 @@
 """World models (the ``worldmodel`` axis, seed 004): components that answer the agent's
 questions during *decide*, may reject an action in *validate*, and update after each step.
 
-Only the trivial one exists yet: ``none`` answers nothing and accepts every action.
+- ``none``: answers nothing, accepts every action;
+- ``memory``, ``belief``, ``belief-noprob``, ``walle``, ``bbwm`` (belief + walle): the
+  belief-based world models of :mod:`statelab.worldmodels._model`; ``:zipf`` seeds the beliefs
+  from the Zipf prior (``belief:zipf``).
+
+The env-agnostic core is :mod:`~statelab.worldmodels.belief` (categorical beliefs),
+:mod:`~statelab.worldmodels.memory` (the deterministic state) and
+:mod:`~statelab.worldmodels.queries` (the query interface); one adapter per env
+(:mod:`statelab.worldmodels.adapters`) turns observations into their updates.
 """
 
 from __future__ import annotations
 
 from statelab.core import BuildContext, ConfigError, Registry, WorldModel
+from statelab.worldmodels._model import DERAIL_LIMIT, BeliefWorldModel
 
 WORLDMODELS: Registry[WorldModel] = Registry("worldmodel")
 
@@ -17,11 +26,46 @@ class NoWorldModel(WorldModel):
     name = "none"
 
 
-@WORLDMODELS.register("none", "none")
+@WORLDMODELS.register("none", "none[:derail]")
 def _none(arg: str | None, ctx: BuildContext) -> WorldModel:
-    if arg is not None:
-        raise ConfigError(f"worldmodel 'none' takes no argument, got 'none:{arg}'")
-    return NoWorldModel()
+    """``none:derail``: no world model, with seed 004's derail rule (the base rows of its
+    figures end after 10 consecutive invalid actions, as the world-model rows do)."""
+    if arg not in (None, "derail"):
+        raise ConfigError(f"worldmodel 'none' takes no argument but 'derail', got 'none:{arg}'")
+    model = NoWorldModel()
+    if arg == "derail":
+        model.derail_limit = DERAIL_LIMIT
+        model.label = "none (derail rule)"
+    return model
 
 
-__all__ = ["WORLDMODELS", "NoWorldModel"]
+#: name -> (what where-is may reveal, whether it checks actions, label)
+VARIANTS: dict[str, tuple[str | None, bool, str]] = {
+    "memory": ("memory", False, "Memory"),
+    "belief": ("belief", False, "Belief"),
+    "belief-noprob": ("noprob", False, "Belief-NoProb"),
+    "walle": (None, True, "WALL-E"),
+    "bbwm": ("belief", True, "BB-WM"),
+}
+
+
+def _variant(name: str) -> None:
+    mode, rules, label = VARIANTS[name]
+    tags = (("answers-queries",) if mode else ()) + (("validates",) if rules else ())
+
+    def build(arg: str | None, ctx: BuildContext) -> WorldModel:
+        if arg not in (None, "uniform", "zipf"):
+            raise ConfigError(
+                f"worldmodel '{name}:{arg}': the argument is the prior, 'uniform' or 'zipf'"
+            )
+        model = BeliefWorldModel(mode, rules, arg or "uniform")
+        model.label = label + (" (Zipf prior)" if arg == "zipf" else "")
+        return model
+
+    WORLDMODELS.register(name, f"{name}[:uniform|zipf]", tags=tags)(build)
+
+
+for _name in VARIANTS:
+    _variant(_name)
+
+__all__ = ["DERAIL_LIMIT", "VARIANTS", "WORLDMODELS", "BeliefWorldModel", "NoWorldModel"]

@@ -1,0 +1,103 @@
+"""The belief-family world models (seed 004) as one component: what it may reveal
+(``mode``) and whether it checks actions (``rules``) are its configuration.
+
+=================  ============  =======  ==============================================
+spelling           mode          rules    what the agent gets
+=================  ============  =======  ==============================================
+``memory``         memory        no       observed facts only; unseen: "not yet observed"
+``belief``         belief        no       locations with probabilities (90% mass)
+``belief-noprob``  noprob        no       the same support, shuffled, no numbers
+``walle``          (none)        yes      no queries; a failing action is rejected
+``bbwm``           belief        yes      belief + walle
+=================  ============  =======  ==============================================
+
+``:zipf`` (``belief:zipf``, ``bbwm:zipf`` ...) seeds the beliefs from the Zipf prior instead
+of the uniform one (section 5.3).
+
+Queries come on the action channel (``query <q>``): :meth:`intercept` answers them instead of
+the env, :meth:`extra_actions` offers the forms worth asking to constrained decoding,
+:meth:`instructions` tells the agent the interface. The same answers reach ``ctx.world.ask``
+(:meth:`answer`). The adapter is chosen from the first observation (:func:`adapter_for`); on
+an env no adapter knows, the model answers that it has no model of it and checks nothing.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from statelab.core import StepContext, Transition, WorldModel
+from statelab.worldmodels import queries as Q
+from statelab.worldmodels.adapters import Adapter, adapter_for
+
+#: consecutive invalid actions or queries after which an episode ends (section 5)
+DERAIL_LIMIT = 10
+UNKNOWN_ENV = "The world model has no model of this environment."
+
+QUERY_NOTE = (
+    "You can also query a world model that tracks what you have observed{belief}. Instead of "
+    "an environment action, write 'query <question>' as your action; the answer comes back as "
+    "the next observation and costs no step. Questions: {forms}."
+)
+WALLE_NOTE = (
+    "A world model checks each action before it runs; if it predicts the action would fail, "
+    "you get its feedback and may choose again."
+)
+
+
+class BeliefWorldModel(WorldModel):
+    """A belief-based world model; see the module doc for its variants."""
+
+    name = "belief"
+    derail_limit: int | None = DERAIL_LIMIT
+
+    def __init__(self, mode: str | None, rules: bool, prior: str = "uniform") -> None:
+        self.mode, self.rules, self.prior = mode, rules, prior
+        self.tags = frozenset(
+            ({"answers-queries"} if mode else set()) | ({"validates"} if rules else set())
+        )
+        self.adapter: Adapter | None = None
+        self.rng = random.Random(0)
+
+    # -- hooks ----------------------------------------------------------------------------
+    def reset(self, ctx: StepContext) -> None:
+        self.adapter = adapter_for(ctx.observation, self.prior)
+        self.rng = random.Random(f"worldmodel-{ctx.seed}")
+
+    def after_step(self, transition: Transition) -> None:
+        if self.adapter is not None:
+            self.adapter.update(transition.action, transition.observation, transition.valid)
+
+    def answer(self, query: str, ctx: Any) -> str | None:
+        if not self.mode:
+            return None
+        if self.adapter is None:
+            return UNKNOWN_ENV
+        q = Q.query_text(query)
+        return self.adapter.answer(q if q is not None else query, self.mode, self.rng)
+
+    def intercept(self, action: str, ctx: Any) -> str | None:
+        """A ``query <q>`` action is answered here; the env is not stepped."""
+        if not self.mode or Q.query_text(action) is None:
+            return None
+        return self.answer(action, ctx)
+
+    def validate(self, action: str, ctx: Any) -> str | None:
+        if not self.rules or self.adapter is None or Q.query_text(action) is not None:
+            return None
+        return self.adapter.check(action)
+
+    def extra_actions(self) -> tuple[str, ...]:
+        if not self.mode or self.adapter is None:
+            return ()
+        return tuple(f"query {f}" for f in self.adapter.query_forms())
+
+    def instructions(self) -> str:
+        parts = []
+        if self.mode and self.adapter is not None:
+            belief = "" if self.mode == "memory" else " and where unseen objects are likely to be"
+            forms = ", ".join(f"'query {f}'" for f in self.adapter.query_forms())
+            parts.append(QUERY_NOTE.format(belief=belief, forms=forms))
+        if self.rules and self.adapter is not None:
+            parts.append(WALLE_NOTE)
+        return "\n".join(parts)

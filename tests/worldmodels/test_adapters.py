@@ -1,0 +1,292 @@
+"""The env adapters: along expert episodes the belief keeps positive mass on the true place
+(privileged info read here, in the test, only); each WALL-E rule rejects and accepts."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from minigrid.core.constants import DIR_TO_VEC
+
+from statelab.core import Observation
+from statelab.envs import make_env
+from statelab.facts.egoview import EgoViewFacts
+from statelab.worldmodels.adapters import adapter_for
+from statelab.worldmodels.adapters.babyai import BabyAIAdapter, parse_place
+from statelab.worldmodels.adapters.household import HouseholdAdapter, parse_goal
+from statelab.worldmodels.belief import INVENTORY, UNSEEN
+
+
+# -- BabyAI -----------------------------------------------------------------------------------
+def _our_frame(p0, d0):
+    """minigrid coordinates -> the adapter's grid (origin the start cell, +Y start-forward)."""
+    f, r = DIR_TO_VEC[d0], DIR_TO_VEC[(d0 + 1) % 4]
+
+    def conv(p):
+        dx, dy = p[0] - p0[0], p[1] - p0[1]
+        return int(dx * r[0] + dy * r[1]), int(dx * f[0] + dy * f[1])
+
+    return conv
+
+
+def _true_cells(env, conv, name):
+    grid = env.level.grid
+    out = set()
+    for i in range(grid.width):
+        for j in range(grid.height):
+            o = grid.get(i, j)
+            if o is not None and f"{o.color} {o.type}" == name:
+                x, y = conv((i, j))
+                out.add(f"{x},{y}")
+    return out
+
+
+@pytest.mark.parametrize("task", ["goto", "pickup", "putnext", "pickup-seq-goto"])
+def test_babyai_belief_keeps_mass_on_the_true_cell_along_expert_episodes(task):
+    env = make_env(f"babyai/{task}")
+    pinned_some = False
+    for seed in range(6):
+        obs, info = env.reset(seed=seed)
+        conv = _our_frame(info["privileged"]["agent_pos"], info["privileged"]["agent_dir"])
+        ad = adapter_for(obs)
+        assert isinstance(ad, BabyAIAdapter)
+        expert = env.expert()
+        for _ in range(64):
+            for name, b in ad.beliefs().items():
+                carried = env.level.carrying
+                if carried is not None and f"{carried.color} {carried.type}" == name:
+                    truth = {INVENTORY}
+                else:
+                    truth = _true_cells(env, conv, name)
+                if b.support != {UNSEEN}:
+                    pinned_some = True
+                    assert sum(b.prob(a) for a in truth) > 0, (task, seed, name, b, truth)
+            # the pose the adapter tracks is the true one
+            assert (ad.x, ad.y) == conv(env.level.agent_pos)
+            action = expert.act(obs, info)
+            obs, _, term, trunc, info = env.step(action)
+            ad.update(action, obs, info.get("valid", True))
+            if term or trunc:
+                break
+    assert pinned_some
+
+
+def _facts_with_front(kind, carrying=None):
+    cells = [[(1, 0, 0)] * 7 for _ in range(7)]
+    cells[5][3] = kind
+    if carrying:
+        cells[6][3] = carrying
+    return EgoViewFacts(tuple(tuple(r) for r in cells), 0, "go to the red ball")
+
+
+def _babyai(front, carrying=None):
+    f = _facts_with_front(front, carrying)
+    return BabyAIAdapter(Observation("", f, None, "go to the red ball"))
+
+
+WALL, EMPTY, BALL, KEY = (2, 5, 0), (1, 0, 0), (6, 0, 0), (5, 1, 0)
+
+
+@pytest.mark.parametrize(
+    ("action", "front", "carrying", "rejected"),
+    [
+        ("go forward", WALL, None, True),
+        ("go forward", BALL, None, True),
+        ("go forward", EMPTY, None, False),
+        ("pick up", EMPTY, None, True),
+        ("pick up", WALL, None, True),
+        ("pick up", BALL, KEY, True),
+        ("pick up", BALL, None, False),
+        ("drop", EMPTY, None, True),
+        ("drop", BALL, KEY, True),
+        ("drop", EMPTY, KEY, False),
+        ("toggle", EMPTY, None, True),
+        ("toggle", WALL, None, False),
+        ("go back", EMPTY, None, True),
+        ("walk left 2 steps", EMPTY, None, True),
+        ("turn left", WALL, None, False),
+    ],
+)
+def test_each_babyai_walle_rule_rejects_and_accepts(action, front, carrying, rejected):
+    feedback = _babyai(front, carrying).check(action)
+    assert (feedback is not None) == rejected, feedback
+    if action.startswith(("go back", "walk")):
+        assert "turn left" in feedback and "go forward" in feedback
+
+
+def test_babyai_places_are_egocentric():
+    assert parse_place("front") == (1, 0)
+    assert parse_place("2 steps forward and 1 step left") == (2, -1)
+    assert parse_place("somewhere") is None
+
+
+def test_babyai_where_is_before_the_room_is_pinned_asks_for_walls():
+    ad = _babyai(EMPTY)
+    assert "not localized" in ad.answer("where is the red ball", "belief", random.Random(0))
+    assert ad.answer("map", "belief", random.Random(0)).startswith("The room is not localized")
+    assert ad.answer("where is the red ball", "memory", random.Random(0)).endswith(
+        "has not been observed yet."
+    )
+
+
+# -- household ---------------------------------------------------------------------------------
+def test_household_goal_parsing():
+    assert parse_goal("put a hot cup in sinkbasin.") == {
+        "act": "heat", "target_type": "cup", "count": "1", "dest_recep_type": "sinkbasin",
+        "transform": "heat",
+    }  # fmt: skip
+    assert parse_goal("find two potato and put them in fridge")["count"] == "2"
+    assert parse_goal("examine the cd with the desklamp")["toggle"] == "desklamp"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prior", ["uniform", "zipf"])
+def test_household_belief_keeps_mass_on_the_true_receptacle_along_expert_episodes(prior):
+    env = make_env("household" if prior == "uniform" else "household:placement=zipf")
+    for seed in range(6):  # one of each task type
+        obs, info = env.reset(seed=seed)
+        ad = adapter_for(obs, prior)
+        assert isinstance(ad, HouseholdAdapter)
+        expert = env.expert()
+        for _ in range(30):
+            placements = info["privileged"]["placements"]
+            holding = info["privileged"]["world"].holding
+            beliefs = list(ad.beliefs().values())
+            assert beliefs, seed
+            for b in beliefs:
+                if b.located_at is not None:
+                    continue
+                truth = {placements[o] for o in placements if o.rsplit(" ", 1)[0] == ad.target}
+                truth |= {INVENTORY for o in holding if o.rsplit(" ", 1)[0] == ad.target}
+                assert sum(b.prob(a) for a in truth) > 0, (seed, b, truth)
+            action = expert.act(obs, info)
+            obs, _, term, trunc, info = env.step(action)
+            ad.update(action, obs, info.get("valid", True))
+            if term or trunc:
+                break
+
+
+HOUSE = (
+    "-= Welcome to TextWorld, ALFRED! =-\n\nYou are in the middle of a room. Looking quickly "
+    "around you, you see a cabinet 1, a countertop 1, a drawer 1, a fridge 1, a microwave 1, "
+    "and a sinkbasin 1.\n\nYour task is to: put a hot apple in countertop."
+)
+
+
+def _house(*steps: tuple[str, str]) -> HouseholdAdapter:
+    ad = HouseholdAdapter(Observation(HOUSE, None, None, "put a hot apple in countertop"))
+    for action, text in steps:
+        ad.update(action, Observation(text, None, None, ""), True)
+    return ad
+
+
+AT_FRIDGE = ("go to fridge 1", "You arrive at fridge 1. The fridge 1 is closed.")
+OPENED = "You open the fridge 1. The fridge 1 is open. In it, you see a apple 1, and a egg 1."
+OPEN_FRIDGE = ("open fridge 1", OPENED)
+TAKE = ("take apple 1 from fridge 1", "You pick up the apple 1 from the fridge 1.")
+AT_MICRO = ("go to microwave 1", "You arrive at microwave 1. The microwave 1 is closed.")
+
+
+@pytest.mark.parametrize(
+    ("steps", "action", "rejected"),
+    [
+        ((), "go to toaster 1", True),
+        ((AT_FRIDGE,), "go to fridge 1", True),
+        ((), "go to fridge 1", False),
+        ((AT_FRIDGE,), "take apple 1 from fridge 1", True),  # closed
+        ((), "take apple 1 from fridge 1", True),  # not there
+        ((AT_FRIDGE, OPEN_FRIDGE), "take bread 1 from fridge 1", True),  # not in it
+        ((AT_FRIDGE, OPEN_FRIDGE, TAKE), "take egg 1 from fridge 1", True),  # hands full
+        ((AT_FRIDGE, OPEN_FRIDGE), "take apple 1 from fridge 1", False),
+        ((AT_FRIDGE, OPEN_FRIDGE), "put apple 1 in/on fridge 1", True),  # not holding
+        ((AT_FRIDGE, OPEN_FRIDGE, TAKE), "move apple 1 to countertop 1", True),  # not there
+        ((AT_FRIDGE, OPEN_FRIDGE, TAKE), "put apple 1 in fridge 1", False),
+        ((), "open fridge 1", True),  # not there
+        ((AT_FRIDGE, OPEN_FRIDGE), "open fridge 1", True),  # already open
+        ((AT_FRIDGE,), "open fridge 1", False),
+        ((AT_FRIDGE, OPEN_FRIDGE, TAKE), "heat apple 1 with fridge 1", True),  # wrong appliance
+        ((AT_FRIDGE, OPEN_FRIDGE, TAKE), "heat apple 1 with microwave 1", True),  # not there
+        ((AT_FRIDGE, OPEN_FRIDGE, TAKE, AT_MICRO), "heat apple 1 with microwave 1", False),
+    ],
+)
+def test_each_household_walle_rule_rejects_and_accepts(steps, action, rejected):
+    feedback = _house(*steps).check(action)
+    assert (feedback is not None) == rejected, feedback
+
+
+def test_household_queries_in_the_anchor_formats():
+    rng = random.Random(0)
+    ad = _house(AT_FRIDGE)
+    where = ad.answer("where is apple", "belief", rng)
+    # apples may be in: cabinet, countertop (not: the goal's type), drawer, fridge,
+    # microwave (not: the heat task's appliance), sinkbasin
+    assert where.startswith("apple is most likely at: ")
+    assert "countertop" not in where and "microwave" not in where
+    assert ad.answer("what is in fridge 1", "belief", rng) == "fridge 1 has not been searched yet."
+    assert ad.answer("searched fridge 1", "belief", rng) == "fridge 1: not searched yet."
+    assert ad.answer("where is apple", "memory", rng).startswith("apple has not been observed yet")
+    ad = _house(AT_FRIDGE, OPEN_FRIDGE)
+    assert ad.answer("what is in fridge 1", "belief", rng) == "fridge 1 contains: apple 1, egg 1."
+    assert ad.answer("where is apple", "belief", rng) == "apple is most likely at: fridge 1 (1.00)."
+    assert ad.answer("where is apple", "memory", rng) == "apple has been observed at: fridge 1."
+    assert ad.answer("where is apple 1", "belief", rng) == "apple 1 is at fridge 1."
+    assert ad.answer("state", "belief", rng) == (
+        "You are at fridge 1, holding nothing. Known objects: apple 1, egg 1. "
+        "Searched receptacles: fridge 1."
+    )
+
+
+def test_household_absence_renormalises_the_target_belief():
+    ad = _house()
+    (b0,) = ad.beliefs().values()
+    seen = "You arrive at sinkbasin 1. On the sinkbasin 1, you see a egg 1."
+    (b1,) = _house(("go to sinkbasin 1", seen)).beliefs().values()
+    assert b0.support == {"fridge 1", "sinkbasin 1"} and b1.support == {"fridge 1"}
+    assert abs(sum(p for _, p in b1.dist) - 1) < 1e-9
+
+
+def test_zipf_placement_follows_the_order_the_zipf_belief_assumes():
+    """household:placement=zipf draws the target by rank (rank 1 most often), and the
+    belief's Zipf prior ranks the same receptacles the same way."""
+    from collections import Counter
+
+    from statelab.envs import _household_gen as gen
+
+    c = gen._constants()
+    ranks: Counter[int] = Counter()
+    for seed in range(0, 240, 6):
+        m = gen.generate(seed, "put", "zipf")["statelab"]
+        ot = m["object_type"]
+        allowed = {
+            n: rt
+            for n, rt in m["receptacles"].items()
+            if ot in c.VAL_RECEPTACLE_OBJECTS.get(rt, ()) and rt != m["receptacle_type"]
+        }
+        order = gen.zipf_order(ot, allowed)
+        for o, t in m["objects"].items():
+            if t == ot:
+                ranks[order.index(m["placements"][o]) + 1] += 1
+    assert ranks[1] == max(ranks.values()) and ranks[1] > 2 * ranks[3]
+    assert gen.generate(6, "put") == gen.generate(6, "put", "uniform")
+
+
+@pytest.mark.slow
+def test_the_zipf_belief_ranks_as_the_generator_does():
+    from statelab.envs import _household_gen as gen
+
+    env = make_env("household:put+placement=zipf")
+    obs, _ = env.reset(seed=6)
+    ad = adapter_for(obs, "zipf")
+    assert isinstance(ad, HouseholdAdapter)
+    (b,) = ad.beliefs().values()
+    kinds = {n: ad._rtype[n.rsplit(" ", 1)[0]] for n in b.support}
+    assert [a for a, _ in b.ranked()] == gen.zipf_order(ad._otype[ad.target], kinds)
+
+
+def test_household_noprob_names_exactly_the_support_of_the_belief():
+    ad = _house()
+    (b,) = ad.beliefs().values()
+    for seed in range(5):
+        text = ad.answer("where is apple", "noprob", random.Random(seed))
+        named = text.removeprefix("apple may be at: ").rstrip(".").split(", ")
+        assert set(named) == b.support and "(" not in text

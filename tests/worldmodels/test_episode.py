@@ -1,0 +1,103 @@
+"""Queries on the action channel, in an episode: answered by the world model, never by the env;
+stored with their answers; offered to constrained decoding; the derail rule."""
+
+from __future__ import annotations
+
+import asyncio
+
+from statelab.llm.scripted import ScriptedLLM
+from statelab.run.config import RunSpec
+from statelab.run.episode import run_episode
+
+
+def _play(replies, worldmodel="belief", agent="act", max_steps=3, env="babyai/goto"):
+    spec = RunSpec.make(env=env, model="scripted:x", agent=agent, worldmodel=worldmodel,
+                        max_steps=max_steps)  # fmt: skip
+    return asyncio.run(run_episode(spec, 1, ScriptedLLM(replies, "wm")))
+
+
+def test_a_babyai_agent_asks_where_is_and_the_answer_is_stored_without_an_env_step():
+    ep = _play(["Action: query where is the yellow key", "Action: query map",
+                "Action: turn left", "Action: turn right", "Action: go forward"])  # fmt: skip
+    assert ep.steps == 3 and len(ep.trajectory) == 3  # queries took no env step
+    first = ep.trajectory[0]
+    assert first.action == "turn left"
+    assert [q["query"] for q in first.queries] == ["query where is the yellow key", "query map"]
+    assert "yellow key" in first.queries[0]["answer"]
+    assert "not localized" in first.queries[1]["answer"] or "Legend" in first.queries[1]["answer"]
+    assert "Observation: " in first.reply  # the answer was the next observation
+    assert [s.action for s in ep.trajectory] == ["turn left", "turn right", "go forward"]
+
+
+def test_the_world_model_offers_its_query_forms_and_its_instructions():
+    ep = _play(["Action: turn left"], max_steps=1)
+    prompt_text = str(ep.trajectory[0].calls[0]["messages"])
+    assert "query where is the yellow key" in prompt_text
+    assert "query map" in prompt_text
+
+
+def test_ten_consecutive_queries_end_the_episode():
+    ep = _play(["Action: query state"], max_steps=5)
+    assert len(ep.trajectory) == 1
+    assert ep.trajectory[0].meta["stopped"] == "10 consecutive world-model queries"
+    assert len(ep.trajectory[0].queries) == 10
+
+
+def test_ten_consecutive_invalid_actions_end_the_episode():
+    ep = _play(["Action: fly"], worldmodel="memory", max_steps=30)
+    assert len(ep.trajectory) == 10
+    assert ep.trajectory[-1].meta["stopped"] == "10 consecutive invalid actions"
+
+
+def test_without_a_world_model_a_query_is_an_env_action():
+    ep = _play(["Action: query map", "Action: turn left"], worldmodel="none", max_steps=2)
+    assert ep.trajectory[0].action == "query map" and not ep.trajectory[0].valid
+    assert ep.trajectory[0].queries == []
+
+
+def test_walle_rejects_a_failing_action_and_the_agent_decides_again():
+    ep = _play(["Action: drop", "Action: turn left"], worldmodel="walle", max_steps=1)
+    step = ep.trajectory[0]
+    assert step.action == "turn left"
+    assert step.meta["rejected"][0]["action"] == "drop"
+    assert "not carrying" in step.meta["rejected"][0]["feedback"]
+
+
+def test_none_derail_has_the_derail_rule_and_nothing_else():
+    ep = _play(["Action: fly"], worldmodel="none:derail", max_steps=30)
+    assert len(ep.trajectory) == 10
+    assert ep.trajectory[-1].meta["stopped"] == "10 consecutive invalid actions"
+    ep = _play(["Action: fly"], worldmodel="none", max_steps=12)
+    assert len(ep.trajectory) == 12
+
+
+def test_an_experiment_stores_the_queries_and_their_answers(tmp_path):
+    """A scripted BabyAI run with worldmodel belief and react: the where-is query and its
+    answer land in the store's queries table; the env steps only for env actions."""
+    import json
+
+    from statelab.run.config import Experiment
+    from statelab.run.runner import run_experiment
+    from statelab.run.store import Store
+
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps([
+        ">thought: where is it?\naction: query where is the yellow key",
+        ">thought: turn.\naction: turn left",
+    ]))  # fmt: skip
+    exp = Experiment.model_validate({
+        "name": "wm", "model": f"scripted:{script}", "seeds": [1], "max_steps": 2,
+        "grid": {"env": ["babyai/goto"], "agent": ["react"], "worldmodel": ["belief"]},
+        "out": str(tmp_path), "cache": None, "expert": False,
+    })  # fmt: skip
+    result = asyncio.run(run_experiment(exp, progress=None))
+    assert (result.done, result.failed) == (1, 0)
+    store = Store(tmp_path / "wm" / "store.sqlite")
+    try:
+        q = store.table("queries")
+        steps = store.table("steps")
+    finally:
+        store.close()
+    assert list(steps["action"]) == ["turn left", "turn left"]
+    assert list(q["query"]) == ["query where is the yellow key"] and list(q["t"]) == [1]
+    assert "yellow key" in q["answer"][0]
