@@ -15,7 +15,8 @@ value in the spec wins over one passed by the caller):
   ``Retry-After``); a refused connection is retried after at most 0.5 s; a timeout is retried
   at most once, whatever ``retries`` says (a server that twice kept us waiting ``timeout``
   seconds is not answering);
-* ``concurrency=<n>``: requests in flight at once (default 8).
+* ``concurrency=<n>``: requests in flight at once (default: the experiment's
+  ``concurrency``; 8 for a backend built alone). The HTTP client keeps as many connections.
 
 e.g. ``openai-compat:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B?timeout=20&retries=1``.
 
@@ -210,7 +211,11 @@ class OpenAICompatLLM(LLM):
         loop = asyncio.get_running_loop()
         if self._client is None or self._sem is None or self._loop is not loop:
             timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, _CONNECT_TIMEOUT))
-            self._client = httpx.AsyncClient(timeout=timeout, transport=self._transport)
+            n = self.max_concurrency
+            limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
+            self._client = httpx.AsyncClient(
+                timeout=timeout, transport=self._transport, limits=limits
+            )
             self._sem = asyncio.Semaphore(self.max_concurrency)
             self._loop = loop
         return self._client, self._sem
