@@ -158,11 +158,13 @@ def _get(port: int, path: str) -> dict[str, float]:
     return dict(httpx.get(f"http://127.0.0.1:{port}{path}", timeout=10).json())
 
 
-def case(concurrency: int, delay: float, steps: int, warm: bool = True) -> dict[str, float]:
+def case(
+    concurrency: int, delay: float, steps: int, warm: bool = True, episodes: int = 0
+) -> dict[str, float]:
     """One run at ``concurrency`` against answers taking ``delay`` s (after a one-episode
     warm-up run when ``warm``: imports and first-use setup are not per-call costs)."""
     if warm:
-        case(1, 0.0, 2, warm=False)
+        case(1, 0.0, 2, warm=False, episodes=1)
     import statelab.run.runner as runner
     from statelab.run.config import parse_experiment
     from statelab.run.runner import run_experiment
@@ -188,7 +190,7 @@ def case(concurrency: int, delay: float, steps: int, warm: bool = True) -> dict[
                     "name": "conc",
                     "model": f"openai-compat:http://127.0.0.1:{port}/v1#stub",
                     "expert": False,
-                    "seeds": list(range(4 * concurrency if warm else 1)),
+                    "seeds": list(range(episodes or 4 * concurrency)),
                     "grid": {"env": ["hanoi"], "history": ["full"]},
                     "max_steps": steps,
                     "concurrency": concurrency,
