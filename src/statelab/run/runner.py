@@ -33,7 +33,8 @@ class RunResult:
     tokens_in: int = 0
     tokens_out: int = 0
     seconds: float = 0.0
-    #: seconds spent writing finished episodes to the store (on a writer thread, off the loop)
+    #: seconds finished episodes waited for their write to the store, summed over episodes
+    #: (the writes run on worker threads, off the event loop, one at a time)
     store_seconds: float = 0.0
     failures: list[str] = field(default_factory=list)
     #: how many episodes failed with each reason
