@@ -272,6 +272,15 @@ def test_sigkill_during_asynchronous_writes_loses_and_duplicates_nothing(tmp_pat
     for r, s, *_ in steps:
         counted[(r, s)] = counted.get((r, s), 0) + 1
     assert counted == per_episode
+    # and their answers are in the response cache (flushed before each episode's commit)
+    db = sqlite3.connect(killed / "cache.sqlite")
+    cached = {
+        json.dumps(json.loads(r[0])["messages"], sort_keys=True)
+        for r in db.execute("SELECT request FROM completions")
+    }
+    db.close()
+    asked = {json.dumps(json.loads(m), sort_keys=True) for *_, m, _ in _stored(store_path)[2]}
+    assert asked and asked <= cached
 
     res = _run(data, 0.0)
     assert res == {"done": 48 - len(eps), "skipped": len(eps), "failed": 0}

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from statelab.core import LLM, ConfigError, ModelError
-from statelab.llm import make_llm, spec_concurrency
+from statelab.llm import CachedLLM, make_llm, spec_concurrency
 from statelab.run.axes import NAMES
 from statelab.run.config import Experiment, RunSpec
 from statelab.run.episode import describe_run, run_episode, spec_dict
@@ -140,12 +140,16 @@ def open_store(exp: Experiment) -> Store:
     return store
 
 
-def _commit(store: Store, ep: EpisodeRecord) -> str | None:
+def _commit(store: Store, ep: EpisodeRecord, caches: tuple[Any, ...] = ()) -> str | None:
     """Write ``ep``; when that fails, write it as failed with the reason (or, when even that
     fails, leave the store as it was: the transaction rolls back). Returns why the write
     failed, or None. Runs on a worker thread (the store serialises its writers); the episode
-    is durable when it returns (a committed WAL transaction survives the process's death)."""
+    is durable when it returns (a committed WAL transaction survives the process's death),
+    and so are its answers in the response ``caches`` (flushed first: a finished episode
+    replays from the cache even after a SIGKILL)."""
     try:
+        for cache in caches:
+            cache.flush()
         store.commit_episode(ep)
         return None
     except Exception as e:  # a full disk, a value SQLite cannot hold, a malformed record
@@ -268,7 +272,10 @@ async def _play(
             # failure that trips the breaker; written off the event loop, so the other
             # episodes' calls go on meanwhile
             t0 = time.perf_counter()
-            why = await asyncio.to_thread(_commit, store, ep)
+            caches = tuple(
+                {id(m.cache): m.cache for m in (llm, writer) if isinstance(m, CachedLLM)}.values()
+            )
+            why = await asyncio.to_thread(_commit, store, ep, caches)
             result.store_seconds += time.perf_counter() - t0
             breaker.record("the store", why)
             if llm is not None:
