@@ -307,5 +307,30 @@ def view(
     typer.echo(str(path))
 
 
+@app.command()
+def export(
+    exp: Annotated[str, typer.Argument(help="experiment name, results folder or config file")],
+    format: Annotated[str, typer.Option("--format", help="parquet or csv")] = "parquet",
+    out: Annotated[Path | None, typer.Option(help="folder for the files")] = None,
+    table: Annotated[
+        list[str] | None, typer.Option(help="tables to export (default: episodes, steps, calls)")
+    ] = None,
+) -> None:
+    """Write the episodes, steps and calls tables as Parquet or CSV files, one per table."""
+    from statelab.run.export import DEFAULT_TABLES, export_store
+
+    try:
+        store = _store_path(exp)
+        files = export_store(
+            store, out or store.parent / "export", format, tuple(table or DEFAULT_TABLES)
+        )
+    except ConfigError as err:
+        raise _fail(str(err)) from None
+    except OSError as err:
+        raise _fail(f"--out: cannot write {err.filename or out}: {err.strerror or err}") from None
+    for f in files:
+        typer.echo(str(f))
+
+
 def main() -> None:  # pragma: no cover
     app()

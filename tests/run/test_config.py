@@ -125,7 +125,7 @@ def test_timeout_and_retries_reach_the_model_backend(tmp_path, monkeypatch):
 
     seen = {}
 
-    def fake_make_llm(spec, cache=None, *, timeout=None, retries=None):
+    def fake_make_llm(spec, cache=None, *, timeout=None, retries=None, concurrency=None):
         seen.update(spec=spec, timeout=timeout, retries=retries)
         raise RuntimeError("stop here")
 

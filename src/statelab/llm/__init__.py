@@ -40,13 +40,21 @@ def _llamacpp(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
 _COMPAT_EXAMPLE = "openai-compat:http://127.0.0.1:8000/v1#m"
 
 
-def _http(timeout: float | None = None, retries: int | None = None) -> dict[str, Any]:
+def _http(
+    timeout: float | None = None, retries: int | None = None, concurrency: int | None = None
+) -> dict[str, Any]:
     """The caller's options as OpenAICompatLLM arguments (None: the backend's default)."""
-    out: dict[str, Any] = {"timeout": timeout, "max_retries": retries}
+    out: dict[str, Any] = {
+        "timeout": timeout,
+        "max_retries": retries,
+        "max_concurrency": concurrency,
+    }
     return {k: v for k, v in out.items() if v is not None}
 
 
-@MODELS.register("openai-compat", "openai-compat:<base_url>#<model>[?timeout=s&retries=n]")
+@MODELS.register(
+    "openai-compat", "openai-compat:<base_url>#<model>[?timeout=s&retries=n&concurrency=n]"
+)
 def _compat(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
     from statelab.llm.openai_compat import from_spec_compat, parse_compat
 
@@ -57,7 +65,7 @@ def _compat(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
     return from_spec_compat(spec, **_http(**options))
 
 
-@MODELS.register("openai", "openai:<model>[?timeout=s&retries=n]")
+@MODELS.register("openai", "openai:<model>[?timeout=s&retries=n&concurrency=n]")
 def _openai(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
     from statelab.llm.openai_compat import from_spec_openai, parse_openai
 
@@ -83,6 +91,19 @@ def accepts_images(spec: str) -> bool:
     return MODELS.split(spec)[0] not in _TEXT_ONLY
 
 
+def spec_concurrency(spec: str) -> int | None:
+    """The ``?concurrency=n`` a model spec sets for itself (None: it sets none, and the
+    experiment's ``concurrency`` applies). Known without building the backend."""
+    name, arg = MODELS.split(spec)
+    if name not in ("openai", "openai-compat") or not arg:
+        return None
+    from statelab.llm.openai_compat import parse_compat, parse_openai
+
+    opts = parse_compat(arg)[2] if name == "openai-compat" else parse_openai(arg)[1]
+    n = opts.get("max_concurrency")
+    return int(n) if n is not None else None
+
+
 def check_spec(spec: str) -> None:
     """Validate a model spec (its name, and its argument where that can be checked without
     loading anything: URL, model name, options). A one-line ConfigError, without secrets."""
@@ -95,15 +116,17 @@ def make_llm(
     *,
     timeout: float | None = None,
     retries: int | None = None,
+    concurrency: int | None = None,
 ) -> LLM:
     """Build the backend for ``spec``; wrap it in the response cache when a path is given.
 
-    ``timeout`` (seconds) and ``retries`` reach the HTTP backends (a value in the spec's own
-    options wins); the other factories ignore them (given only when not None, so a factory
-    registered elsewhere that takes none still works).
+    ``timeout`` (seconds), ``retries`` and ``concurrency`` (requests in flight) reach the HTTP
+    backends (a value in the spec's own options wins); the other factories ignore them (given
+    only when not None, so a factory registered elsewhere that takes none still works).
     """
     name, arg = MODELS.split(spec)
-    options = {k: v for k, v in (("timeout", timeout), ("retries", retries)) if v is not None}
+    given = (("timeout", timeout), ("retries", retries), ("concurrency", concurrency))
+    options = {k: v for k, v in given if v is not None}
     llm = MODELS.get(name)(arg, BuildContext(), **options)
     assert llm is not None
     return CachedLLM(llm, ResponseCache(cache)) if cache is not None else llm
@@ -118,6 +141,7 @@ __all__ = [
     "check_spec",
     "make_llm",
     "public_spec",
+    "spec_concurrency",
     "storable",
     "terminal_safe",
 ]

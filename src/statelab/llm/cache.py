@@ -7,15 +7,23 @@ holding lone surrogates still has a key, and its stored copy is made storable.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import sqlite3
 import threading
+import time
+import weakref
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from statelab.core import LLM, Completion, GenParams, Message
 from statelab.llm._safe import storable
+
+#: seconds the current task spent in the cache (key, lookup, queueing the write): statelab's
+#: own time, not the model's; :class:`statelab.run.episode.TimedLLM` takes it out of model time
+CACHE_SECONDS: ContextVar[float] = ContextVar("statelab_cache_seconds", default=0.0)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS completions (
@@ -43,15 +51,29 @@ def request_key(model_id: str, kind: str, request: dict[str, Any]) -> tuple[str,
 
 
 class ResponseCache:
+    """The cache file. Lookups read it directly (a primary-key read, microseconds); writes
+    go to a writer thread that commits them in batches (WAL, ``synchronous=NORMAL``), so a
+    model call never waits for the disk. A written entry is visible to :meth:`get` at once
+    (from memory until its batch is committed). :meth:`flush` waits for the pending writes,
+    :meth:`close` flushes and stops the writer (also at interpreter exit). A write that
+    failed is raised by the next :meth:`put`, :meth:`flush` or :meth:`close`.
+
+    What a SIGKILL can lose is the last batch (milliseconds of answers): the store, not the
+    cache, is the record of finished episodes, and a lost entry is only asked again."""
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db = _connect(self.path)
         self._db.executescript(SCHEMA)
+        self._writer = _Writer(self.path)
+        self._finalizer = weakref.finalize(self, self._writer.close)
 
     def get(self, key: str) -> dict[str, Any] | None:
+        pending = self._writer.pending(key)
+        if pending is not None:
+            return dict(json.loads(pending))
         with self._lock:
             row = self._db.execute(
                 "SELECT response FROM completions WHERE key=?", (key,)
@@ -59,16 +81,111 @@ class ResponseCache:
         return None if row is None else dict(json.loads(row[0]))
 
     def put(self, key: str, model: str, kind: str, request: str, response: dict[str, Any]) -> None:
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO completions(key, model, kind, request, response)"
-                " VALUES (?,?,?,?,?)",
-                (key, model, kind, request, json.dumps(response)),
-            )
+        self._writer.put((key, model, kind, request, json.dumps(response)))
+
+    def flush(self) -> None:
+        """Wait until every entry put so far is committed."""
+        self._writer.flush()
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        try:
+            self._finalizer()
+        finally:
+            with self._lock:
+                self._db.close()
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    return db
+
+
+class _Writer:
+    """A thread committing queued cache rows in batches, one transaction per batch."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._cv = threading.Condition()
+        self._queue: list[tuple[str, str, str, str, str]] = []
+        self._pending: dict[str, str] = {}  # key -> response JSON, queued or being written
+        self._busy = False
+        self._closed = False
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+
+    def pending(self, key: str) -> str | None:
+        with self._cv:
+            return self._pending.get(key)
+
+    def put(self, row: tuple[str, str, str, str, str]) -> None:
+        with self._cv:
+            self._raise()
+            if self._closed:
+                raise RuntimeError("the response cache is closed")
+            self._queue.append(row)
+            self._pending[row[0]] = row[4]
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name=f"statelab-cache-{self.path.name}", daemon=True
+                )
+                self._thread.start()
+            self._cv.notify_all()
+
+    def flush(self) -> None:
+        with self._cv:
+            while (self._queue or self._busy) and self._error is None:
+                self._cv.wait()
+            self._raise()
+
+    def close(self) -> None:
+        with self._cv:
+            self._closed = True
+            self._cv.notify_all()
+            thread = self._thread
+        if thread is not None:
+            thread.join()
+        with self._cv:
+            self._raise()
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def _run(self) -> None:
+        db = _connect(self.path)
+        try:
+            while True:
+                with self._cv:
+                    while not self._queue and not self._closed:
+                        self._cv.wait()
+                    if not self._queue:
+                        return
+                    batch, self._queue, self._busy = self._queue, [], True
+                try:
+                    db.execute("BEGIN")
+                    db.executemany(
+                        "INSERT OR REPLACE INTO completions(key, model, kind, request, response)"
+                        " VALUES (?,?,?,?,?)",
+                        batch,
+                    )
+                    db.execute("COMMIT")
+                except BaseException as e:  # a full disk: the next put says so
+                    if db.in_transaction:
+                        db.execute("ROLLBACK")
+                    with self._cv:
+                        self._error = e
+                finally:
+                    with self._cv:
+                        for key, *_, response in batch:
+                            if self._pending.get(key) is response:
+                                del self._pending[key]
+                        self._busy = False
+                        self._cv.notify_all()
+        finally:
+            db.close()
 
 
 class CachedLLM(LLM):
@@ -89,33 +206,52 @@ class CachedLLM(LLM):
         return self if inner is self.inner else CachedLLM(inner, self.cache)
 
     async def complete(self, messages: list[Message], params: GenParams) -> Completion:
+        t0 = time.perf_counter()
         key, body = request_key(
             self.model_id, "complete", {"messages": messages, "params": params.to_dict()}
         )
         hit = self.cache.get(key)
         if hit is not None:
             self.hits += 1
-            return Completion.from_dict(hit, cached=True)
+            done = Completion.from_dict(hit, cached=True)
+            _spent(time.perf_counter() - t0)
+            return done
         self.misses += 1
+        t1 = time.perf_counter()
         completion = await self.inner.complete(messages, params)
+        t2 = time.perf_counter()
         self.cache.put(key, self.model_id, "complete", body, completion.to_dict())
+        _spent(t1 - t0 + time.perf_counter() - t2)
         return completion
 
     async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
+        t0 = time.perf_counter()
         key, body = request_key(
             self.model_id, "score", {"messages": messages, "continuations": continuations}
         )
         hit = self.cache.get(key)
         if hit is not None:
             self.hits += 1
-            return [float(x) for x in hit["scores"]]
+            scores = [float(x) for x in hit["scores"]]
+            _spent(time.perf_counter() - t0)
+            return scores
         self.misses += 1
+        t1 = time.perf_counter()
         scores = await self.inner.score(messages, continuations)
+        t2 = time.perf_counter()
         self.cache.put(key, self.model_id, "score", body, {"scores": scores})
+        _spent(t1 - t0 + time.perf_counter() - t2)
         return scores
 
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
 
     async def aclose(self) -> None:
-        await self.inner.aclose()
+        try:
+            await self.inner.aclose()
+        finally:
+            await asyncio.to_thread(self.cache.close)
+
+
+def _spent(seconds: float) -> None:
+    CACHE_SECONDS.set(CACHE_SECONDS.get() + seconds)

@@ -10,15 +10,22 @@
 The chat template comes from the GGUF's metadata. Generation and scoring share one
 tokenisation of the rendered prompt, and llama.cpp reuses the KV cache of the longest
 common token prefix with the previous request, so the static start of a prompt (manual,
-history so far) is not evaluated again; the backend keeps several contexts (slots) and sends
-each request to the one holding the longest common prefix, so an acting prompt and a
-summary prompt that alternate do not evict each other.
+history so far) is not evaluated again. The backend keeps several contexts (slots,
+:data:`SLOTS_PER_EPISODE` for each episode in flight) and sends a request to the one holding
+the longest common prefix when that prefix is worth keeping (:data:`MIN_REUSE` tokens, or all
+the context holds); otherwise to an empty context, or the least recently used one. A prompt
+sharing only the chat template's first tokens with a context therefore never evicts the long
+prompt cached there, so an episode's acting and summary prompts that alternate each keep
+their own context. Flash attention is on where the llama.cpp build supports it.
 
 ``choices`` are decoded by constrained choice: a walk down the token trie of
 ``prefix + choice`` for every admissible choice, sampling (temperature, top_p) only among the
-tokens that continue some choice, and feeding the tokens all remaining choices share in one
-batch. It is what grammar-constrained decoding computes, at a fraction of the forward passes,
-and even a 135M model always yields ``prefix + one admissible action``.
+tokens that continue some choice. Logits are computed only where the remaining choices
+branch: the prompt, the tokens all remaining choices share and the token chosen at the last
+branch are evaluated in one batch just before the next branch, and nothing after the last
+branch is evaluated at all (the choice is decided). It is what grammar-constrained decoding
+computes, at a fraction of the forward passes, and even a 135M model always yields
+``prefix + one admissible action``.
 """
 
 from __future__ import annotations
@@ -94,6 +101,13 @@ def sample_index(
     return int(keep[rng.choice(len(keep), p=q)])
 
 
+#: contexts kept per episode in flight (acting, summary, one spare for world-model questions)
+SLOTS_PER_EPISODE = 3
+#: a cached prefix this long (or a context's whole content) is worth reusing; a shorter match
+#: (a chat template's opening tokens) never evicts the prompt a context holds
+MIN_REUSE = 32
+
+
 def _fingerprint(path: Path) -> str:
     h = hashlib.sha256()
     with path.open("rb") as f:
@@ -113,7 +127,8 @@ class LlamaCppLLM(LLM):
         n_ctx: int = 8192,
         n_threads: int | None = None,
         seed: int = 0,
-        slots: int = 2,
+        slots: int | None = None,
+        flash_attn: bool = True,
     ) -> None:
         try:
             from llama_cpp import Llama
@@ -126,13 +141,26 @@ class LlamaCppLLM(LLM):
         self.path = path
         self.model_id = f"llamacpp:{path.name}@{_fingerprint(path)}"
         threads = n_threads or max(1, os.cpu_count() or 1)
+        n_slots = max(1, slots if slots is not None else SLOTS_PER_EPISODE * self.max_concurrency)
+
+        def load(flash: bool) -> Any:
+            return Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                seed=seed,
+                verbose=False,
+                n_threads=threads,
+                flash_attn=flash,
+            )
+
         with open(os.devnull, "w") as null, contextlib.redirect_stderr(null):
-            self._slots = [
-                Llama(
-                    model_path=str(path), n_ctx=n_ctx, seed=seed, verbose=False, n_threads=threads
-                )
-                for _ in range(max(1, slots))
-            ]
+            first = None
+            if flash_attn:
+                with contextlib.suppress(Exception):  # a build without it refuses the context
+                    first = load(True)
+            self.flash_attn = first is not None
+            self._slots = [first or load(False)]
+            self._slots += [load(self.flash_attn) for _ in range(n_slots - 1)]
         self._used = [0] * len(self._slots)
         self._clock = 0
         first = self._slots[0]
@@ -164,15 +192,26 @@ class LlamaCppLLM(LLM):
         return len(self._tokens(text, bos=False))
 
     def _slot(self, tokens: list[int]) -> Any:
-        """The context holding the longest common prefix with ``tokens`` (ties: least used)."""
+        """The context for ``tokens``: the one holding the longest common prefix when that is
+        worth keeping (:data:`MIN_REUSE` tokens, or all the context holds), else an empty one,
+        else the least recently used one (see the module docstring)."""
+        arr = np.asarray(tokens)
 
         def common(llm: Any) -> int:
             cached = llm.input_ids[: llm.n_tokens]
-            n = min(len(cached), len(tokens))
-            diff = np.nonzero(cached[:n] != np.asarray(tokens[:n]))[0]
+            n = min(len(cached), len(arr))
+            diff = np.nonzero(cached[:n] != arr[:n])[0]
             return int(diff[0]) if len(diff) else n
 
-        best = max(range(len(self._slots)), key=lambda i: (common(self._slots[i]), -self._used[i]))
+        ids = range(len(self._slots))
+        shared = [common(s) for s in self._slots]
+        held = [int(s.n_tokens) for s in self._slots]
+        useful = [i for i in ids if held[i] and (shared[i] >= MIN_REUSE or shared[i] == held[i])]
+        if useful:
+            best = max(useful, key=lambda i: (shared[i], self._used[i]))
+        else:
+            empty = [i for i in ids if not held[i]]
+            best = empty[0] if empty else min(ids, key=lambda i: self._used[i])
         self._clock += 1
         self._used[best] = self._clock
         return self._slots[best]
@@ -211,26 +250,24 @@ class LlamaCppLLM(LLM):
         seqs = [self._tokens(params.choice_prefix + c, bos=False) for c in params.choices]
         rng = np.random.default_rng(params.seed or 0)
         alive = list(range(len(seqs)))
-        ctx = list(p_tok)
+        ctx = list(p_tok)  # the prompt and the tokens decided so far (not yet all evaluated)
         pos = 0
-        logits = self._logits_after(llm, ctx)
         while True:
-            # tokens every remaining choice shares are forced: feed them in one batch
+            # tokens every remaining choice shares are forced (evaluated with the next branch)
             shared = 0
             while (
                 all(len(seqs[i]) > pos + shared for i in alive)
                 and len({seqs[i][pos + shared] for i in alive}) == 1
             ):
                 shared += 1
-            if shared:
-                ctx += seqs[alive[0]][pos : pos + shared]
-                pos += shared
-                logits = self._logits_after(llm, ctx)
+            ctx += seqs[alive[0]][pos : pos + shared]
+            pos += shared
             ended = [i for i in alive if len(seqs[i]) == pos]
             if len(alive) == 1 or (ended and len(ended) == len(alive)):
                 choice = alive[0]
                 break
-            # a branch: candidate next tokens (end-of-text for a choice that is complete)
+            # a branch: the only place logits are needed
+            logits = self._logits_after(llm, ctx)
             nxt = sorted({seqs[i][pos] for i in alive if len(seqs[i]) > pos})
             cands = nxt + ([self._eos] if ended else [])
             k = sample_index(logits[cands], params.temperature, params.top_p, rng)
@@ -240,7 +277,6 @@ class LlamaCppLLM(LLM):
             alive = [i for i in alive if len(seqs[i]) > pos and seqs[i][pos] == cands[k]]
             ctx.append(cands[k])
             pos += 1
-            logits = self._logits_after(llm, ctx)
         return params.choice_prefix + params.choices[choice], len(seqs[choice])
 
     # -- scoring --------------------------------------------------------------------------

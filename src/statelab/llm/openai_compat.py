@@ -15,7 +15,8 @@ value in the spec wins over one passed by the caller):
   ``Retry-After``); a refused connection is retried after at most 0.5 s; a timeout is retried
   at most once, whatever ``retries`` says (a server that twice kept us waiting ``timeout``
   seconds is not answering);
-* ``concurrency=<n>``: requests in flight at once (default 8).
+* ``concurrency=<n>``: requests in flight at once (default: the experiment's
+  ``concurrency``; 8 for a backend built alone). The HTTP client keeps as many connections.
 
 e.g. ``openai-compat:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B?timeout=20&retries=1``.
 
@@ -38,9 +39,11 @@ characters, without terminal control sequences; reply texts are made storable
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import logging
 import os
+import ssl
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -69,6 +72,7 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 _MAX_SLEEP = 30.0
 _CONNECT_SLEEP = 0.5  # the longest pause before retrying a refused connection
 _CONNECT_TIMEOUT = 10.0
+_POOL = 8  # connections per HTTP client (see OpenAICompatLLM._session)
 _TIMEOUT_RETRIES = 1  # a timed-out request is retried at most this often
 _MALFORMED_RETRIES = 2  # a 200 reply that is not what we expect is retried at most this often
 #: spec option -> constructor argument, and how its value is read
@@ -141,7 +145,8 @@ class OpenAICompatLLM(LLM):
         self.vision = vision
         self.model_id = f"openai-compat:{self.base_url}#{model}"
         self._transport = transport
-        self._client: httpx.AsyncClient | None = None
+        self._clients: list[httpx.AsyncClient] = []
+        self._load: list[int] = []
         self._sem: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -175,8 +180,8 @@ class OpenAICompatLLM(LLM):
         return list(await asyncio.gather(*(self._score_one(prefix, c) for c in continuations)))
 
     async def aclose(self) -> None:
-        client, self._client, self._sem, self._loop = self._client, None, None, None
-        if client is not None:
+        clients, self._clients, self._sem, self._loop = self._clients, [], None, None
+        for client in clients:
             await client.aclose()
 
     # -- internals ----------------------------------------------------------------------
@@ -205,15 +210,44 @@ class OpenAICompatLLM(LLM):
                 total += lp
         return total
 
-    def _session(self) -> tuple[httpx.AsyncClient, asyncio.Semaphore]:
-        """The client and semaphore of the running loop (made anew when the loop changes)."""
+    def _session(self) -> asyncio.Semaphore:
+        """The clients and semaphore of the running loop (made anew when the loop changes).
+
+        The connections are spread over clients of at most :data:`_POOL` each: httpcore scans
+        every connection of a pool on each request (and polls its socket), so one pool of 256
+        costs a core at 256 requests in flight, while 32 pools of 8 cost next to nothing."""
         loop = asyncio.get_running_loop()
-        if self._client is None or self._sem is None or self._loop is not loop:
+        if not self._clients or self._sem is None or self._loop is not loop:
             timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, _CONNECT_TIMEOUT))
-            self._client = httpx.AsyncClient(timeout=timeout, transport=self._transport)
-            self._sem = asyncio.Semaphore(self.max_concurrency)
+            n = self.max_concurrency
+            k = -(-n // _POOL)
+            limits = httpx.Limits(max_connections=-(-n // k), max_keepalive_connections=-(-n // k))
+            tls = _tls()
+            self._clients = [
+                httpx.AsyncClient(
+                    timeout=timeout, transport=self._transport, limits=limits, verify=tls
+                )
+                for _ in range(k)
+            ]
+            self._load = [0] * k
+            self._sem = asyncio.Semaphore(n)
             self._loop = loop
-        return self._client, self._sem
+        return self._sem
+
+    async def _send(
+        self, url: str, body: dict[str, Any], headers: dict[str, str], auth: Any
+    ) -> httpx.Response:
+        """POST through the client with the fewest requests in flight (never one at its
+        limit: the semaphore bounds the total)."""
+        load, clients = self._load, self._clients
+        i = min(range(len(load)), key=load.__getitem__)
+        load[i] += 1
+        try:
+            return await clients[i].post(
+                url, json=body, headers=headers, auth=auth, params=self._params
+            )
+        finally:
+            load[i] -= 1
 
     def _key(self) -> str | None:
         return os.environ.get(self.api_key_env) or None
@@ -229,7 +263,7 @@ class OpenAICompatLLM(LLM):
         self, path: str, body: dict[str, Any], parse: Callable[[Any], T]
     ) -> tuple[T, float]:
         """POST with retries; returns ``parse(json)`` and the successful request's seconds."""
-        client, sem = self._session()
+        sem = self._session()
         url, shown = self._url + path, self.base_url + path
         key = self._key()
         headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -241,9 +275,7 @@ class OpenAICompatLLM(LLM):
             async with sem:
                 t0 = time.perf_counter()
                 try:
-                    r = await client.post(
-                        url, json=body, headers=headers, auth=auth, params=self._params
-                    )
+                    r = await self._send(url, body, headers, auth)
                 except (httpx.UnsupportedProtocol, httpx.InvalidURL) as e:
                     message = f"cannot talk to {shown}: {self._scrub(str(e))}"
                     raise ModelServerError(message, "protocol") from None
@@ -282,6 +314,13 @@ class OpenAICompatLLM(LLM):
                 await asyncio.sleep(min(wait, _MAX_SLEEP))
         message = f"{reason} (gave up after {attempt + 1} attempts)"
         raise ModelServerError(message, kind, status if kind in ("http", "malformed") else None)
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One TLS context for every client of the process: httpx builds one per client
+    otherwise, loading the CA bundle each time (~60-80 ms of CPU, even for http URLs)."""
+    return httpx.create_ssl_context()
 
 
 def _retry_after(r: httpx.Response) -> float | None:

@@ -37,6 +37,7 @@ from statelab.core import (
     frozen_view,
 )
 from statelab.envs import make_env
+from statelab.llm.cache import CACHE_SECONDS
 from statelab.run.axes import env_context
 from statelab.run.config import RunSpec
 from statelab.run.spec import env_seed
@@ -52,7 +53,9 @@ MAX_QUERIES = 10
 
 
 class TimedLLM(LLM):
-    """Counts wall time spent in the model, to separate statelab's own overhead."""
+    """Counts wall time spent in the model, to separate statelab's own overhead. Time the
+    response cache spends (hashing the request, looking it up, queueing the write) is
+    statelab's, not the model's: it is left out, so ``steps.overhead`` counts it."""
 
     def __init__(self, inner: LLM) -> None:
         self.inner = inner
@@ -63,18 +66,20 @@ class TimedLLM(LLM):
         self.seconds = 0.0
 
     async def complete(self, messages: list[Message], params: GenParams) -> Completion:
-        start = time.perf_counter()
+        start, cache_before = time.perf_counter(), CACHE_SECONDS.get()
         try:
             return await self.inner.complete(messages, params)
         finally:
-            self.seconds += time.perf_counter() - start
+            cache_s = CACHE_SECONDS.get() - cache_before
+            self.seconds += time.perf_counter() - start - cache_s
 
     async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
-        start = time.perf_counter()
+        start, cache_before = time.perf_counter(), CACHE_SECONDS.get()
         try:
             return await self.inner.score(messages, continuations)
         finally:
-            self.seconds += time.perf_counter() - start
+            cache_s = CACHE_SECONDS.get() - cache_before
+            self.seconds += time.perf_counter() - start - cache_s
 
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)

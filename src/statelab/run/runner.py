@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from statelab.core import LLM, ConfigError, ModelError
-from statelab.llm import make_llm
+from statelab.llm import CachedLLM, make_llm, spec_concurrency
 from statelab.run.axes import NAMES
 from statelab.run.config import Experiment, RunSpec
 from statelab.run.episode import describe_run, run_episode, spec_dict
@@ -33,6 +33,9 @@ class RunResult:
     tokens_in: int = 0
     tokens_out: int = 0
     seconds: float = 0.0
+    #: seconds finished episodes waited for their write to the store, summed over episodes
+    #: (the writes run on worker threads, off the event loop, one at a time)
+    store_seconds: float = 0.0
     failures: list[str] = field(default_factory=list)
     #: how many episodes failed with each reason
     reasons: Counter[str] = field(default_factory=Counter)
@@ -137,11 +140,16 @@ def open_store(exp: Experiment) -> Store:
     return store
 
 
-def _commit(store: Store, ep: EpisodeRecord) -> str | None:
+def _commit(store: Store, ep: EpisodeRecord, caches: tuple[Any, ...] = ()) -> str | None:
     """Write ``ep``; when that fails, write it as failed with the reason (or, when even that
     fails, leave the store as it was: the transaction rolls back). Returns why the write
-    failed, or None."""
+    failed, or None. Runs on a worker thread (the store serialises its writers); the episode
+    is durable when it returns (a committed WAL transaction survives the process's death),
+    and so are its answers in the response ``caches`` (flushed first: a finished episode
+    replays from the cache even after a SIGKILL)."""
     try:
+        for cache in caches:
+            cache.flush()
         store.commit_episode(ep)
         return None
     except Exception as e:  # a full disk, a value SQLite cannot hold, a malformed record
@@ -221,7 +229,13 @@ async def _play(
 ) -> None:
     """Play ``todo`` concurrently into ``store``, building the models into ``llms``."""
     factory = llm_factory or (
-        lambda spec: make_llm(spec, cache=exp.cache, timeout=exp.timeout, retries=exp.retries)
+        lambda spec: make_llm(
+            spec,
+            cache=exp.cache,
+            timeout=exp.timeout,
+            retries=exp.retries,
+            concurrency=exp.concurrency,
+        )
     )
     gates: dict[str, asyncio.Semaphore] = {}
     for spec, _, _ in todo:
@@ -231,9 +245,7 @@ async def _play(
             if m not in llms:
                 llms[m] = factory(m)
         if spec.model not in gates:
-            gates[spec.model] = asyncio.Semaphore(
-                min(exp.concurrency, llms[spec.model].max_concurrency)
-            )
+            gates[spec.model] = asyncio.Semaphore(gate_size(exp, spec.model, llms[spec.model]))
     model_free_gate = asyncio.Semaphore(exp.concurrency)
     bar = Progress(len(todo), sum(s.uses_model for s, _, _ in todo), progress)
     breaker = Breaker(exp.max_consecutive_failures)
@@ -257,8 +269,15 @@ async def _play(
                 elif debug and progress is not None:
                     traceback.print_exc(limit=5, file=progress)
             # recorded before the gate lets the next episode in, so none starts after the
-            # failure that trips the breaker
-            breaker.record("the store", _commit(store, ep))
+            # failure that trips the breaker; written off the event loop, so the other
+            # episodes' calls go on meanwhile
+            t0 = time.perf_counter()
+            caches = tuple(
+                {id(m.cache): m.cache for m in (llm, writer) if isinstance(m, CachedLLM)}.values()
+            )
+            why = await asyncio.to_thread(_commit, store, ep, caches)
+            result.store_seconds += time.perf_counter() - t0
+            breaker.record("the store", why)
             if llm is not None:
                 breaker.record(f"model {spec.model}", model_error)
         _count(result, spec, ep)
@@ -267,6 +286,14 @@ async def _play(
     await asyncio.gather(*(one(s, seed, i) for s, seed, i in todo))
     if breaker.tripped:
         result.stopped = f"stopped early: {breaker.tripped}"
+
+
+def gate_size(exp: Experiment, model: str, llm: LLM) -> int:
+    """Episodes of ``model`` in flight at once: the spec's own ``?concurrency=n`` when it sets
+    one, else the experiment's ``concurrency`` bounded by what the backend serves at once (a
+    local CPU model: 1; an HTTP backend is built with the experiment's concurrency)."""
+    own = spec_concurrency(model)
+    return own if own is not None else max(1, min(exp.concurrency, llm.max_concurrency))
 
 
 def _count(result: RunResult, spec: RunSpec, ep: EpisodeRecord) -> None:

@@ -1,0 +1,266 @@
+"""Is a server kept full? Requests in flight at an OpenAI-compatible stub, and statelab's CPU.
+
+Starts a stub chat-completions server on 127.0.0.1 in a child process (it answers every
+request after a fixed delay and integrates the number of requests in flight over time), then
+runs Tower of Hanoi episodes against it through ``statelab.run.runner.run_experiment`` with
+the response cache on (a fresh file per case, so every call is a miss and a cache write) and
+reports, per configured ``concurrency``:
+
+* mean requests in flight at the server (time-weighted, first request to last answer), and
+  its ratio to the configured concurrency (target >= 0.9);
+* the peak in flight;
+* statelab's CPU per model call (user + system time of this process, all threads: the
+  event loop, the HTTP client, the cache writer and the store), in ms;
+* wall time, and the store's commit time (on its worker thread).
+
+Every episode lasts the same number of steps (the stub's reply is never a legal move, so
+each runs to ``max_steps``); the stub's answer times vary uniformly by +-50 % around the
+given pace (seeded), as a real server's do, so episodes do not move in lockstep. There are
+four times as many episodes as the concurrency. "in flight" is the time-weighted mean from
+the first request until the last episode starts (while there is work left to give the
+server: after that the run drains, as every finite run does); "whole" is over the whole run.
+
+    python benchmarks/concurrency.py                  # 8 and 32 at 50 ms, 128 and 256 at 1 s
+    python benchmarks/concurrency.py --cases 32:0.05
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPLY = "Action: wait"  # never a legal Hanoi move: every episode runs to max_steps
+
+
+# -- the stub server (child process) ----------------------------------------------------------
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.now = 0
+        self.peak = 0
+        self.requests = 0
+        self.area = 0.0  # integral of requests in flight over time
+        self.first: float | None = None
+        self.last = 0.0
+        self.mark = 0.0
+        self.events: list[tuple[float, int]] = []
+
+    def change(self, d: int) -> None:
+        t = time.time()
+        self.events.append((t, self.now + d))
+        if self.first is None:
+            self.first = self.mark = t
+        self.area += self.now * (t - self.mark)
+        self.mark = t
+        self.now += d
+        self.peak = max(self.peak, self.now)
+        if d < 0:
+            self.last = t
+
+    def report(self, until: float | None) -> dict[str, float]:
+        span = (self.last - self.first) if self.first is not None else 0.0
+        return {
+            "requests": self.requests,
+            "peak": self.peak,
+            "mean_whole": self.area / span if span > 0 else 0.0,
+            "mean_full": _mean_until(self.events, until) if until else 0.0,
+            "span_s": span,
+        }
+
+
+def _mean_until(events: list[tuple[float, int]], until: float) -> float:
+    """Time-weighted mean of the in-flight count from the first event to ``until``."""
+    if not events or until <= events[0][0]:
+        return 0.0
+    area, (t_prev, n_prev) = 0.0, events[0]
+    for t, n in events[1:]:
+        if t >= until:
+            break
+        area += n_prev * (t - t_prev)
+        t_prev, n_prev = t, n
+    area += n_prev * (until - t_prev)
+    return area / (until - events[0][0])
+
+
+async def _serve(delay: float) -> None:
+    stats = Stats()
+    rng = random.Random(0)
+    body = json.dumps(
+        {
+            "choices": [{"message": {"role": "assistant", "content": REPLY}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 4},
+        }
+    ).encode()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                line = await reader.readline()
+                if not line:
+                    return
+                length = 0
+                while True:
+                    h = await reader.readline()
+                    if h in (b"\r\n", b"\n", b""):
+                        break
+                    k, _, v = h.decode("latin-1").partition(":")
+                    if k.strip().lower() == "content-length":
+                        length = int(v.strip())
+                if length:
+                    await reader.readexactly(length)
+                if line.startswith(b"GET /stats"):
+                    until = line.split(b" ")[1].partition(b"?until=")[2]
+                    out = json.dumps(stats.report(float(until) if until else None)).encode()
+                elif line.startswith(b"GET /reset"):
+                    stats.reset()
+                    out = b"{}"
+                else:
+                    stats.requests += 1
+                    stats.change(+1)
+                    await asyncio.sleep(delay * rng.uniform(0.5, 1.5))
+                    stats.change(-1)
+                    out = body
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: %d\r\n\r\n%s" % (len(out), out)
+                )
+                await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            return
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=4096)
+    port = server.sockets[0].getsockname()[1]
+    print(port, flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+# -- the driver -------------------------------------------------------------------------------
+
+
+def _get(port: int, path: str) -> dict[str, float]:
+    import httpx
+
+    return dict(httpx.get(f"http://127.0.0.1:{port}{path}", timeout=10).json())
+
+
+def case(
+    concurrency: int, delay: float, steps: int, warm: bool = True, episodes: int = 0
+) -> dict[str, float]:
+    """One run at ``concurrency`` against answers taking ``delay`` s (after a one-episode
+    warm-up run when ``warm``: imports and first-use setup are not per-call costs)."""
+    if warm:
+        case(1, 0.0, 2, warm=False, episodes=1)
+    import statelab.run.runner as runner
+    from statelab.run.config import parse_experiment
+    from statelab.run.runner import run_experiment
+
+    starts: list[float] = []
+    play = runner.run_episode
+
+    async def timed_episode(*a, **kw):  # type: ignore[no-untyped-def]
+        starts.append(time.time())
+        return await play(*a, **kw)
+
+    runner.run_episode = timed_episode  # type: ignore[assignment]
+
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve", str(delay)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline())
+        with tempfile.TemporaryDirectory() as tmp:
+            exp = parse_experiment(
+                {
+                    "name": "conc",
+                    "model": f"openai-compat:http://127.0.0.1:{port}/v1#stub",
+                    "expert": False,
+                    "seeds": list(range(episodes or 4 * concurrency)),
+                    "grid": {"env": ["hanoi"], "history": ["full"]},
+                    "max_steps": steps,
+                    "concurrency": concurrency,
+                    "timeout": 60,
+                    "out": tmp,
+                    "cache": str(Path(tmp) / "cache.sqlite"),
+                }
+            )
+            _get(port, "/reset")
+            r0 = resource.getrusage(resource.RUSAGE_SELF)
+            t0 = time.perf_counter()
+            res = asyncio.run(run_experiment(exp, progress=None))
+            wall = time.perf_counter() - t0
+            r1 = resource.getrusage(resource.RUSAGE_SELF)
+            stats = _get(port, f"/stats?until={max(starts)}")
+        cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+        assert res.done == len(exp.seeds), res.failures[:3]
+        return {
+            "concurrency": concurrency,
+            "delay_ms": delay * 1000,
+            "episodes": res.done,
+            "calls": res.model_calls,
+            "mean_in_flight": stats["mean_full"],
+            "ratio": stats["mean_full"] / concurrency,
+            "whole_ratio": stats["mean_whole"] / concurrency,
+            "peak": stats["peak"],
+            "cpu_ms_per_call": cpu / max(1, res.model_calls) * 1000,
+            "wall_s": wall,
+            "ideal_s": 4 * steps * delay,
+            "store_s": getattr(res, "store_seconds", float("nan")),  # older statelab: none
+        }
+    finally:
+        runner.run_episode = play  # type: ignore[assignment]
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--serve", type=float, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--cases",
+        nargs="*",
+        default=["8:0.05", "32:0.05", "128:1", "256:1"],
+        help="concurrency:seconds-per-answer",
+    )
+    ap.add_argument("--steps", type=int, default=0, help="steps per episode (0: by case)")
+    args = ap.parse_args()
+    if args.serve is not None:
+        asyncio.run(_serve(args.serve))
+        return
+    print(
+        f"{'conc':>5} {'answer':>7} {'calls':>6} {'in flight':>9} {'ratio':>6} {'whole':>6} "
+        f"{'peak':>5} "
+        f"{'cpu/call':>9} {'wall s':>7} {'ideal s':>7} {'store s':>7}"
+    )
+    for spec in args.cases:
+        n, d = spec.split(":")
+        delay = float(d)
+        steps = args.steps or (20 if delay < 0.5 else 8)
+        r = case(int(n), delay, steps)
+        print(
+            f"{r['concurrency']:5.0f} {r['delay_ms']:5.0f}ms {r['calls']:6.0f} "
+            f"{r['mean_in_flight']:9.1f} {r['ratio']:6.2f} {r['whole_ratio']:6.2f} "
+            f"{r['peak']:5.0f} "
+            f"{r['cpu_ms_per_call']:7.2f}ms {r['wall_s']:7.2f} {r['ideal_s']:7.2f} "
+            f"{r['store_s']:7.2f}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

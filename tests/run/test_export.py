@@ -1,0 +1,106 @@
+"""``statelab export``: the episodes, steps and calls tables as CSV and Parquet files that
+read back to the store's rows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from statelab.cli import app
+from statelab.run.config import parse_experiment
+from statelab.run.export import export_store
+from statelab.run.runner import run_sync
+from statelab.run.store import Store
+
+# a reply with a comma, a quote, a newline and non-ASCII: CSV must quote it
+REPLIES = [
+    'I think, "carefully"\nAction: Move the top disk of rod A to the top of rod C — ok',
+    "Action: Move the top disk of rod A to the top of rod B",
+]
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("export")
+    script = tmp / "replies.json"
+    script.write_text(json.dumps(REPLIES))
+    exp = parse_experiment(
+        {
+            "name": "x",
+            "model": f"scripted:{script}",
+            "seeds": [0, 1],
+            "grid": {"env": ["hanoi"], "history": ["full", "summary"]},
+            "out": str(tmp / "results"),
+            "cache": None,
+            "max_steps": 4,
+        }
+    )
+    assert run_sync(exp, progress=None).done == 6  # 2 histories x 2 seeds + 2 expert
+    return exp.out_dir / "store.sqlite"
+
+
+def _stored(store: Path, table: str) -> pd.DataFrame:
+    s = Store(store)
+    try:
+        return s.table(table)
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("table", ["steps", "calls"])
+def test_csv_reads_back_to_the_stored_rows(store: Path, tmp_path: Path, table: str) -> None:
+    files = export_store(store, tmp_path, "csv", [table])
+    assert files == [tmp_path / f"{table}.csv"]
+    back = pd.read_csv(files[0], keep_default_na=False, na_values=[""])
+    want = _stored(store, table)
+    assert list(back.columns) == list(want.columns) and len(back) == len(want) > 0
+    assert back["reply" if table == "steps" else "text"].tolist() == (
+        want["reply" if table == "steps" else "text"].tolist()
+    )
+
+
+def test_episodes_carry_their_runs_label_axes_and_tags(store: Path, tmp_path: Path) -> None:
+    (csv,) = export_store(store, tmp_path, "csv", ["episodes"])
+    df = pd.read_csv(csv)
+    assert len(df) == 6 and {"label", "history", "env", "tags", "score", "seed"} <= set(df.columns)
+    assert sorted(df["history"].unique()) == ["-", "full", "summary"]  # the expert: "-"
+    assert all(isinstance(json.loads(t), list) for t in df["tags"])
+
+
+def test_parquet_keeps_the_declared_types(store: Path, tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow", reason="parquet export needs the export extra (pyarrow)")
+    files = export_store(store, tmp_path, "parquet")
+    assert [f.name for f in files] == ["episodes.parquet", "steps.parquet", "calls.parquet"]
+    eps, steps = pd.read_parquet(files[0]), pd.read_parquet(files[1])
+    assert str(eps["seed"].dtype) == "int64" and str(eps["score"].dtype) == "float64"
+    assert all(isinstance(list(t), list) for t in eps["tags"])
+    want = _stored(store, "steps")
+    assert steps["reply"].tolist() == want["reply"].tolist()
+    assert steps["reward"].tolist() == want["reward"].tolist()
+
+
+def test_chunks_with_nulls_keep_one_schema(store: Path, tmp_path: Path, monkeypatch) -> None:
+    """A column NULL in one chunk and set in another (gold, error) exports as one type."""
+    pytest.importorskip("pyarrow", reason="parquet export needs the export extra (pyarrow)")
+    import statelab.run.export as export
+
+    monkeypatch.setattr(export, "CHUNK", 1)
+    (f,) = export_store(store, tmp_path, "parquet", ["episodes"])
+    assert len(pd.read_parquet(f)) == 6
+
+
+def test_cli_exports_and_refuses_bad_options_in_one_line(store: Path, tmp_path: Path) -> None:
+    res = runner.invoke(
+        app, ["export", str(store.parent), "--format", "csv", "--out", str(tmp_path)]
+    )
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["calls.csv", "episodes.csv", "steps.csv"]
+    bad = runner.invoke(app, ["export", str(store.parent), "--format", "xlsx"])
+    assert bad.exit_code == 2 and "--format: one of parquet, csv" in bad.stderr
+    bad = runner.invoke(app, ["export", str(store.parent), "--format", "csv", "--table", "x"])
+    assert bad.exit_code == 2 and "no table 'x'" in bad.stderr
