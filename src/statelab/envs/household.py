@@ -16,9 +16,9 @@ would apply). Needs ``textworld``, ``fast-downward-textworld`` (the PDDL state e
   name: put, examine, clean, heat, cool, puttwo) plays only that type, whatever the seed.
 - Splits: ``train`` seeds 0-9,999 (ALFWorld's train scenes), ``test`` the 134 seeds
   100,000-100,133 (its test scenes, unseen in training), 22 or 23 games of each type.
-- Text is the game's: "-= Welcome to TextWorld, ALFRED! =-", the room, "Your task is to: ...";
-  "You arrive at fridge 1. The fridge 1 is closed."; any status-bar line TextWorld may add is
-  removed. ``admissible`` is the game's list of admissible commands at each step.
+- Text is the game's: the room, "Your task is to: ..."; "You arrive at fridge 1. The fridge 1
+  is closed."; TextWorld's banner ("-= Welcome to TextWorld, ALFRED! =-", which ReAct's and
+  StateAct's ALFWorld code cut off too) and any status-bar line TextWorld may add are removed. ``admissible`` is the game's list of admissible commands at each step.
 - Commands: go to, open, close, take X from Y, move X to Y, heat / cool / clean X with Y, use,
   examine, inventory, look, help. The seed's in/on correction (Appendix A.2.1): ``put X in Y``,
   ``put X on Y``, ``put X in/on Y`` (and into / onto) are sent as the grammar's ``move X to
@@ -74,6 +74,7 @@ _PUT = re.compile(r"^put (?P<o>.+?) (?:in/on|into|onto|in|on) (?P<r>.+)$")
 #: Fast Downward's translator keeps global options and rewrites sys.argv: one load at a time
 _LOAD_LOCK = threading.Lock()
 _STATUS = re.compile(r"^\s*-= .* =-\s*-?\d+(?:/\d+)?\b.*$")
+_BANNER = re.compile(r"^\s*-= Welcome to TextWorld.* =-\s*$")
 
 
 def normalise(action: str) -> str:
@@ -84,8 +85,10 @@ def normalise(action: str) -> str:
 
 
 def clean_text(text: str) -> str:
-    """The game's text without TextWorld's status-bar lines ("-= Kitchen =-0/1")."""
-    lines = [ln for ln in str(text).splitlines() if not _STATUS.match(ln)]
+    """The game's text without TextWorld's banner and status-bar lines ("-= Kitchen =-0/1")."""
+    lines = [
+        ln for ln in str(text).splitlines() if not (_STATUS.match(ln) or _BANNER.match(ln))
+    ]
     return "\n".join(lines).strip()
 
 
