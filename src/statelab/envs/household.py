@@ -18,7 +18,8 @@ would apply). Needs ``textworld``, ``fast-downward-textworld`` (the PDDL state e
   100,000-100,133 (its test scenes, unseen in training), 22 or 23 games of each type.
 - Text is the game's: the room, "Your task is to: ..."; "You arrive at fridge 1. The fridge 1
   is closed."; TextWorld's banner ("-= Welcome to TextWorld, ALFRED! =-", which ReAct's and
-  StateAct's ALFWorld code cut off too) and any status-bar line TextWorld may add are removed. ``admissible`` is the game's list of admissible commands at each step.
+  StateAct's ALFWorld code cut off too) and any status-bar line TextWorld may add are removed.
+  ``admissible`` is the game's list of admissible commands at each step.
 - Commands: go to, open, close, take X from Y, move X to Y, heat / cool / clean X with Y, use,
   examine, inventory, look, help. The seed's in/on correction (Appendix A.2.1): ``put X in Y``,
   ``put X on Y``, ``put X in/on Y`` (and into / onto) are sent as the grammar's ``move X to
@@ -86,9 +87,7 @@ def normalise(action: str) -> str:
 
 def clean_text(text: str) -> str:
     """The game's text without TextWorld's banner and status-bar lines ("-= Kitchen =-0/1")."""
-    lines = [
-        ln for ln in str(text).splitlines() if not (_STATUS.match(ln) or _BANNER.match(ln))
-    ]
+    lines = [ln for ln in str(text).splitlines() if not (_STATUS.match(ln) or _BANNER.match(ln))]
     return "\n".join(lines).strip()
 
 
