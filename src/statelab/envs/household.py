@@ -85,6 +85,26 @@ def normalise(action: str) -> str:
     return f"move {m['o']} to {m['r']}" if m else cmd
 
 
+#: the goal templates' openings (ALFWorld's goal_library), by task type; the rest is "put"
+_GOAL_TYPES = (
+    (("look at ", "examine the "), "look_at_obj_in_light"),
+    (("put a clean ", "clean some "), "pick_clean_then_place_in_recep"),
+    (("put a hot ", "heat some "), "pick_heat_then_place_in_recep"),
+    (("put a cool ", "cool some "), "pick_cool_then_place_in_recep"),
+    (("put two ", "find two "), "pick_two_obj_and_place"),
+    (("put a ", "put some "), "pick_and_place_simple"),
+)
+
+
+def task_type_of_goal(goal: str) -> str | None:
+    """The task type a goal sentence names (by ALFWorld's templates), or None."""
+    text = " ".join(goal.lower().split())
+    for openings, task_type in _GOAL_TYPES:
+        if text.startswith(openings):
+            return task_type
+    return None
+
+
 def clean_text(text: str) -> str:
     """The game's text without TextWorld's banner and status-bar lines ("-= Kitchen =-0/1")."""
     lines = [ln for ln in str(text).splitlines() if not (_STATUS.match(ln) or _BANNER.match(ln))]
@@ -155,6 +175,9 @@ class HouseholdEnv(Env):
         self._tracked: dict[str, Any] = {}
         self._won = False
         self._text = ""
+
+    #: what the few-shot examples are selected by (seed 002 picks them by task type)
+    task_type_of_goal = staticmethod(task_type_of_goal)
 
     def task_type_of(self, seed: int) -> str:
         return self.task_type or gen.TASK_TYPES[seed % len(gen.TASK_TYPES)]
