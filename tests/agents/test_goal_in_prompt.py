@@ -13,7 +13,16 @@ from statelab.run.config import Params, RunSpec, resolve_format
 from statelab.run.episode import run_episode
 
 ENVS = ["hanoi", "messenger", "babyai/goto", "traffic", "textcraft", "household"]
-AGENTS = ["act", "react", "stateact", "stateact:none", "adapt:react", "plan:5"]
+AGENTS = [
+    "act",
+    "react",
+    "stateact",
+    "stateact:none",
+    "adapt:react",
+    "plan:5",
+    "stateact:all/anchor",
+    "react:original/anchor",
+]
 
 
 def _text(messages: list) -> str:
