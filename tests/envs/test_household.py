@@ -301,3 +301,24 @@ def test_goal_names_its_task_type_on_every_test_game():
     for seed in HouseholdEnv.splits["test"]:
         meta = json.loads(gen.ensure_game(seed, gen.TASK_TYPES[seed % 6]).read_text())
         assert task_type_of_goal(meta["statelab"]["goal"]) == meta["statelab"]["task_type"]
+
+
+def test_searching_expert_sees_only_what_a_player_sees():
+    """The few-shot player searches: it is never given the privileged info (``info`` None),
+    solves each task type, and says where the object is more likely to be."""
+    from statelab.envs._household_search import SearchingExpert, parse_goal
+
+    assert parse_goal("put a clean mug in coffeemachine.") == ("clean", "mug", "coffeemachine")
+    assert parse_goal("examine the book with the desklamp") == ("examine", "book", "desklamp")
+    env = HouseholdEnv()
+    for seed in range(6):  # train seeds: one of each task type
+        obs, _ = env.reset(seed=seed)
+        player, n, done = SearchingExpert(), 0, False
+        first = ""
+        while not done and n < 40:
+            action = player.act(obs, None)
+            first = first or player.thought
+            obs, _r, terminated, truncated, _ = env.step(action)
+            n, done = n + 1, terminated or truncated
+        assert env.success(), seed
+        assert "is more likely to appear in" in first

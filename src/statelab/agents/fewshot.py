@@ -30,7 +30,7 @@ from statelab.agents._turn import render_turn
 from statelab.core import Env
 from statelab.facts import TextFacts
 
-VERSION = 2
+VERSION = 3
 _LOCK = threading.Lock()
 _MEMO: dict[str, list[Trace]] = {}
 _STOP = {"a", "an", "the", "some", "in", "on", "to", "of", "and", "it", "put", "with", "then"}
@@ -46,6 +46,8 @@ class TraceStep:
     inventory: list[str] = field(default_factory=list)
     visited: list[str] = field(default_factory=list)
     state: str = ""
+    #: the player's own thought (a searching expert's); None: a templated one is written
+    thought: str | None = None
 
 
 @dataclass
@@ -102,7 +104,9 @@ def play_expert(
     task_type = None if raw_type is None else str(raw_type)
     if skip is not None and task_type in skip:
         return task_type, None
-    expert = env.expert()
+    # an env may offer a player that searches as the few-shot expert (household)
+    searcher = getattr(env, "fewshot_expert", None)
+    expert = searcher() if searcher is not None else env.expert()
     steps: list[TraceStep] = []
     seen: list[str] = []
     goal = obs.goal or ""
@@ -110,6 +114,8 @@ def play_expert(
     while not done and len(steps) < max_len:
         step = _annotate(obs, info, seen)
         step.action = str(expert.act(obs, info))
+        if hasattr(expert, "thought"):
+            step.thought = str(expert.thought)
         steps.append(step)
         obs, _r, terminated, truncated, info = env.step(step.action)
         done = terminated or truncated
@@ -256,7 +262,9 @@ def render_trace(trace: Trace, keys: tuple[str, ...], fmt: str = "text") -> str:
     before: list[str] = []
     for i, s in enumerate(trace.steps):
         at = s.location if s.location and s.location != "middle of room" else START
-        thought = _thought(i, trace.goal, before, s.inventory, s.action)
+        thought = s.thought
+        if thought is None:
+            thought = _thought(i, trace.goal, before, s.inventory, s.action)
         values = {
             "goal": trace.goal.rstrip("."),
             "locations visited": ", ".join(s.visited),

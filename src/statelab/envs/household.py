@@ -288,6 +288,13 @@ class HouseholdEnv(Env):
     def expert(self) -> HouseholdExpert:
         return HouseholdExpert()
 
+    def fewshot_expert(self) -> Any:
+        """The player whose traces are the few-shot examples: it searches, knowing only what
+        a player sees (:mod:`statelab.envs._household_search`)."""
+        from statelab.envs._household_search import SearchingExpert
+
+        return SearchingExpert()
+
 
 def _task_type(arg: str | None) -> dict[str, Any]:
     if arg is None:
