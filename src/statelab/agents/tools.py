@@ -11,6 +11,8 @@ Spellings: the agent's name, then options joined by ``+`` in any order::
     tools:cc                 collision check (implies short descriptions)
     tools:cc+think           ... with a written rationale before the choice
     tools:cc+long            collision check with the long descriptions
+    tools:cc+json            the anchor's decision: a JSON object with ``chosen_tool`` limited
+                             to the safe tools by a JSON schema (structured output)
     tools:short              short descriptions without the collision check
     tools:k=5+n=250+seed=0   the library: K medoids, n geodesics, sampling seed (defaults)
     tools:cars=25            cars of the grid the geodesics are sampled in (default 25)
@@ -26,8 +28,15 @@ Spellings: the agent's name, then options joined by ``+`` in any order::
   choice), elsewhere one. Off: the choice alone (one call).
 - On backends with ``llm.constrained`` the choice is constrained to ``Tool: <offered name>``
   (``Plan: <k letters over W,U,D,L,R>``); elsewhere the reply is parsed
-  (:func:`parse_tool`, :func:`parse_plan`). An unreadable tool choice waits (``WWWWW``); an
-  unreadable plan is passed on as written and the env refuses it (nothing moves).
+  (:func:`parse_tool`, :func:`parse_plan`). An unreadable tool choice is a random offered
+  tool with the collision check (never one the check removed: seed 001's code does the same),
+  and waits (``WWWWW``) without it; an unreadable plan is passed on as written and the env
+  refuses it (nothing moves).
+- ``json``: the decision as seed 001's code asks for it: one JSON object (where the target is,
+  from the window, from the close-up and both; a justification; ``chosen_tool``) sent with
+  its JSON schema as structured output (``GenParams.json_schema``: ``response_format`` on
+  OpenAI-compatible servers, a grammar on llama.cpp), ``chosen_tool`` an enum of the offered
+  tools. ``think=N`` then only makes room (max_tokens N) for the model's own reasoning mode.
 
 Every decision stores its metadata in the step's ``meta``:
 ``model_call`` (False for decisions taken by the collision check alone), ``thinking``,
@@ -37,11 +46,15 @@ Every decision stores its metadata in the step's ``meta``:
 from __future__ import annotations
 
 import itertools
+import json
+import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from statelab.agents._parse import split_reasoning
+from statelab.agents._prompting import complete_past_reasoning
 from statelab.core import (
     LLM,
     Agent,
@@ -80,6 +93,8 @@ class Options:
     n: int = 250
     seed: int = 0
     cars: int = 25
+    #: the anchor's decision form: a JSON object, structured output constrained to the tools
+    json: bool = False
 
     @property
     def description_form(self) -> str:
@@ -89,7 +104,7 @@ class Options:
 def parse_options(kind: str, arg: str | None) -> Options:
     """``tools``/``plan`` options from the part of a spelling after the colon."""
     opts: dict[str, Any] = {"kind": kind}
-    flags = {"think"} | ({"cc", "short", "long"} if kind == "tools" else set())
+    flags = {"think"} | ({"cc", "short", "long", "json"} if kind == "tools" else set())
     numbers = {"think", "k", "n", "seed", "cars"} if kind == "tools" else {"think"}
     for i, token in enumerate(t.strip() for t in (arg or "").split("+") if t.strip()):
         name, sep, value = token.partition("=")
@@ -107,6 +122,8 @@ def parse_options(kind: str, arg: str | None) -> Options:
             opts["collision_check"] = True
         elif name in ("short", "long"):
             opts["form"] = name
+        elif name == "json":
+            opts["json"] = True
         elif name == "think":
             opts["thinking"] = True
             if sep:
@@ -167,6 +184,63 @@ def parse_plan(reply: str, k: int = TOOL_LEN) -> str | None:
                 return got
     groups = set(re.findall(rf"\b[WUDLR]{{{k}}}\b", reply))
     return groups.pop() if len(groups) == 1 else None
+
+
+# -- the anchor's JSON decision ----------------------------------------------------------------
+#: the fields written before ``chosen_tool`` (seed 001's code asks for these four)
+JSON_FIELDS = (
+    "target_relative_to_agent_from_observation",
+    "target_relative_to_agent_from_closeup",
+    "target_relative_to_agent_summary",
+    "justification",
+)
+JSON_MIN_TOKENS = 512
+
+
+def decision_schema(offered: Sequence[str]) -> dict[str, Any]:
+    """The JSON schema of a decision, ``chosen_tool`` limited to ``offered``."""
+    props: dict[str, Any] = {f: {"type": "string"} for f in JSON_FIELDS}
+    props["chosen_tool"] = {"type": "string", "enum": list(offered)}
+    return {"type": "object", "properties": props, "required": [*JSON_FIELDS, "chosen_tool"]}
+
+
+def json_instruction(offered: Sequence[str]) -> str:
+    return (
+        "Pick the single tool that best advances you toward the target. Answer with one JSON "
+        "object and nothing else, with these keys in this order:\n"
+        '"target_relative_to_agent_from_observation": where the target is from you, as seen '
+        "in the observation window (one sentence);\n"
+        '"target_relative_to_agent_from_closeup": the same from the close-up, or "not visible '
+        'in close-up";\n'
+        '"target_relative_to_agent_summary": both reconciled (one sentence);\n'
+        '"justification": which tool brings you closest to the target (one sentence);\n'
+        f'"chosen_tool": one of {", ".join(offered)}.'
+    )
+
+
+def parse_json_choice(reply: str, offered: Sequence[str]) -> str | None:
+    """``chosen_tool`` of a JSON reply when it is one of ``offered``, else None."""
+    _, text = split_reasoning(reply)
+    valid = {n.upper(): n for n in offered}
+    m = re.search(r"\{.*\}", text, re.DOTALL)
+    for blob in ([m.group(0)] if m else []) + [text]:
+        try:
+            data = json.loads(blob)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict):
+            value = str(data.get("chosen_tool", "")).strip().upper()
+            if value in valid:
+                return valid[value]
+    m2 = re.search(r'"chosen_tool"\s*:\s*"?([UDLRWudlrw]+)"?', text)
+    if m2 and m2.group(1).upper() in valid:
+        return valid[m2.group(1).upper()]
+    return None
+
+
+def safe_fallback(offered: Sequence[str], seed: int) -> str:
+    """A random offered tool (seeded by the decision: replayable); WAIT when none is offered."""
+    return random.Random(seed).choice(list(offered)) if offered else WAIT
 
 
 # -- shared decision machinery ---------------------------------------------------------------
@@ -289,6 +363,8 @@ class ToolsAgent(Agent):
             )
         else:
             system, body = f"{prompt.manual}\n\n{library.text()}", ""
+        if o.json:
+            return await self._json_decision(llm, system, prompt, body, offered, meta)
         names = ", ".join(offered)
         instruction = (
             _think_instruction("tool", "Tool", "<tool name>") + f" The tools: {names}."
@@ -304,7 +380,42 @@ class ToolsAgent(Agent):
         choice = parse_tool(reply, offered)
         generated = sum(c.completion.usage.output_tokens for c in calls)
         step_meta = _meta(model_call=True, generated=generated, **meta)
-        return Decision(choice or WAIT, reply, calls, step_meta, parsed=choice is not None)
+        fallback = safe_fallback(offered, prompt.seed) if o.collision_check else WAIT
+        return Decision(choice or fallback, reply, calls, step_meta, parsed=choice is not None)
+
+    async def _json_decision(
+        self,
+        llm: LLM,
+        system: str,
+        prompt: Prompt,
+        body: str,
+        offered: list[str],
+        meta: dict[str, Any],
+    ) -> Decision:
+        """The anchor's decision: a JSON object (where the target is, a justification, then
+        ``chosen_tool``), its schema sent as structured output with ``chosen_tool`` limited to
+        the offered tools. An unreadable or unoffered choice is a random offered tool (with
+        the collision check: a random *safe* tool, never an unsafe one)."""
+        o = self.options
+        msgs = _messages(system, prompt, body, json_instruction(offered))
+        params = replace(
+            self.params,
+            seed=prompt.seed,
+            stop=(),
+            json_schema=json.dumps(decision_schema(offered)),
+            max_tokens=max(
+                self.params.max_tokens, JSON_MIN_TOKENS, o.think_tokens if o.thinking else 0
+            ),
+        )
+        calls = await complete_past_reasoning(llm, msgs, params, "tools")
+        reply = calls[-1].completion.text
+        choice = parse_json_choice(reply, offered)
+        generated = sum(c.completion.usage.output_tokens for c in calls)
+        step_meta = _meta(model_call=True, generated=generated, **meta)
+        if choice is None:
+            step_meta["fallback"] = "random offered tool"
+        action = choice or safe_fallback(offered, prompt.seed)
+        return Decision(action, reply, calls, step_meta, parsed=choice is not None)
 
 
 class PlanAgent(Agent):

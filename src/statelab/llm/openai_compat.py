@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
 import logging
 import os
 import time
@@ -162,6 +163,12 @@ class OpenAICompatLLM(LLM):
             body["stop"] = list(params.stop)
         if params.seed is not None:
             body["seed"] = params.seed
+        if params.json_schema is not None:
+            schema = json.loads(params.json_schema)
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": schema, "strict": True},
+            }
         (text, n_in, n_out), latency = await self._post("/chat/completions", body, _parse_chat)
         text = storable(text)
         usage = Usage(
