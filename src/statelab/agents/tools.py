@@ -16,6 +16,10 @@ Spellings: the agent's name, then options joined by ``+`` in any order::
     tools:short              short descriptions without the collision check
     tools:k=5+n=250+seed=0   the library: K medoids, n geodesics, sampling seed (defaults)
     tools:cars=25            cars of the grid the geodesics are sampled in (default 25)
+    tools:visible            geodesics planned with the cars visible from their start only
+                             (default: every car, as seed 001's code plans them)
+    tools:random             ties between geodesics broken at random (default: frontier
+                             order, as seed 001's code: all downs then rights when clear)
     plan:5                   five primitive actions proposed by the model (plan = plan:5)
     plan:5+think             ... with a written rationale first
     think=N                  thinking with a budget of N generated tokens (default 1024)
@@ -95,6 +99,10 @@ class Options:
     cars: int = 25
     #: the anchor's decision form: a JSON object, structured output constrained to the tools
     json: bool = False
+    #: geodesics planned with the cars visible from the start only (default: every car)
+    visible: bool = False
+    #: ties between geodesics: "frontier" (seed 001's code) or "random"
+    ties: str = "frontier"
 
     @property
     def description_form(self) -> str:
@@ -104,7 +112,9 @@ class Options:
 def parse_options(kind: str, arg: str | None) -> Options:
     """``tools``/``plan`` options from the part of a spelling after the colon."""
     opts: dict[str, Any] = {"kind": kind}
-    flags = {"think"} | ({"cc", "short", "long", "json"} if kind == "tools" else set())
+    flags = {"think"} | (
+        {"cc", "short", "long", "json", "visible", "random"} if kind == "tools" else set()
+    )
     numbers = {"think", "k", "n", "seed", "cars"} if kind == "tools" else {"think"}
     for i, token in enumerate(t.strip() for t in (arg or "").split("+") if t.strip()):
         name, sep, value = token.partition("=")
@@ -124,6 +134,10 @@ def parse_options(kind: str, arg: str | None) -> Options:
             opts["form"] = name
         elif name == "json":
             opts["json"] = True
+        elif name == "visible":
+            opts["visible"] = True
+        elif name == "random":
+            opts["ties"] = "random"
         elif name == "think":
             opts["thinking"] = True
             if sep:
@@ -334,7 +348,9 @@ class ToolsAgent(Agent):
                     "geodesics of that grid"
                 )
             o = self.options
-            spec = LibrarySpec.from_facts(facts, n_cars=o.cars, n=o.n, k=o.k, seed=o.seed)
+            spec = LibrarySpec.from_facts(
+                facts, o.visible, n_cars=o.cars, n=o.n, k=o.k, seed=o.seed, ties=o.ties
+            )
             self.library = await build_library(spec, llm, o.description_form, self.params)
         return self.library
 
