@@ -36,7 +36,7 @@ from statelab.tools.geodesics import (
 from statelab.tools.quantize import Quantization, quantize, tool_library
 
 #: bump when the geometry pipeline changes: libraries of another version are rebuilt
-GEOMETRY_VERSION = 2
+GEOMETRY_VERSION = 3
 
 
 def cache_root() -> Path:
