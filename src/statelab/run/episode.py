@@ -213,7 +213,10 @@ class Episode:
     # -- the stages ------------------------------------------------------------------------
     def compose(self) -> _Step:
         """phi(o_t, h_{t-1}) and the prompt [manual ; phi ; actions]."""
-        view = compose_view(self.history, self.c.render_obs(self.obs), self.obs.goal)
+        goal = self.obs.goal
+        if goal.strip().rstrip(".") in self.c.env.manual:  # the manual says it already
+            goal = ""
+        view = compose_view(self.history, self.c.render_obs(self.obs), goal)
         prompt = Prompt(
             manual=self.c.env.manual,
             view=view,
