@@ -320,3 +320,19 @@ def test_json_decision_sends_the_schema_of_the_safe_tools():
     assert schema["properties"]["chosen_tool"]["enum"] == safe
     assert list(schema["required"])[-1] == "chosen_tool" and len(schema["required"]) == 5
     assert p.choices is None and '"chosen_tool": one of' in llm.seen[0][1]["content"]
+
+
+def test_anchor_plan_rules_waits_on_an_unreadable_plan_and_explains_closing_speeds():
+    from statelab.agents.tools import KINEMATICS
+
+    agent = make_agent("plan:5+wait+kin", GenParams())
+    llm = ScriptedLLM(["no idea"])
+    d = decide(agent, llm, facts([]))
+    assert (d.action, d.parsed) == ("WWWWW", False)  # time passes, cars move
+    assert KINEMATICS in llm.seen[0][0]["content"] and "2k rows below" in KINEMATICS
+    plain = decide(make_agent("plan:5", GenParams()), ScriptedLLM(["no idea"]), facts([]))
+    assert plain.action == "no idea"  # statelab's rule: the env refuses it, nothing moves
+    tools = ToolsAgent(GenParams(), parse_options("tools", "short+kin"), LIBRARY)
+    llm = ScriptedLLM(["Tool: DDDDD"])
+    decide(tools, llm, facts([]))
+    assert KINEMATICS in llm.seen[0][0]["content"]

@@ -22,6 +22,9 @@ Spellings: the agent's name, then options joined by ``+`` in any order::
                              order, as seed 001's code: all downs then rights when clear)
     plan:5                   five primitive actions proposed by the model (plan = plan:5)
     plan:5+think             ... with a written rationale first
+    plan:5+wait              an unreadable plan waits (time passes), as seed 001's code
+    kin                      (tools or plan) the prompt explains closing speeds, as seed
+                             001's prompt without the collision check does
     think=N                  thinking with a budget of N generated tokens (default 1024)
 
 - ``cc`` (collision check, appendix A.2): every tool is replayed against the cars visible
@@ -103,6 +106,11 @@ class Options:
     visible: bool = False
     #: ties between geodesics: "frontier" (seed 001's code) or "random"
     ties: str = "frontier"
+    #: explain closing speeds in the prompt (seed 001's prompt without the collision check)
+    kinematics: bool = False
+    #: an unreadable plan waits (time passes, cars move), as seed 001's code; else it goes
+    #: to the env as written and is refused (nothing moves)
+    wait_invalid: bool = False
 
     @property
     def description_form(self) -> str:
@@ -112,8 +120,8 @@ class Options:
 def parse_options(kind: str, arg: str | None) -> Options:
     """``tools``/``plan`` options from the part of a spelling after the colon."""
     opts: dict[str, Any] = {"kind": kind}
-    flags = {"think"} | (
-        {"cc", "short", "long", "json", "visible", "random"} if kind == "tools" else set()
+    flags = {"think", "kin"} | (
+        {"cc", "short", "long", "json", "visible", "random"} if kind == "tools" else {"wait"}
     )
     numbers = {"think", "k", "n", "seed", "cars"} if kind == "tools" else {"think"}
     for i, token in enumerate(t.strip() for t in (arg or "").split("+") if t.strip()):
@@ -138,6 +146,10 @@ def parse_options(kind: str, arg: str | None) -> Options:
             opts["visible"] = True
         elif name == "random":
             opts["ties"] = "random"
+        elif name == "kin":
+            opts["kinematics"] = True
+        elif name == "wait":
+            opts["wait_invalid"] = True
         elif name == "think":
             opts["thinking"] = True
             if sep:
@@ -318,6 +330,21 @@ async def _ask(
     return (f"{thought}\n{c.text}" if thought else c.text), calls
 
 
+#: how fast cars close in, for prompts without the collision check (our words for what seed
+#: 001's prompt explains)
+KINEMATICS = (
+    "How fast danger closes in: cars move up one row per step. Moving down, you and a car "
+    "below you in your column close in by two rows per step; waiting or moving sideways, by "
+    "one row per step; moving up, you move with the traffic. So k steps down a column are "
+    "threatened by a car up to about 2k rows below where they start, and k steps of waiting "
+    "or sideways moves in a cell by a car up to k rows below it."
+)
+
+
+def _with_kinematics(system: str, o: Options) -> str:
+    return f"{system}\n\n{KINEMATICS}" if o.kinematics else system
+
+
 def _think_instruction(what: str, label: str, example: str) -> str:
     return (
         'First think briefly, in a few sentences starting with "Thought:": where is the '
@@ -378,7 +405,7 @@ class ToolsAgent(Agent):
                 + library.text(offered).split("Available tools are:\n\n", 1)[1]
             )
         else:
-            system, body = f"{prompt.manual}\n\n{library.text()}", ""
+            system, body = f"{_with_kinematics(prompt.manual, o)}\n\n{library.text()}", ""
         if o.json:
             return await self._json_decision(llm, system, prompt, body, offered, meta)
         names = ", ".join(offered)
@@ -459,7 +486,7 @@ class PlanAgent(Agent):
             else f'Plan your next {k} actions. Reply with one line: "Plan: <{what}>", for '
             f'example "Plan: {example}".'
         )
-        msgs = _messages(prompt.manual, prompt, "", instruction)
+        msgs = _messages(_with_kinematics(prompt.manual, o), prompt, "", instruction)
         choices = None
         if llm.constrained and len(PRIMITIVES) ** k <= self.MAX_CONSTRAINED:
             choices = tuple("".join(p) for p in itertools.product(PRIMITIVES, repeat=k))
@@ -470,6 +497,9 @@ class PlanAgent(Agent):
         plan = parse_plan(reply, k)
         generated = sum(c.completion.usage.output_tokens for c in calls)
         step_meta = _meta(model_call=True, thinking=o.thinking, generated=generated)
+        if plan is None and o.wait_invalid:
+            step_meta["invalid"] = "waited"
+            return Decision(WAIT[:k] if k <= TOOL_LEN else "W" * k, reply, calls, step_meta, False)
         if plan is None:
             raw = _labelled(reply)
             return Decision(

@@ -47,18 +47,8 @@ STATE_FIELDS = {
     "inventory": "current inventory",
     "visited": "locations visited",
 }
-_NO_PLACE = {
-    "",
-    "none",
-    "null",
-    "nothing",
-    "empty",
-    "n/a",
-    "unknown",
-    "starting location",
-    "middle of room",
-    "middle of the room",
-}
+_NO_PLACE = {"", "none", "null", "nothing", "empty", "n/a", "unknown", "starting location",
+             "middle of room", "middle of the room"}
 _ARTICLE = re.compile(r"^(a|an|the|some)\s+")
 
 

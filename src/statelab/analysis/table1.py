@@ -57,7 +57,8 @@ def read_tables(store_path: str | Path) -> dict[str, pd.DataFrame]:
     db = sqlite3.connect(f"file:{Path(store_path)}?mode=ro", uri=True)
     try:
         return {
-            t: pd.read_sql_query(f"SELECT * FROM {t}", db) for t in ("runs", "episodes", "steps")
+            t: pd.read_sql_query(f"SELECT * FROM {t}", db)
+            for t in ("runs", "episodes", "steps")
         }
     finally:
         db.close()
