@@ -123,12 +123,14 @@ def test_examples_render_in_the_variants_exact_format():
     first = parse_turn(turns[0])
     assert first.values["goal"] == "put an apple in fridge 1"
     assert (
-        first.values["current location"] == "None" and first.values["current inventory"] == "None"
+        first.values["current location"] == "starting location"  # the anchor's name of the start
+        and first.values["current inventory"] == "None"
     )
     assert first.values["thought"].startswith("To solve the task")
     last = parse_turn(turns[-1])
     assert last.values["current inventory"] == "apple" and last.action == "put apple in fridge 1"
-    assert "fridge 1" not in last.values["locations visited"]  # the current place is not "visited"
+    # the anchor's convention: "locations visited" includes the current location
+    assert last.values["current location"] in last.values["locations visited"].split(", ")
     jtext = fewshot.render_trace(chosen[0], ("goal", "action"), "json")
     jturns = [json.loads(p[1:]) for p in jtext.split("\n\n") if p.startswith(">{")]
     assert list(jturns[0]) == ["goal", "action"]
@@ -171,7 +173,10 @@ def test_agent_puts_examples_in_the_static_head(monkeypatch):
     head = heads[0]
     assert head.startswith(env.manual) and "Here are 2 examples:" in head
     assert head.index("in this order") < head.index("Here are 2 examples:")
-    assert "\n>goal: go to the shelf 1\nlocations visited: None\ncurrent location: None" in head
+    assert (
+        "\n>goal: go to the shelf 1\nlocations visited: None\ncurrent location: starting location"
+        in (head)
+    )
     assert all(s in Rooms.splits["train"] for s in Rooms.resets if s != 5)
     plain = make_agent("stateact", GenParams())
     asyncio.run(plain.decide(StepContext.for_prompt(prompt, obs), llm))  # no env: no examples

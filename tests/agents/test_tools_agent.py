@@ -271,3 +271,68 @@ def test_tools_agent_refuses_other_envs():
         asyncio.run(
             agent.decide(StepContext.for_prompt(Prompt("m", "v", None), obs), ScriptedLLM(["x"]))
         )
+
+
+# -- the anchor's JSON decision and the safe fallback ------------------------------------------
+def test_fallback_never_chooses_a_tool_the_collision_check_removed():
+    """Unreadable replies, replies naming an unsafe tool, and JSON whose chosen_tool is
+    unsafe: the action is always a safe tool (seed 001's code picks a random safe one), in
+    both decision forms; WWWWW only when it is safe or nothing is."""
+    import json as _json
+
+    env = TrafficEnv(n_cars=120)
+    cases = 0
+    for form in (Options("tools", collision_check=True), Options("tools", True, json=True)):
+        agent = ToolsAgent(GenParams(), form, LIBRARY)
+        for seed in range(40):
+            obs, _ = env.reset(seed=seed)
+            safe = LIBRARY.safe(obs.facts)
+            if len(safe) < 2:
+                continue
+            unsafe = [t for t in LIBRARY.names if t not in safe]
+            bad = unsafe[0] if unsafe else "XXXXX"
+            replies = ("I like turtles", f"Tool: {bad}", _json.dumps({"chosen_tool": bad}))
+            for reply in replies:
+                d = decide(agent, ScriptedLLM([reply]), obs.facts, seed=seed)
+                assert d.action in safe, (seed, reply, d.action, safe)
+                cases += 1
+    assert cases >= 30
+
+
+def test_json_decision_sends_the_schema_of_the_safe_tools():
+    import json as _json
+
+    env = TrafficEnv(n_cars=120)
+    for seed in range(40):
+        obs, _ = env.reset(seed=seed)
+        safe = LIBRARY.safe(obs.facts)
+        if len(safe) >= 2:
+            break
+    agent = make_agent("tools:cc+json")
+    agent.library = LIBRARY
+    pick = safe[-1]
+    reply = _json.dumps({"target_relative_to_agent_summary": "below right", "chosen_tool": pick})
+    llm = Constrained([reply])
+    d = decide(agent, llm, obs.facts)
+    assert d.action == pick and d.parsed
+    (p,) = llm.params
+    schema = _json.loads(p.json_schema)
+    assert schema["properties"]["chosen_tool"]["enum"] == safe
+    assert list(schema["required"])[-1] == "chosen_tool" and len(schema["required"]) == 5
+    assert p.choices is None and '"chosen_tool": one of' in llm.seen[0][1]["content"]
+
+
+def test_anchor_plan_rules_waits_on_an_unreadable_plan_and_explains_closing_speeds():
+    from statelab.agents.tools import KINEMATICS
+
+    agent = make_agent("plan:5+wait+kin", GenParams())
+    llm = ScriptedLLM(["no idea"])
+    d = decide(agent, llm, facts([]))
+    assert (d.action, d.parsed) == ("WWWWW", False)  # time passes, cars move
+    assert KINEMATICS in llm.seen[0][0]["content"] and "2k rows below" in KINEMATICS
+    plain = decide(make_agent("plan:5", GenParams()), ScriptedLLM(["no idea"]), facts([]))
+    assert plain.action == "no idea"  # statelab's rule: the env refuses it, nothing moves
+    tools = ToolsAgent(GenParams(), parse_options("tools", "short+kin"), LIBRARY)
+    llm = ScriptedLLM(["Tool: DDDDD"])
+    decide(tools, llm, facts([]))
+    assert KINEMATICS in llm.seen[0][0]["content"]

@@ -155,3 +155,43 @@ def test_safe_tools_accepts_the_env():
     assert safe_tools(env, ["RWWWW"], visible_only=False) == []
     env.reset(seed=0, options={"agent": (24, 23), "cars": [(1, 24)]})
     assert safe_tools(env, ["RWWWW"], visible_only=False) == ["RWWWW"]
+
+
+def test_frontier_ties_as_seed_001s_code():
+    """Seed 001's code keeps the first predecessor met in frontier order: on an empty grid
+    all downs then all rights; elsewhere a geodesic as short as ours and collision-free."""
+    import numpy as np
+
+    from statelab.envs.traffic_world import frontier_path, random_cars, shortest_path
+
+    assert frontier_path(25, (), (0, 0), (24, 24)) == "D" * 24 + "R" * 24
+    assert frontier_path(5, (), (4, 4), (4, 4)) == ""
+    rng = np.random.default_rng(3)
+    for _ in range(15):
+        start = (int(rng.integers(20)), int(rng.integers(20)))
+        cars = random_cars(rng, 25, 25, (start, (24, 24)))
+        ours, theirs = (
+            shortest_path(25, cars, start, (24, 24)),
+            frontier_path(25, cars, start, (24, 24)),
+        )
+        assert (ours is None) == (theirs is None)
+        if theirs:
+            assert len(theirs) == len(ours)
+            state = TrafficState(25, start, (24, 24), cars, half=10)
+            assert replay(state, theirs).collision_at is None
+
+
+def test_library_plans_with_every_car_and_frontier_ties_by_default():
+    from statelab.agents.tools import parse_options
+    from statelab.facts import TrafficFacts
+    from statelab.tools.library import LibrarySpec
+
+    facts = TrafficFacts(25, (0, 0), (24, 24), (), 10)
+    assert LibrarySpec.from_facts(facts) == LibrarySpec(half=None, ties="frontier")
+    assert LibrarySpec.from_facts(facts, True, ties="random").half == 10
+    o = parse_options("tools", "cc+visible+random")
+    assert (o.visible, o.ties) == (True, "random")
+    assert (parse_options("tools", "cc").visible, parse_options("tools", None).ties) == (
+        False,
+        "frontier",
+    )

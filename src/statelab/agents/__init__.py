@@ -11,6 +11,7 @@ from statelab.agents.expert import ExpertAgent
 from statelab.agents.react import make_react
 from statelab.agents.reflact import ReflActAgent
 from statelab.agents.stateact import StateActAgent, Variant
+from statelab.agents.stateact import parse_spelling as parse_stateact
 from statelab.agents.tools import PlanAgent, ToolsAgent, parse_options
 from statelab.core import Agent, BuildContext, ConfigError, GenParams, Registry
 from statelab.facts import TrafficFacts
@@ -45,12 +46,17 @@ def _plan(arg: str | None, ctx: BuildContext) -> Agent:
     return PlanAgent(ctx.params, parse_options("plan", arg))
 
 
-@AGENTS.register("stateact", "stateact[:<goal+state+thought|none|all>][/text|json]")
+@AGENTS.register(
+    "stateact",
+    "stateact[:<goal+state+thought|none|all>][/text|json][/anchor|transcript|nolist|strict"
+    "|repeats=N|calls=N|chars=N]",
+)
 def _stateact(arg: str | None, ctx: BuildContext) -> Agent:
-    return StateActAgent(ctx.params, Variant.parse(arg))
+    variant, options = parse_stateact(arg)
+    return StateActAgent(ctx.params, variant, options=options)
 
 
-@AGENTS.register("react", "react[:text|json]")
+@AGENTS.register("react", "react[:text|json|original][/<stateact options>]")
 def _react(arg: str | None, ctx: BuildContext) -> Agent:
     return make_react(arg, ctx.params)
 

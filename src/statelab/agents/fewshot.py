@@ -30,7 +30,7 @@ from statelab.agents._turn import render_turn
 from statelab.core import Env
 from statelab.facts import TextFacts
 
-VERSION = 1
+VERSION = 3
 _LOCK = threading.Lock()
 _MEMO: dict[str, list[Trace]] = {}
 _STOP = {"a", "an", "the", "some", "in", "on", "to", "of", "and", "it", "put", "with", "then"}
@@ -46,6 +46,8 @@ class TraceStep:
     inventory: list[str] = field(default_factory=list)
     visited: list[str] = field(default_factory=list)
     state: str = ""
+    #: the player's own thought (a searching expert's); None: a templated one is written
+    thought: str | None = None
 
 
 @dataclass
@@ -102,7 +104,9 @@ def play_expert(
     task_type = None if raw_type is None else str(raw_type)
     if skip is not None and task_type in skip:
         return task_type, None
-    expert = env.expert()
+    # an env may offer a player that searches as the few-shot expert (household)
+    searcher = getattr(env, "fewshot_expert", None)
+    expert = searcher() if searcher is not None else env.expert()
     steps: list[TraceStep] = []
     seen: list[str] = []
     goal = obs.goal or ""
@@ -110,6 +114,8 @@ def play_expert(
     while not done and len(steps) < max_len:
         step = _annotate(obs, info, seen)
         step.action = str(expert.act(obs, info))
+        if hasattr(expert, "thought"):
+            step.thought = str(expert.thought)
         steps.append(step)
         obs, _r, terminated, truncated, info = env.step(step.action)
         done = terminated or truncated
@@ -200,15 +206,26 @@ def _similarity(a: str, b: str) -> float:
     return len(wa & wb) / len(wa | wb) if wa | wb else 0.0
 
 
-def select(traces: list[Trace], goal: str, k: int = 2) -> list[Trace]:
-    """The ``k`` examples for ``goal``: those of the task type whose goals are closest in words
-    (ties: the first type built), topped up by the closest others."""
+def select(
+    traces: list[Trace],
+    goal: str,
+    k: int = 2,
+    type_of: Callable[[str], str | None] | None = None,
+) -> list[Trace]:
+    """The ``k`` examples for ``goal``. With ``type_of`` (the env's reading of a goal
+    sentence's task type, e.g. household's templates) the examples of that type, as seed
+    002's runner picks them; else those of the task type whose goals are closest in words
+    (ties: the first type built). Topped up by the closest others."""
     if k <= 0 or not traces:
         return []
     types: dict[str | None, list[Trace]] = {}
     for t in traces:
         types.setdefault(t.task_type, []).append(t)
-    best = max(types, key=lambda ty: max(_similarity(goal, t.goal) for t in types[ty]))
+    named = type_of(goal) if type_of is not None else None
+    if named in types:
+        best = named
+    else:
+        best = max(types, key=lambda ty: max(_similarity(goal, t.goal) for t in types[ty]))
     chosen = sorted(types[best], key=lambda t: -_similarity(goal, t.goal))[:k]
     others = sorted(
         (t for t in traces if t not in chosen), key=lambda t: -_similarity(goal, t.goal)
@@ -231,6 +248,10 @@ def _thought(i: int, goal: str, before: list[str], now: list[str], action: str) 
     return ""
 
 
+#: the anchor's name of the place an episode starts in (seed 002's examples)
+START = "starting location"
+
+
 def _reflection(goal: str, location: str | None, inventory: list[str], action: str) -> str:
     """ReflAct's reflection: the state relative to the goal (templated, as the thoughts are)."""
     where = f"I am at {location}" if location else "I am here"
@@ -239,31 +260,56 @@ def _reflection(goal: str, location: str | None, inventory: list[str], action: s
 
 
 def render_trace(trace: Trace, keys: tuple[str, ...], fmt: str = "text") -> str:
-    """A trace as observations and turns, each turn in the agent variant's output format."""
+    """A trace as observations and turns, each turn in the agent variant's output format
+    (``react``: ReAct's original lines, ``> think: ...`` answered ``OK.``).
+
+    States follow the anchor's field conventions: "locations visited" includes the current
+    location, and the place an episode starts in is "starting location"."""
     parts: list[str] = []
     before: list[str] = []
     for i, s in enumerate(trace.steps):
+        at = s.location if s.location and s.location != "middle of room" else START
+        thought = s.thought
+        if thought is None:
+            thought = _thought(i, trace.goal, before, s.inventory, s.action)
         values = {
             "goal": trace.goal.rstrip("."),
-            "locations visited": ", ".join(v for v in s.visited if v != s.location),
-            "current location": s.location or "",
+            "locations visited": ", ".join(s.visited),
+            "current location": at,
             "current inventory": ", ".join(s.inventory),
             "current state": s.state,
-            "thought": _thought(i, trace.goal, before, s.inventory, s.action),
+            "thought": thought,
             "reflection": _reflection(trace.goal, s.location, s.inventory, s.action),
             "action": s.action,
         }
-        parts.append(s.observation.strip())
-        parts.append(render_turn(values, keys, fmt))
+        if fmt == "react":
+            parts.append(s.observation.strip())
+            if thought:
+                parts += [f"> think: {thought}", "OK."]
+            parts.append(f"> {s.action}")
+        else:
+            parts.append(s.observation.strip())
+            parts.append(render_turn(values, keys, fmt))
         before = s.inventory
-    return "\n\n".join(parts)
+    return ("\n" if fmt == "react" else "\n\n").join(parts)
+
+
+def _type_reader(env: str) -> Callable[[str], str | None] | None:
+    """The env's reading of a goal's task type (``task_type_of_goal``), if it has one."""
+    from statelab.core import ConfigError
+    from statelab.envs import make_env
+
+    try:
+        return getattr(type(make_env(env)), "task_type_of_goal", None)
+    except ConfigError:  # not a registered env (a builder given directly)
+        return None
 
 
 def examples_block(
     env: str, goal: str, keys: tuple[str, ...], fmt: str = "text", k: int = 2
 ) -> str:
     """The few-shot part of the prompt's head ('' when the env has no train split)."""
-    chosen = select(load_traces(env), goal, k)
+    chosen = select(load_traces(env), goal, k, _type_reader(env))
     if not chosen:
         return ""
     body = "\n\n".join(render_trace(t, keys, fmt) for t in chosen)

@@ -42,6 +42,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from statelab.agents._anchor import Limits, Options, cut, parse_options, strict_action
 from statelab.agents._parse import parse_action, split_reasoning
 from statelab.agents._prompting import complete_past_reasoning, messages
 from statelab.agents._turn import render_turn
@@ -107,6 +108,10 @@ class Variant:
     @classmethod
     def parse(cls, arg: str | None, name: str = "stateact") -> Variant:
         """Read ``<fields>[/<format>]`` (the part after ``stateact:``); None means all fields."""
+        return parse_spelling(arg, name)[0]
+
+    @classmethod
+    def _parse(cls, arg: str | None, name: str = "stateact") -> Variant:
         if arg is None:
             return cls()
         spec, _, fmt = arg.partition("/")
@@ -144,6 +149,19 @@ class Variant:
         if "thought" in self.fields:
             out.append("thought")
         return (*out, "action")
+
+
+def parse_spelling(arg: str | None, name: str = "stateact") -> tuple[Variant, Options]:
+    """``<fields>[/<format>][/<option>...]``: the variant, and the anchor-runner options
+    (:mod:`statelab.agents._anchor`)."""
+    if arg is None:
+        return Variant(), Options()
+    head, *rest = arg.split("/")
+    fmt = None
+    if rest and rest[0] in FORMATS:
+        fmt = rest.pop(0)
+    variant = Variant._parse(head if fmt is None else f"{head}/{fmt}", name)
+    return variant, parse_options(rest, f"{name}:{arg}")
 
 
 def eight_variants() -> list[Variant]:
@@ -293,12 +311,23 @@ class StateActAgent(Agent):
     """
 
     name = "stateact"
+    #: the few-shot examples' format when it is not the turn's own (ReAct's original lines)
+    example_format: str | None = None
 
-    def __init__(self, params: GenParams, variant: Variant | None = None, shots: int = 2) -> None:
+    def __init__(
+        self,
+        params: GenParams,
+        variant: Variant | None = None,
+        shots: int = 2,
+        options: Options | None = None,
+    ) -> None:
         self.params = params
         self.variant = variant or Variant()
         self.shots = shots
-        self.label = self.variant.label
+        self.options = options or Options()
+        self.label = self.variant.label + (
+            f" [{self.options.spelling}]" if self.options != Options() else ""
+        )
         fields = set(self.variant.fields)
         self.tags = frozenset(
             {"needs-model", "structured-turns"}
@@ -312,6 +341,10 @@ class StateActAgent(Agent):
     def reset(self, ctx: Any = None) -> None:
         self._state_keys: tuple[str, ...] | None = None
         self._head: str | None = None
+        #: the running transcript (layout ``transcript``): observation and turn blocks
+        self._blocks: list[str] = []
+        self._seen_step: int | None = None
+        self._limits = Limits(self.options)
 
     def keys(self, obs: Any = None) -> tuple[str, ...]:
         """This episode's output keys (fixed at the first observation seen)."""
@@ -320,43 +353,91 @@ class StateActAgent(Agent):
         return self.variant.keys(self._state_keys)
 
     async def head(self, prompt: Prompt, keys: tuple[str, ...], env: Any) -> str:
-        """The static head: manual, the turn format, then the few-shot examples."""
+        """The static head: manual, the turn format, then the few-shot examples.
+
+        In the transcript layout the examples show the format (as the anchor's prompt does:
+        manual, "Here are N examples:", the examples, "Here is the task."); the format is
+        described only when there are no examples."""
         if self._head is None:
             fmt = self.variant.state_format
-            parts = [prompt.manual, format_spec(keys, fmt, prompt.actions is not None)]
+            listed = prompt.actions is not None and self.options.listed
+            spec = format_spec(keys, fmt, listed)
+            block = ""
             if self.shots > 0 and env:
                 from statelab.agents.fewshot import examples_block
 
                 block = await asyncio.to_thread(
-                    examples_block, env, prompt.goal, keys, fmt, self.shots
+                    examples_block, env, prompt.goal, keys, self.example_format or fmt, self.shots
                 )
-                if block:
-                    parts.append(block)
+            if self.options.transcript:
+                parts = [prompt.manual, block or spec]
+            else:
+                parts = [prompt.manual, spec, block]
             self._head = "\n\n".join(p for p in parts if p)
         return self._head
+
+    def _transcript_messages(self, ctx: StepContext, head: str) -> list[Message]:
+        """The running transcript as one user message, cut to its last ``chars`` characters."""
+        obs = ctx.observation
+        if self._seen_step != ctx.step:  # a new observation (not a re-decision of a step)
+            self._seen_step = ctx.step
+            self._blocks.append(obs.text.strip())
+        body = "\n\n".join(self._blocks)
+        goal = ctx.prompt.goal.strip().rstrip(".")
+        if goal and goal not in body:  # an env whose first observation does not say it
+            body = f"Your task is to: {goal}.\n\n{body}"
+        return [{"role": "user", "content": cut(f"{head}\n\n{body}", self.options.chars)}]
+
+    def _stop(self, output: str) -> str | None:
+        return self._limits.see(output)
 
     async def decide(self, ctx: StepContext, llm: LLM | None) -> Decision:
         prompt = ctx.prompt
         if llm is None:
             raise ConfigError(f"agent '{self.spelling or self.variant.spelling}' needs a model")
+        if not self.options.listed:
+            prompt = replace(prompt, actions=None)
         keys = self.keys(ctx.observation)
         fmt = self.variant.state_format
         head = await self.head(prompt, keys, ctx.env)
-        msgs = messages(replace(prompt, manual=head), instruction(keys, fmt))
+        if self.options.transcript:
+            msgs = self._transcript_messages(ctx, head)
+        else:
+            msgs = messages(replace(prompt, manual=head), instruction(keys, fmt))
         reasoning = len(keys) > 1
         params = replace(self.params, seed=prompt.seed)
         if reasoning:
             params = replace(params, max_tokens=max(params.max_tokens, REASONING_MIN_TOKENS))
-        if llm.constrained and prompt.actions:
+        if llm.constrained and prompt.actions and not self.options.strict:
             return await self._constrained(msgs, prompt.actions, params, llm, reasoning)
         params = replace(params, stop=("\n\n",) if reasoning else ("\n",))
         calls = await complete_past_reasoning(llm, msgs, params)
         thinking, said = split_reasoning(calls[-1].completion.text)
         reply = truncate(said, fmt)
-        turn = parse_turn(reply, fmt)
-        action, parsed = choose_action(reply, turn, prompt.actions)
+        if self.options.strict:
+            action, parsed = self._strict(reply, fmt)
+        else:
+            turn = parse_turn(reply, fmt)
+            action, parsed = choose_action(reply, turn, prompt.actions)
         stored = f"{thinking}\n{reply}" if thinking else reply
-        return Decision(action, stored, calls, parsed=parsed)
+        meta: dict[str, Any] = {}
+        stop = self._stop(reply)
+        if stop:
+            meta["stop"] = stop
+        if self.options.transcript:
+            self._blocks.append(">" + reply.strip().lstrip(">").strip())
+        return Decision(action, stored, calls, meta=meta, parsed=parsed)
+
+    @staticmethod
+    def _strict(reply: str, fmt: str) -> tuple[str, bool]:
+        """The anchor's parse: JSON's ``action`` value (or text after the last
+        ``action: ``), the ``put X in/on Y`` rewrite, nothing else."""
+        if fmt == "json":
+            turn = _parse_json(reply)
+            if turn is not None and turn.action:
+                return strict_action(turn.action), True
+        action = strict_action(reply)
+        return action, "action: " in reply
 
     async def _constrained(
         self,

@@ -11,11 +11,20 @@ Spellings: the agent's name, then options joined by ``+`` in any order::
     tools:cc                 collision check (implies short descriptions)
     tools:cc+think           ... with a written rationale before the choice
     tools:cc+long            collision check with the long descriptions
+    tools:cc+json            the anchor's decision: a JSON object with ``chosen_tool`` limited
+                             to the safe tools by a JSON schema (structured output)
     tools:short              short descriptions without the collision check
     tools:k=5+n=250+seed=0   the library: K medoids, n geodesics, sampling seed (defaults)
     tools:cars=25            cars of the grid the geodesics are sampled in (default 25)
+    tools:visible            geodesics planned with the cars visible from their start only
+                             (default: every car, as seed 001's code plans them)
+    tools:random             ties between geodesics broken at random (default: frontier
+                             order, as seed 001's code: all downs then rights when clear)
     plan:5                   five primitive actions proposed by the model (plan = plan:5)
     plan:5+think             ... with a written rationale first
+    plan:5+wait              an unreadable plan waits (time passes), as seed 001's code
+    kin                      (tools or plan) the prompt explains closing speeds, as seed
+                             001's prompt without the collision check does
     think=N                  thinking with a budget of N generated tokens (default 1024)
 
 - ``cc`` (collision check, appendix A.2): every tool is replayed against the cars visible
@@ -26,8 +35,15 @@ Spellings: the agent's name, then options joined by ``+`` in any order::
   choice), elsewhere one. Off: the choice alone (one call).
 - On backends with ``llm.constrained`` the choice is constrained to ``Tool: <offered name>``
   (``Plan: <k letters over W,U,D,L,R>``); elsewhere the reply is parsed
-  (:func:`parse_tool`, :func:`parse_plan`). An unreadable tool choice waits (``WWWWW``); an
-  unreadable plan is passed on as written and the env refuses it (nothing moves).
+  (:func:`parse_tool`, :func:`parse_plan`). An unreadable tool choice is a random offered
+  tool with the collision check (never one the check removed: seed 001's code does the same),
+  and waits (``WWWWW``) without it; an unreadable plan is passed on as written and the env
+  refuses it (nothing moves).
+- ``json``: the decision as seed 001's code asks for it: one JSON object (where the target is,
+  from the window, from the close-up and both; a justification; ``chosen_tool``) sent with
+  its JSON schema as structured output (``GenParams.json_schema``: ``response_format`` on
+  OpenAI-compatible servers, a grammar on llama.cpp), ``chosen_tool`` an enum of the offered
+  tools. ``think=N`` then only makes room (max_tokens N) for the model's own reasoning mode.
 
 Every decision stores its metadata in the step's ``meta``:
 ``model_call`` (False for decisions taken by the collision check alone), ``thinking``,
@@ -37,11 +53,15 @@ Every decision stores its metadata in the step's ``meta``:
 from __future__ import annotations
 
 import itertools
+import json
+import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from statelab.agents._parse import split_reasoning
+from statelab.agents._prompting import complete_past_reasoning
 from statelab.core import (
     LLM,
     Agent,
@@ -80,6 +100,17 @@ class Options:
     n: int = 250
     seed: int = 0
     cars: int = 25
+    #: the anchor's decision form: a JSON object, structured output constrained to the tools
+    json: bool = False
+    #: geodesics planned with the cars visible from the start only (default: every car)
+    visible: bool = False
+    #: ties between geodesics: "frontier" (seed 001's code) or "random"
+    ties: str = "frontier"
+    #: explain closing speeds in the prompt (seed 001's prompt without the collision check)
+    kinematics: bool = False
+    #: an unreadable plan waits (time passes, cars move), as seed 001's code; else it goes
+    #: to the env as written and is refused (nothing moves)
+    wait_invalid: bool = False
 
     @property
     def description_form(self) -> str:
@@ -89,7 +120,9 @@ class Options:
 def parse_options(kind: str, arg: str | None) -> Options:
     """``tools``/``plan`` options from the part of a spelling after the colon."""
     opts: dict[str, Any] = {"kind": kind}
-    flags = {"think"} | ({"cc", "short", "long"} if kind == "tools" else set())
+    flags = {"think", "kin"} | (
+        {"cc", "short", "long", "json", "visible", "random"} if kind == "tools" else {"wait"}
+    )
     numbers = {"think", "k", "n", "seed", "cars"} if kind == "tools" else {"think"}
     for i, token in enumerate(t.strip() for t in (arg or "").split("+") if t.strip()):
         name, sep, value = token.partition("=")
@@ -107,6 +140,16 @@ def parse_options(kind: str, arg: str | None) -> Options:
             opts["collision_check"] = True
         elif name in ("short", "long"):
             opts["form"] = name
+        elif name == "json":
+            opts["json"] = True
+        elif name == "visible":
+            opts["visible"] = True
+        elif name == "random":
+            opts["ties"] = "random"
+        elif name == "kin":
+            opts["kinematics"] = True
+        elif name == "wait":
+            opts["wait_invalid"] = True
         elif name == "think":
             opts["thinking"] = True
             if sep:
@@ -167,6 +210,63 @@ def parse_plan(reply: str, k: int = TOOL_LEN) -> str | None:
                 return got
     groups = set(re.findall(rf"\b[WUDLR]{{{k}}}\b", reply))
     return groups.pop() if len(groups) == 1 else None
+
+
+# -- the anchor's JSON decision ----------------------------------------------------------------
+#: the fields written before ``chosen_tool`` (seed 001's code asks for these four)
+JSON_FIELDS = (
+    "target_relative_to_agent_from_observation",
+    "target_relative_to_agent_from_closeup",
+    "target_relative_to_agent_summary",
+    "justification",
+)
+JSON_MIN_TOKENS = 512
+
+
+def decision_schema(offered: Sequence[str]) -> dict[str, Any]:
+    """The JSON schema of a decision, ``chosen_tool`` limited to ``offered``."""
+    props: dict[str, Any] = {f: {"type": "string"} for f in JSON_FIELDS}
+    props["chosen_tool"] = {"type": "string", "enum": list(offered)}
+    return {"type": "object", "properties": props, "required": [*JSON_FIELDS, "chosen_tool"]}
+
+
+def json_instruction(offered: Sequence[str]) -> str:
+    return (
+        "Pick the single tool that best advances you toward the target. Answer with one JSON "
+        "object and nothing else, with these keys in this order:\n"
+        '"target_relative_to_agent_from_observation": where the target is from you, as seen '
+        "in the observation window (one sentence);\n"
+        '"target_relative_to_agent_from_closeup": the same from the close-up, or "not visible '
+        'in close-up";\n'
+        '"target_relative_to_agent_summary": both reconciled (one sentence);\n'
+        '"justification": which tool brings you closest to the target (one sentence);\n'
+        f'"chosen_tool": one of {", ".join(offered)}.'
+    )
+
+
+def parse_json_choice(reply: str, offered: Sequence[str]) -> str | None:
+    """``chosen_tool`` of a JSON reply when it is one of ``offered``, else None."""
+    _, text = split_reasoning(reply)
+    valid = {n.upper(): n for n in offered}
+    m = re.search(r"\{.*\}", text, re.DOTALL)
+    for blob in ([m.group(0)] if m else []) + [text]:
+        try:
+            data = json.loads(blob)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict):
+            value = str(data.get("chosen_tool", "")).strip().upper()
+            if value in valid:
+                return valid[value]
+    m2 = re.search(r'"chosen_tool"\s*:\s*"?([UDLRWudlrw]+)"?', text)
+    if m2 and m2.group(1).upper() in valid:
+        return valid[m2.group(1).upper()]
+    return None
+
+
+def safe_fallback(offered: Sequence[str], seed: int) -> str:
+    """A random offered tool (seeded by the decision: replayable); WAIT when none is offered."""
+    return random.Random(seed).choice(list(offered)) if offered else WAIT
 
 
 # -- shared decision machinery ---------------------------------------------------------------
@@ -230,6 +330,21 @@ async def _ask(
     return (f"{thought}\n{c.text}" if thought else c.text), calls
 
 
+#: how fast cars close in, for prompts without the collision check (our words for what seed
+#: 001's prompt explains)
+KINEMATICS = (
+    "How fast danger closes in: cars move up one row per step. Moving down, you and a car "
+    "below you in your column close in by two rows per step; waiting or moving sideways, by "
+    "one row per step; moving up, you move with the traffic. So k steps down a column are "
+    "threatened by a car up to about 2k rows below where they start, and k steps of waiting "
+    "or sideways moves in a cell by a car up to k rows below it."
+)
+
+
+def _with_kinematics(system: str, o: Options) -> str:
+    return f"{system}\n\n{KINEMATICS}" if o.kinematics else system
+
+
 def _think_instruction(what: str, label: str, example: str) -> str:
     return (
         'First think briefly, in a few sentences starting with "Thought:": where is the '
@@ -260,7 +375,9 @@ class ToolsAgent(Agent):
                     "geodesics of that grid"
                 )
             o = self.options
-            spec = LibrarySpec.from_facts(facts, n_cars=o.cars, n=o.n, k=o.k, seed=o.seed)
+            spec = LibrarySpec.from_facts(
+                facts, o.visible, n_cars=o.cars, n=o.n, k=o.k, seed=o.seed, ties=o.ties
+            )
             self.library = await build_library(spec, llm, o.description_form, self.params)
         return self.library
 
@@ -288,7 +405,9 @@ class ToolsAgent(Agent):
                 + library.text(offered).split("Available tools are:\n\n", 1)[1]
             )
         else:
-            system, body = f"{prompt.manual}\n\n{library.text()}", ""
+            system, body = f"{_with_kinematics(prompt.manual, o)}\n\n{library.text()}", ""
+        if o.json:
+            return await self._json_decision(llm, system, prompt, body, offered, meta)
         names = ", ".join(offered)
         instruction = (
             _think_instruction("tool", "Tool", "<tool name>") + f" The tools: {names}."
@@ -304,7 +423,42 @@ class ToolsAgent(Agent):
         choice = parse_tool(reply, offered)
         generated = sum(c.completion.usage.output_tokens for c in calls)
         step_meta = _meta(model_call=True, generated=generated, **meta)
-        return Decision(choice or WAIT, reply, calls, step_meta, parsed=choice is not None)
+        fallback = safe_fallback(offered, prompt.seed) if o.collision_check else WAIT
+        return Decision(choice or fallback, reply, calls, step_meta, parsed=choice is not None)
+
+    async def _json_decision(
+        self,
+        llm: LLM,
+        system: str,
+        prompt: Prompt,
+        body: str,
+        offered: list[str],
+        meta: dict[str, Any],
+    ) -> Decision:
+        """The anchor's decision: a JSON object (where the target is, a justification, then
+        ``chosen_tool``), its schema sent as structured output with ``chosen_tool`` limited to
+        the offered tools. An unreadable or unoffered choice is a random offered tool (with
+        the collision check: a random *safe* tool, never an unsafe one)."""
+        o = self.options
+        msgs = _messages(system, prompt, body, json_instruction(offered))
+        params = replace(
+            self.params,
+            seed=prompt.seed,
+            stop=(),
+            json_schema=json.dumps(decision_schema(offered)),
+            max_tokens=max(
+                self.params.max_tokens, JSON_MIN_TOKENS, o.think_tokens if o.thinking else 0
+            ),
+        )
+        calls = await complete_past_reasoning(llm, msgs, params, "tools")
+        reply = calls[-1].completion.text
+        choice = parse_json_choice(reply, offered)
+        generated = sum(c.completion.usage.output_tokens for c in calls)
+        step_meta = _meta(model_call=True, generated=generated, **meta)
+        if choice is None:
+            step_meta["fallback"] = "random offered tool"
+        action = choice or safe_fallback(offered, prompt.seed)
+        return Decision(action, reply, calls, step_meta, parsed=choice is not None)
 
 
 class PlanAgent(Agent):
@@ -332,7 +486,7 @@ class PlanAgent(Agent):
             else f'Plan your next {k} actions. Reply with one line: "Plan: <{what}>", for '
             f'example "Plan: {example}".'
         )
-        msgs = _messages(prompt.manual, prompt, "", instruction)
+        msgs = _messages(_with_kinematics(prompt.manual, o), prompt, "", instruction)
         choices = None
         if llm.constrained and len(PRIMITIVES) ** k <= self.MAX_CONSTRAINED:
             choices = tuple("".join(p) for p in itertools.product(PRIMITIVES, repeat=k))
@@ -343,6 +497,9 @@ class PlanAgent(Agent):
         plan = parse_plan(reply, k)
         generated = sum(c.completion.usage.output_tokens for c in calls)
         step_meta = _meta(model_call=True, thinking=o.thinking, generated=generated)
+        if plan is None and o.wait_invalid:
+            step_meta["invalid"] = "waited"
+            return Decision(WAIT[:k] if k <= TOOL_LEN else "W" * k, reply, calls, step_meta, False)
         if plan is None:
             raw = _labelled(reply)
             return Decision(

@@ -26,6 +26,9 @@ class GenParams:
     seed: int | None = None
     choices: tuple[str, ...] | None = None
     choice_prefix: str = ""
+    #: a JSON schema (as JSON text) the reply must follow: structured output
+    #: (``response_format`` on OpenAI-compatible servers: vLLM, Ollama, llama.cpp accept it)
+    json_schema: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

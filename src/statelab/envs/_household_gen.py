@@ -43,7 +43,9 @@ from types import SimpleNamespace
 from typing import Any
 
 #: bump when a change alters any generated game (the cache is keyed by it)
-GEN_VERSION = 1
+GEN_VERSION = 2
+#: the draws of a game (version 2 only fixed a name: "sinkbasinbasin" -> "sinkbasin")
+RNG_VERSION = 1
 #: ALFWorld's task types (its ``TASK_TYPES`` order); a seed's type is ``TASK_TYPES[seed % 6]``
 TASK_TYPES = (
     "pick_and_place_simple",
@@ -177,6 +179,9 @@ def receptacles(scene: int) -> list[tuple[str, str, str]]:
     for i, rtype in enumerate(extra):
         for k in range(4 if rtype == "StoveBurner" else 1):
             uid = f"{rtype}|+0{k}.00|+00.{i:02d}|+00.00"
+            if rtype.endswith("Basin"):  # as the scene's own basins are named ("Sink|...|
+                # SinkBasin"): ALFWorld's demangler appends "basin" to any basin's first part
+                uid = f"{rtype[: -len('Basin')]}|+0{k}.00|+00.{i:02d}|+00.00|{rtype}"
             out.append((uid, rtype, f"loc|{50 + i}|{50 + k}|0|30"))
     return out
 
@@ -242,7 +247,7 @@ def generate(seed: int, task_type: str, placement: str = "uniform") -> dict[str,
         raise ValueError(f"placement {placement!r}; one of {PLACEMENTS}")
     c = _constants()
     k = task_index(task_type)
-    rng = random.Random(f"statelab-household-v{GEN_VERSION}-{seed}-{k}")
+    rng = random.Random(f"statelab-household-v{RNG_VERSION}-{seed}-{k}")
     pool = c.TEST_SCENE_NUMBERS if seed >= TEST_START else c.TRAIN_SCENE_NUMBERS
     scenes = [s for s in pool if feasible_pairs(s, k)]
     scene = rng.choice(scenes)

@@ -18,9 +18,10 @@ would apply). Needs ``textworld``, ``fast-downward-textworld`` (the PDDL state e
   the task's object by a Zipf law over the receptacles that may hold it (seed 004, 5.3).
 - Splits: ``train`` seeds 0-9,999 (ALFWorld's train scenes), ``test`` the 134 seeds
   100,000-100,133 (its test scenes, unseen in training), 22 or 23 games of each type.
-- Text is the game's: "-= Welcome to TextWorld, ALFRED! =-", the room, "Your task is to: ...";
-  "You arrive at fridge 1. The fridge 1 is closed."; any status-bar line TextWorld may add is
-  removed. ``admissible`` is the game's list of admissible commands at each step.
+- Text is the game's: the room, "Your task is to: ..."; "You arrive at fridge 1. The fridge 1
+  is closed."; TextWorld's banner ("-= Welcome to TextWorld, ALFRED! =-", which ReAct's and
+  StateAct's ALFWorld code cut off too) and any status-bar line TextWorld may add are removed.
+  ``admissible`` is the game's list of admissible commands at each step.
 - Commands: go to, open, close, take X from Y, move X to Y, heat / cool / clean X with Y, use,
   examine, inventory, look, help. The seed's in/on correction (Appendix A.2.1): ``put X in Y``,
   ``put X on Y``, ``put X in/on Y`` (and into / onto) are sent as the grammar's ``move X to
@@ -77,6 +78,7 @@ _PUT = re.compile(r"^put (?P<o>.+?) (?:in/on|into|onto|in|on) (?P<r>.+)$")
 #: Fast Downward's translator keeps global options and rewrites sys.argv: one load at a time
 _LOAD_LOCK = threading.Lock()
 _STATUS = re.compile(r"^\s*-= .* =-\s*-?\d+(?:/\d+)?\b.*$")
+_BANNER = re.compile(r"^\s*-= Welcome to TextWorld.* =-\s*$")
 
 
 def normalise(action: str) -> str:
@@ -86,9 +88,29 @@ def normalise(action: str) -> str:
     return f"move {m['o']} to {m['r']}" if m else cmd
 
 
+#: the goal templates' openings (ALFWorld's goal_library), by task type; the rest is "put"
+_GOAL_TYPES = (
+    (("look at ", "examine the "), "look_at_obj_in_light"),
+    (("put a clean ", "clean some "), "pick_clean_then_place_in_recep"),
+    (("put a hot ", "heat some "), "pick_heat_then_place_in_recep"),
+    (("put a cool ", "cool some "), "pick_cool_then_place_in_recep"),
+    (("put two ", "find two "), "pick_two_obj_and_place"),
+    (("put a ", "put some "), "pick_and_place_simple"),
+)
+
+
+def task_type_of_goal(goal: str) -> str | None:
+    """The task type a goal sentence names (by ALFWorld's templates), or None."""
+    text = " ".join(goal.lower().split())
+    for openings, task_type in _GOAL_TYPES:
+        if text.startswith(openings):
+            return task_type
+    return None
+
+
 def clean_text(text: str) -> str:
-    """The game's text without TextWorld's status-bar lines ("-= Kitchen =-0/1")."""
-    lines = [ln for ln in str(text).splitlines() if not _STATUS.match(ln)]
+    """The game's text without TextWorld's banner and status-bar lines ("-= Kitchen =-0/1")."""
+    lines = [ln for ln in str(text).splitlines() if not (_STATUS.match(ln) or _BANNER.match(ln))]
     return "\n".join(lines).strip()
 
 
@@ -161,6 +183,9 @@ class HouseholdEnv(Env):
         self._tracked: dict[str, Any] = {}
         self._won = False
         self._text = ""
+
+    #: what the few-shot examples are selected by (seed 002 picks them by task type)
+    task_type_of_goal = staticmethod(task_type_of_goal)
 
     def task_type_of(self, seed: int) -> str:
         return self.task_type or gen.TASK_TYPES[seed % len(gen.TASK_TYPES)]
@@ -270,6 +295,13 @@ class HouseholdEnv(Env):
 
     def expert(self) -> HouseholdExpert:
         return HouseholdExpert()
+
+    def fewshot_expert(self) -> Any:
+        """The player whose traces are the few-shot examples: it searches, knowing only what
+        a player sees (:mod:`statelab.envs._household_search`)."""
+        from statelab.envs._household_search import SearchingExpert
+
+        return SearchingExpert()
 
 
 def _read_task_type(value: str) -> str:

@@ -171,6 +171,54 @@ def _search(
     return layers, parents
 
 
+def frontier_path(size: int, cars: Sequence[Cell], start: Cell, target: Cell) -> str | None:
+    """A geodesic as seed 001's code finds it: a layered search over (cell, time mod size),
+    fewest steps then fewest non-wait moves, where ties keep the *first* predecessor met in
+    frontier order (states in the order they were reached, actions in the order W, U, D, L,
+    R). On an empty grid this gives all downs then all rights. None when unreachable."""
+    if start == target:
+        return ""
+    n = size
+    occ = _occupancy(n, cars)
+    swap = np.array(
+        [[dc == 0 and (r - 1) % n == r - dr for r in range(n)] for dr, dc in _DELTA_ROWS]
+    )
+    blocked = np.roll(occ, -1, axis=0)[:, None] | (occ[:, None] & swap[None, :, :, None])
+    first = (start, 0)
+    settled = {first}
+    parent: dict[tuple[Cell, int], tuple[tuple[Cell, int], str]] = {}
+    frontier: dict[tuple[Cell, int], int] = {first: 0}
+    while frontier:
+        goals = [st for st in frontier if st[0] == target]
+        if goals:
+            cur = min(goals, key=lambda st: frontier[st])
+            letters: list[str] = []
+            while cur != first:
+                cur, a = parent[cur]
+                letters.append(a)
+            return "".join(reversed(letters))
+        nxt: dict[tuple[Cell, int], tuple[int, tuple[tuple[Cell, int], str]]] = {}
+        for (pos, t), moves in frontier.items():
+            block = blocked[t]
+            for i, a in enumerate(PRIMITIVES):
+                dr, dc = DELTAS[a]
+                r, c = pos[0] + dr, pos[1] + dc
+                if not (0 <= r < n and 0 <= c < n) or block[i, r, c]:
+                    continue
+                state = ((r, c), (t + 1) % n)
+                if state in settled:
+                    continue
+                cost = moves + (a != "W")
+                best = nxt.get(state)
+                if best is None or cost < best[0]:
+                    nxt[state] = (cost, ((pos, t), a))
+        for state, (_cost, par) in nxt.items():
+            settled.add(state)
+            parent[state] = par
+        frontier = {st: cost for st, (cost, _par) in nxt.items()}
+    return None
+
+
 def _unwind(parents: list[np.ndarray], cell: Cell) -> str:
     letters: list[str] = []
     r, c = cell

@@ -141,12 +141,14 @@ def raster(
     half: int | None = None,
     crop: int | None = None,
     scale: int = 12,
+    show_target: bool = False,
 ) -> np.ndarray:
     """The grid as an RGB image, ``scale`` pixels per cell with thin cell borders.
 
     ``half``: cells farther than ``half`` from the agent (Chebyshev) are drawn unseen and their
     cars hidden (the observation view). ``crop``: only the ``(2*crop+1)``-square around the
-    agent is drawn, off-grid cells as wall (the close-up).
+    agent is drawn, off-grid cells as wall (the close-up). ``show_target``: the target is
+    drawn even where unseen (seed 001's code always draws it).
     """
     ar, ac = agent
     if crop is None:
@@ -168,6 +170,10 @@ def raster(
             img[r, c] = COLOURS[colour]
 
     paint(target, "target")
+    if show_target:
+        tr, tc = target[0] - r0, target[1] - c0
+        if 0 <= tr < h and 0 <= tc < w:
+            img[tr, tc] = COLOURS["target"]
     for car in cars:
         paint(car, "car")
     paint(agent, "agent")
@@ -193,3 +199,43 @@ def _(facts: TrafficFacts, half: int) -> tuple[str, np.ndarray]:
         facts.size, facts.agent, facts.target, facts.cars, half=facts.half, crop=crop, scale=32
     )
     return text, image
+
+
+#: seed 001's close-up: rows r-1 ... r+10 (within the window), columns c-5 ... c+5
+ANCHOR_ROWS = (-1, 10)
+ANCHOR_COLS = 5
+
+
+def anchor_views(facts: TrafficFacts, scale: int = 32) -> tuple[str, np.ndarray, np.ndarray]:
+    """Seed 001's observation: the close-up as text with relative tick labels, the wide view
+    (the whole grid, unseen cells grey, the target always drawn) and the close-up image
+    (rows r-1 ... r+10 clipped to the window and grid, columns c-5 ... c+5 clipped to the
+    grid). No absolute coordinates anywhere; the images carry no tick labels (the text does).
+    """
+    r, c = facts.agent
+    size, half = facts.size, facts.half
+    r0, r1 = max(0, r + ANCHOR_ROWS[0]), min(size - 1, r + min(ANCHOR_ROWS[1], half))
+    c0, c1 = max(0, c - ANCHOR_COLS), min(size - 1, c + ANCHOR_COLS)
+    cars = {tuple(x) for x in facts.cars}
+    target = tuple(facts.target)
+    head = "     " + " ".join(f"{dc:+3d}" for dc in range(c0 - c, c1 - c + 1))
+    lines = [head]
+    for rr in range(r0, r1 + 1):
+        cells = []
+        for cc in range(c0, c1 + 1):
+            cell = (rr, cc)
+            ch = "A" if cell == (r, c) else "C" if cell in cars else "T" if cell == target else "."
+            cells.append(f"{ch:>3}")
+        lines.append(f"{rr - r:+4d} " + " ".join(cells))
+    text = "\n".join(lines) + (
+        "\nClose-up: rows and columns are offsets from you (A at 0, 0): rows grow downward, "
+        "columns to the right."
+    )
+    wide = raster(
+        size, facts.agent, facts.target, facts.cars, half=half, scale=12, show_target=True
+    )
+    full = raster(
+        size, facts.agent, facts.target, facts.cars, half=half, scale=scale, show_target=True
+    )
+    close = full[r0 * scale : (r1 + 1) * scale, c0 * scale : (c1 + 1) * scale]
+    return text, wide, close

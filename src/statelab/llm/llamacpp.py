@@ -237,6 +237,7 @@ class LlamaCppLLM(LLM):
                     top_p=params.top_p,
                     stop=list(params.stop) or None,
                     seed=params.seed,
+                    grammar=_schema_grammar(params.json_schema),
                 )
                 text = out["choices"][0]["text"] or ""
                 usage = Usage(
@@ -324,3 +325,12 @@ class LlamaCppLLM(LLM):
             total += float(logits[tok] - m - np.log(np.exp(logits - m).sum()))
             seq.append(tok)
         return total
+
+
+def _schema_grammar(schema: str | None) -> Any:
+    """A llama.cpp grammar for a JSON schema (structured output), or None."""
+    if schema is None:
+        return None
+    from llama_cpp import LlamaGrammar
+
+    return LlamaGrammar.from_json_schema(schema, verbose=False)

@@ -41,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import ipaddress
+import json
 import logging
 import os
 import ssl
@@ -167,6 +168,12 @@ class OpenAICompatLLM(LLM):
             body["stop"] = list(params.stop)
         if params.seed is not None:
             body["seed"] = params.seed
+        if params.json_schema is not None:
+            schema = json.loads(params.json_schema)
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": schema, "strict": True},
+            }
         (text, n_in, n_out), latency = await self._post("/chat/completions", body, _parse_chat)
         text = storable(text)
         usage = Usage(

@@ -229,7 +229,10 @@ class Episode:
     # -- the stages ------------------------------------------------------------------------
     def compose(self) -> _Step:
         """phi(o_t, h_{t-1}) and the prompt [manual ; phi ; actions]."""
-        view = compose_view(self.history, self.c.render_obs(self.obs))
+        goal = self.obs.goal
+        if goal.strip().rstrip(".") in self.c.env.manual:  # the manual says it already
+            goal = ""
+        view = compose_view(self.history, self.c.render_obs(self.obs), goal)
         hooked = self.c.hooked()
         notes = [n for c in hooked if (n := c.instructions())]
         actions = self.obs.admissible
@@ -395,6 +398,29 @@ class Episode:
         ep.model_calls += sum(not c.completion.cached for c in calls)
         ep.cached_calls += sum(c.completion.cached for c in calls)
 
+    def stopped(self, step: _Step) -> bool:
+        """Whether the agent ended the episode (``meta["stop"]``: e.g. seed 002's anchor stops
+        after repeated outputs or at a model-call limit). The output is not sent to the env;
+        the reason and the step's calls join the last recorded step, and the episode ends
+        truncated. A stop before any step is ignored (there is nothing to end)."""
+        d = step.decision
+        ep = self.record
+        if d is None or not d.meta.get("stop") or not ep.trajectory:
+            return False
+        last = ep.trajectory[-1]
+        last.meta["stop"] = d.meta["stop"]
+        last.calls += [_call_row(c) for c in step.calls]
+        a_in, a_out = _tokens(step.calls)
+        last.agent_in += a_in
+        last.agent_out += a_out
+        last.agent_calls += len(step.calls)
+        ep.agent_calls += len(step.calls)
+        ep.agent_in += a_in
+        ep.agent_out += a_out
+        ep.model_calls += sum(not c.completion.cached for c in step.calls)
+        ep.cached_calls += sum(c.completion.cached for c in step.calls)
+        return True
+
     def _model_seconds(self) -> float:
         models = {id(m): m for m in (self.llm, self.writer) if m is not None}
         return sum(m.seconds for m in models.values())
@@ -418,6 +444,8 @@ class Episode:
             await self.ground(step)
             await self.decide_valid(step)
             assert step.decision is not None
+            if self.stopped(step):
+                break
             reward, terminated, truncated = self.step_env(step.decision.action)
             aux = await self.update(step, reward, terminated, truncated)
             invalid_run = 0 if self.info.get("valid", True) else invalid_run + 1

@@ -233,6 +233,41 @@ class ZoomGrounding(Grounding):
         )
 
 
+class AnchorZoomGrounding(Grounding):
+    """Seed 001's observation (``zoom:anchor``). On vision backends the prompt carries two
+    images and no text grid: the wide view (the whole grid, unseen cells grey, the target
+    always drawn) and the close-up of rows -1 ... +10 and columns -5 ... +5 around the agent;
+    on text backends the run's text view and the same close-up as text with relative tick
+    labels (``zoom:anchor-text`` forces text)."""
+
+    name = "zoom"
+
+    def __init__(self, force_text: bool = False) -> None:
+        self.force_text = force_text
+        self.tags = frozenset({"close-up"})
+
+    async def apply(self, ctx: StepContext, llm: LLM | None) -> Grounded:
+        from statelab.facts.traffic import TrafficFacts, anchor_views
+
+        prompt = ctx.prompt
+        facts = ctx.observation.facts
+        if not isinstance(facts, TrafficFacts):
+            raise ConfigError("grounding 'zoom:anchor' needs the moving-car grid (env traffic)")
+        text, wide, close = anchor_views(facts)
+        if not self.force_text and _takes_images(llm):
+            goal = f"Your task is to: {prompt.goal}\n\n" if prompt.goal else ""
+            view = (
+                f"{goal}You are given two images of the grid. In the OBSERVATION image you see "
+                "the whole grid; cells you cannot see now are GRAY. In the CLOSE-UP image you "
+                "see the part of the grid from one row above you to ten rows below you and five "
+                "columns to each side (cropped at the grid's edges); it is more precise."
+            )
+            images = (*prompt.images, image_part(wide), image_part(close))
+            return Grounded(replace(prompt, view=view, images=images), record=f"{text}\n[2 images]")
+        view = f"{prompt.view}\n\nClose-up around you:\n{text}"
+        return Grounded(replace(prompt, view=view), record=text)
+
+
 def _no_arg(name: str, arg: str | None) -> None:
     if arg is not None:
         raise ConfigError(f"grounding {name!r} takes no argument, got '{name}:{arg}'")
@@ -266,7 +301,7 @@ def _oracle_vot(arg: str | None, ctx: BuildContext) -> Grounding:
     return OracleVotGrounding()
 
 
-@GROUNDINGS.register("zoom", "zoom[:text|image|<half>]")
+@GROUNDINGS.register("zoom", "zoom[:text|image|<half>|anchor|anchor-text]")
 def _zoom(arg: str | None, ctx: BuildContext) -> Grounding:
     from statelab.facts import close_up
 
@@ -276,11 +311,20 @@ def _zoom(arg: str | None, ctx: BuildContext) -> Grounding:
         raise ConfigError(
             f"grounding 'zoom': env {ctx.env!r} has no close-up ({ctx.facts_type.__name__})"
         )
+    if arg in ("anchor", "anchor-text"):
+        from statelab.facts import TrafficFacts
+
+        if ctx.facts_type not in (object, TrafficFacts):
+            raise ConfigError(f"grounding 'zoom:{arg}' needs the moving-car grid (env traffic)")
+        return AnchorZoomGrounding(force_text=arg == "anchor-text")
     if arg is None or arg in ("text", "image"):
         return ZoomGrounding(arg or "auto")
     if arg.isdigit() and int(arg) >= 1:
         return ZoomGrounding(half=int(arg))
-    raise ConfigError(f"grounding 'zoom:{arg}': use zoom, zoom:text, zoom:image or zoom:<half>")
+    raise ConfigError(
+        f"grounding 'zoom:{arg}': use zoom, zoom:text, zoom:image, zoom:<half>, zoom:anchor "
+        "or zoom:anchor-text"
+    )
 
 
 def make_grounding(spelling: str, params: GenParams) -> Grounding:

@@ -2,6 +2,7 @@
 
 - ``full``: the last k steps verbatim, k = the env's Table 2 history length (Long Form).
 - ``window:k``: the last k steps verbatim.
+- ``none``: no past at all (memoryless, as seed 001's agent).
 - ``summary``: a rolling summary m_t = psi(m_{t-1}, o_t, a_t, r_t) written by the same model
   after every step, asked for at most 25 tokens; it replaces the history in the prompt.
 - ``oracle-summary``: the simulator's true current state (rendered in the run's format) and
@@ -183,6 +184,30 @@ def _no_arg(name: str, arg: str | None) -> None:
 def _full(arg: str | None, c: BuildContext) -> Memory:
     _no_arg("full", arg)
     return WindowMemory(c.render_obs, k=c.history_len)
+
+
+class NoMemory(Memory):
+    """Memoryless: the prompt carries no past (seed 001's agent decides from the current
+    observation alone)."""
+
+    name = "none"
+
+    def init(self, obs: Observation, privileged: PrivilegedView | None) -> None:
+        return None
+
+    async def write(
+        self, state: None, transition: Transition, model: LLM | None
+    ) -> tuple[None, list[Call]]:
+        return None, []
+
+    def render(self, state: None) -> str:
+        return ""
+
+
+@HISTORIES.register("none", "none")
+def _none(arg: str | None, c: BuildContext) -> Memory:
+    _no_arg("none", arg)
+    return NoMemory()
 
 
 @HISTORIES.register("window", "window:<k>")

@@ -26,6 +26,7 @@ from statelab.envs.traffic_world import (
     TOOL_LEN,
     Cell,
     TrafficState,
+    frontier_path,
     in_window,
     random_cars,
     replay,
@@ -40,6 +41,7 @@ __all__ = [
     "Cell",
     "Geodesic",
     "TrafficState",
+    "frontier_path",
     "replay",
     "safe_tools",
     "sample_geodesics",
@@ -78,13 +80,21 @@ def sample_geodesics(
     target: Cell | None = None,
     half: int | None = 10,
     random_ties: bool = True,
+    ties: str | None = None,
 ) -> list[Geodesic]:
     """``n`` geodesics, each from a uniform start to ``target`` (default bottom-right) under
     a fresh uniform car configuration, planned with the cars visible within ``half`` of the
     start (``None``: all cars). Geodesics shorter than five steps, or with no path, are
     redrawn. Each keeps one uniformly drawn five-step window (``Geodesic.window``). Ties
     between equally short paths are broken at random (``random_ties``), so the sample covers
-    the staircases as well as the L-shapes; everything is drawn from ``seed``."""
+    the staircases as well as the L-shapes; everything is drawn from ``seed``.
+    ``ties="frontier"`` plans as seed 001's code does (:func:`frontier_path`: the first
+    predecessor in frontier order, all downs then all rights on an empty grid);
+    ``ties="random"`` is ``random_ties``."""
+    if ties is not None:
+        if ties not in ("frontier", "random"):
+            raise ValueError(f"ties {ties!r}; allowed: frontier, random")
+        random_ties = ties == "random"
     rng = np.random.default_rng(seed)
     goal = target if target is not None else (size - 1, size - 1)
     out: list[Geodesic] = []
@@ -94,7 +104,10 @@ def sample_geodesics(
             start = (int(rng.integers(size)), int(rng.integers(size)))
         cars = random_cars(rng, size, n_cars, (start, goal))
         known = cars if half is None else tuple(c for c in cars if in_window(c, start, half))
-        path = shortest_path(size, known, start, goal, rng=rng if random_ties else None)
+        if ties == "frontier":
+            path = frontier_path(size, known, start, goal)
+        else:
+            path = shortest_path(size, known, start, goal, rng=rng if random_ties else None)
         if path is None or len(path) < TOOL_LEN:
             continue
         offset = int(rng.integers(0, len(path) - TOOL_LEN + 1))

@@ -36,7 +36,7 @@ from statelab.tools.geodesics import (
 from statelab.tools.quantize import Quantization, quantize, tool_library
 
 #: bump when the geometry pipeline changes: libraries of another version are rebuilt
-GEOMETRY_VERSION = 1
+GEOMETRY_VERSION = 3
 
 
 def cache_root() -> Path:
@@ -48,15 +48,18 @@ def cache_root() -> Path:
 @dataclass(frozen=True)
 class LibrarySpec:
     """Everything a library's geometry depends on (the seed's defaults: 250 geodesics of the
-    25x25 grid with 25 cars, planned with the cars inside the half-size-10 window, K = 5)."""
+    25x25 grid with 25 cars, K = 5). As seed 001's code plans them by default: with every car
+    (``half`` None) and ties broken in frontier order (``ties="frontier"``); ``half=10``
+    plans with the cars inside the start's window only, ``ties="random"`` at random."""
 
     size: int = 25
     n_cars: int = 25
     target: Cell = (24, 24)
-    half: int | None = 10
+    half: int | None = None
     n: int = 250
     k: int = 5
     seed: int = 0
+    ties: str = "frontier"
 
     @property
     def key(self) -> str:
@@ -64,11 +67,13 @@ class LibrarySpec:
         return hashlib.sha256(body.encode()).hexdigest()[:16]
 
     @classmethod
-    def from_facts(cls, facts: TrafficFacts, **sampling: Any) -> LibrarySpec:
-        """The grid of an observation (size, target, window) with the given sampling
-        (``n_cars``, ``n``, ``k``, ``seed``)."""
+    def from_facts(cls, facts: TrafficFacts, visible: bool = False, **sampling: Any) -> LibrarySpec:
+        """The grid of an observation (size, target; the window when geodesics are planned
+        with the ``visible`` cars only) with the given sampling (``n_cars``, ``n``, ``k``,
+        ``seed``, ``ties``)."""
         target = (int(facts.target[0]), int(facts.target[1]))
-        return cls(size=facts.size, target=target, half=facts.half, **sampling)
+        half = facts.half if visible else None
+        return cls(size=facts.size, target=target, half=half, **sampling)
 
 
 @dataclass(frozen=True)
@@ -132,7 +137,7 @@ def build_geometry(spec: LibrarySpec, root: Path | None = None) -> Geometry:
                 return Geometry.from_json(data)
         geos = sample_geodesics(
             spec.n, seed=spec.seed, size=spec.size, n_cars=spec.n_cars, target=spec.target,
-            half=spec.half,
+            half=spec.half, ties=spec.ties,
         )  # fmt: skip
         quant = quantize(windows(geos), k=spec.k, seed=spec.seed)
         geometry = Geometry(spec, tuple(geos), quant, tool_library(quant.medoids))

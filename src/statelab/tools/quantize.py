@@ -133,6 +133,7 @@ def _ordered(
 
 
 def tool_library(medoids: Sequence[str]) -> tuple[str, ...]:
-    """The medoids then the five primitives (one move then four waits, and five waits),
-    without repeats: the seed's ten-tool library for K = 5, each named by its letters."""
-    return tuple(dict.fromkeys([*medoids, *PRIMITIVE_TOOLS]))
+    """The five primitives (one move then four waits, and five waits) then the medoids,
+    without repeats: the seed's ten-tool library for K = 5, each named by its letters, in the
+    order seed 001's code offers them (primitives first)."""
+    return tuple(dict.fromkeys([*PRIMITIVE_TOOLS, *medoids]))
