@@ -25,12 +25,13 @@ package (1.2.3: the simulator's jar ships in the wheel and runs on a JRE).
   a step is the change of that running best, so rewards sum to the score. The episode ends when
   the package says the task is completed (or failed), or at the budget.
 - Observations: ``text`` is the simulator's answer to the action (the first is a ``look
-  around``); ``goal`` the task description; ``facts`` ``TextFacts(text, room, inventory)``,
-  the room the agent is in and what it carries (read from the simulator without running an
-  action: what the agent saw when it moved and picked things up). ``admissible`` is None by
-  default (the manual lists the action templates, as the seed's prompt does); option
-  ``admissible=on`` lists the package's valid action-object combinations at every step, which
-  costs 30 ms to 1 s a step (up to 1,500 strings).
+  around``), its listings sorted (:func:`canonical`: the simulator's order of a room's objects
+  changes from one load to the next); ``goal`` the task description; ``facts``
+  ``TextFacts(text, room, inventory)``, the room the agent is in and what it carries (read
+  from the simulator without running an action: what the agent saw when it moved and picked
+  things up). ``admissible`` is None by default (the manual lists the action templates, as
+  the seed's prompt does); option ``admissible=on`` lists the package's valid action-object
+  combinations at every step, which costs 30 ms to 1 s a step (up to 1,500 strings).
 - Validity: an input the parser matches to no action ("No known action matches that input.")
   is a no-op in the simulator (no move is made) and ``info["valid"]`` is False.
 - Expert: the package's gold path (``generateGoldPath=True``) distilled for the
@@ -169,6 +170,56 @@ def _waits(plan: list[str]) -> list[str]:
     return out
 
 
+def _split_top(s: str) -> list[str]:
+    """``s`` split at the commas outside parentheses."""
+    parts, depth, cur = [], 0, ""
+    for ch in s:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return [*parts, cur.strip()]
+
+
+def _sort_lists(line: str) -> str:
+    """Every ``...: a, b, c.`` and ``(containing a, b)`` list of a line in sorted order."""
+
+    def sort_items(body: str) -> str:
+        items = _split_top(body)
+        return ", ".join(sorted(_sort_lists(i) for i in items)) if len(items) > 1 else body
+
+    line = re.sub(
+        r"\(containing ((?:[^()]|\([^()]*\))*)\)",
+        lambda m: f"(containing {sort_items(m.group(1))})",
+        line,
+    )
+    head, sep, tail = line.partition(": ")
+    if sep and tail.endswith(".") and "," in tail:
+        return f"{head}: {sort_items(tail[:-1])}."
+    return line
+
+
+def canonical(text: str) -> str:
+    """The simulator's text with its listings in a fixed order.
+
+    The simulator lists a room's objects (and a container's contents) in an order that
+    changes from one load of a variation to the next; sorting the tab-indented lines of each
+    block and the comma lists makes an observation a function of the state alone."""
+    lines = [_sort_lists(x) for x in text.split("\n")]
+    out: list[str] = []
+    block: list[str] = []
+    for x in [*lines, ""]:
+        if x.startswith("\t"):
+            block.append(x)
+            continue
+        out += sorted(block)
+        block = []
+        out.append(x)
+    return "\n".join(out[:-1])
+
+
 def inventory_items(text: str) -> tuple[str, ...]:
     """The items of the simulator's inventory listing (one tab-indented line each)."""
     lines = text.split("\n")[1:]
@@ -232,9 +283,11 @@ class ScienceWorldEnv(Env):
     ) -> tuple[Observation, dict[str, Any]]:
         sim = self._simulator()
         self.variation = variation(self.task, 0 if rng_seed is None else int(rng_seed))
-        sim.load(self.task, self.variation, self.flags, gold=True)
         self._plan = list(self._expert_plan(sim))
-        text = sim.reset()
+        # a fresh load every episode: the server's reset alone does not restore everything
+        # (after a played episode the same variation lists a room's objects in another order)
+        sim.load(self.task, self.variation, self.flags, gold=True)
+        text = canonical(sim.reset())
         self.goal = sim.task_description()
         self._best, self._taken, self._visited = 0, [], []
         return self._observe(text, valid=True)
@@ -242,11 +295,11 @@ class ScienceWorldEnv(Env):
     def _expert_plan(self, sim: server.Simulator) -> list[str]:
         key = (self.task, self.variation, self.flags, self.budget)
         if key not in _PLANS:
-            sim.reset()
+            sim.load(self.task, self.variation, self.flags, gold=True)
             gold = sim.gold()
             best: tuple[int, int, list[str]] | None = None
             for plan in distillations(gold, "teleportAction" in self.flags or self.flags == "easy"):
-                score, used = _replay(sim, plan)
+                score, used = _replay(sim, plan, key[:3])
                 if score == 100 and used <= self.budget:
                     best = (score, -used, plan[:used])
                     break
@@ -260,6 +313,7 @@ class ScienceWorldEnv(Env):
         sim = self._simulator()
         command = " ".join(action.strip().lstrip(">").split()).rstrip(".").strip()
         text, score, completed = sim.step(command)
+        text = canonical(text)
         valid = not text.startswith(server.NO_MATCH)
         before = self._best
         self._best = max(self._best, score)
@@ -270,7 +324,7 @@ class ScienceWorldEnv(Env):
     def _observe(self, text: str, valid: bool) -> tuple[Observation, dict[str, Any]]:
         sim = self._simulator()
         self._text = text
-        room, items = sim.room(), inventory_items(sim.inventory())
+        room, items = sim.room(), inventory_items(canonical(sim.inventory()))
         if room not in self._visited:
             self._visited.append(room)
         admissible = sim.valid_actions() if self.list_admissible else None
@@ -303,8 +357,9 @@ class ScienceWorldEnv(Env):
 _PLANS: dict[tuple[str, int, str, int], list[str]] = {}
 
 
-def _replay(sim: server.Simulator, plan: list[str]) -> tuple[int, int]:
-    """(best score, actions used until the task completed) of ``plan`` from the start."""
+def _replay(sim: server.Simulator, plan: list[str], load: tuple[str, int, str]) -> tuple[int, int]:
+    """(best score, actions used until the task completed) of ``plan`` from a fresh load."""
+    sim.load(*load, gold=False)
     sim.reset()
     best, used = 0, 0
     for a in plan:
