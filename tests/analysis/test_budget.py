@@ -40,17 +40,17 @@ def test_floor_of_the_fraction_of_an_odd_budget():
     assert got[0.45] == 0.0 and got[0.5] == 1.0  # floor(6.75) = 6 < 7 <= floor(7.5) = 7
 
 
-def test_a_line_is_the_mean_over_repetitions_of_their_seed_means_with_their_sd():
-    # two world models; "belief" has 3 repetitions (run b1 rollouts 0 and 1, run b2 rollout 0)
+def test_a_line_is_the_mean_over_repetitions_of_all_its_episodes_with_their_sd():
+    # "belief" spans two runs (two tasks of one family) and three rollouts (repetitions)
     curves = pd.DataFrame(
         [
             # run, seed, rollout, fraction, reward
             ("b1", 0, 0, 1.0, 1.0),
-            ("b1", 1, 0, 1.0, 0.0),  # repetition (b1, 0): 0.5
+            ("b2", 0, 0, 1.0, 0.0),  # repetition 0: 0.5
             ("b1", 0, 1, 1.0, 1.0),
-            ("b1", 1, 1, 1.0, 1.0),  # repetition (b1, 1): 1.0
-            ("b2", 0, 0, 1.0, 0.0),
-            ("b2", 1, 0, 1.0, 0.0),  # repetition (b2, 0): 0.0
+            ("b2", 0, 1, 1.0, 1.0),  # repetition 1: 1.0
+            ("b1", 0, 2, 1.0, 0.0),
+            ("b2", 0, 2, 1.0, 0.0),  # repetition 2: 0.0
             ("n", 0, 0, 1.0, 0.25),
             ("n", 1, 0, 1.0, 0.75),  # one repetition: 0.5
         ],
@@ -87,8 +87,8 @@ def test_the_report_section_draws_one_png_per_env_from_the_stored_steps(tmp_path
             "model": f"scripted:{replies}",
             "seeds": [0, 1],
             "rollouts": 2,
-            "grid": {"env": ["hanoi", "messenger"], "history": ["full"]},
-            "max_steps": {"hanoi": 6, "messenger": 5},
+            "grid": {"env": ["hanoi", "babyai/goto", "babyai/pickup"], "history": ["full"]},
+            "max_steps": {"hanoi": 6, "babyai/goto": 5, "babyai/pickup": 4},
             "out": str(tmp_path),
             "cache": None,
             "report": {"reward_within_budget": True},
@@ -98,7 +98,7 @@ def test_the_report_section_draws_one_png_per_env_from_the_stored_steps(tmp_path
     store = exp.out_dir / "store.sqlite"
     report = make_report(store, tmp_path / "report")
     assert "## Reward within budget" in report.markdown
-    for env in ("hanoi", "messenger"):
+    for env in ("hanoi", "babyai"):  # the two BabyAI tasks make one family, one plot
         png = tmp_path / "report" / f"reward_within_budget_{env}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"]({png.name})" in report.markdown
@@ -111,10 +111,13 @@ def test_the_report_section_draws_one_png_per_env_from_the_stored_steps(tmp_path
         db,
     )
     db.close()
-    for (env, agent), part in sums.groupby(["env", "agent"]):
+    sums["family"] = sums["env"].str.split("/").str[0]
+    for (family, agent), part in sums.groupby(["family", "agent"]):
         line = "expert" if agent == "expert" else "none"
-        row = table[(table.env == env) & (table.line == line) & (table.fraction == 1.0)]
+        row = table[(table.family == family) & (table.line == line) & (table.fraction == 1.0)]
+        # the mean over rollouts of the per-rollout means (equal seeds per rollout)
         assert row["mean"].item() == pytest.approx(part["total"].mean())
+        assert row["n"].item() == 2
     assert len(table) == 2 * 2 * len(FRACTIONS)  # (env x line) x fractions
 
 

@@ -7,13 +7,17 @@ has reached by each fraction of its action budget, one line per world-model vari
   keeps its final sum. Queries and rejected proposals are no env steps, so they cost nothing
   here, as in the seed. (ALFWorld-style envs reward 1 at the win; ScienceWorld's rewards are
   the changes of its normalised score, so the sum is the score reached so far.)
-- A *repetition* is one rollout of one run (seed 004's "three runs": ``rollouts: 3``): its
-  curve is the mean over the run's seeds. A line is the mean curve over the repetitions of the
-  runs with that world model; the band is their standard deviation (ddof 1; none with one
+- Envs are grouped by family, the name before ``/`` (``scienceworld/boil`` and its 23
+  siblings make one ScienceWorld plot, the BabyAI tasks one BabyAI plot, as in Fig. 3); each
+  episode is read against its own task's budget.
+- A *repetition* is one rollout index (seed 004's "three runs": ``rollouts: 3``): its curve is
+  the mean over every episode of that rollout in the group (all tasks and seeds). A line is the
+  mean over repetitions; the band is their standard deviation (ddof 1; none with one
   repetition).
-- One PNG per env (``reward_within_budget_<env>.png``); one panel per combination of the other
-  axes that vary (agent, model, ...), a line per world model, and the expert's as a grey
-  dashed ceiling. A table in the report gives each line at 25, 50, 75 and 100% of the budget.
+- One PNG per env family (``reward_within_budget_<family>.png``); one panel per combination of
+  the other axes that vary (agent, model, ...), a line per world model, and the expert's as a
+  grey dashed ceiling. A table in the report gives each line at 25, 50, 75 and 100% of the
+  budget.
 - The section applies when a run has a world model other than ``none``, or when the
   experiment's ``report`` layout sets ``reward_within_budget: true``.
 """
@@ -79,10 +83,11 @@ def line_curves(curves: pd.DataFrame, runs: pd.DataFrame, group: Sequence[str]) 
     """Mean and SD over repetitions, per ``group`` (columns of ``runs``) and fraction.
 
     ``curves`` as :func:`episode_curves` gives it; ``runs``: ``run`` and the ``group``
-    columns. A repetition's curve is the mean over its seeds; returns ``*group, fraction,
-    mean, sd, n`` (``n`` repetitions, ``sd`` NaN when n is 1)."""
-    reps = curves.groupby(["run", "rollout", "fraction"], as_index=False)["reward"].mean()
-    reps = reps.merge(runs[["run", *group]], on="run")
+    columns. Repetition ``i`` of a group is the mean over the group's episodes of rollout
+    ``i`` (every run and seed in it: all the tasks of an env family); returns ``*group,
+    fraction, mean, sd, n`` (``n`` repetitions, ``sd`` NaN when n is 1)."""
+    eps = curves.merge(runs[["run", *group]], on="run")
+    reps = eps.groupby([*group, "rollout", "fraction"], as_index=False)["reward"].mean()
     g = reps.groupby([*group, "fraction"])["reward"]
     out = g.agg(mean="mean", sd=lambda x: x.std(ddof=1) if len(x) > 1 else math.nan, n="size")
     return out.reset_index()
@@ -119,7 +124,8 @@ def _line(row: pd.Series) -> str:
 def _panel_axes(runs: pd.DataFrame) -> list[str]:
     """The axes other than env and world model that vary among the model runs."""
     model_runs = runs[runs["line"] != EXPERT]
-    skip = {"env", "worldmodel", "run", "label", "spec", "components", "tags", "line", "budget"}
+    skip = {"env", "family", "worldmodel", "run", "label", "spec", "components", "tags", "line"}
+    skip |= {"budget"}
     return [c for c in model_runs.columns if c not in skip and model_runs[c].nunique() > 1]
 
 
@@ -178,13 +184,14 @@ def reward_within_budget(store_path: Path, out_dir: Path, report_md: Path) -> di
     runs["budget"] = [
         budget_of(json.loads(s), e) for s, e in zip(runs["spec"], runs["env"], strict=True)
     ]
+    runs["family"] = [str(e).split("/")[0].split(":")[0] for e in runs["env"]]
     axes = _panel_axes(runs)
     runs["panel"] = [
         EXPERT if line == EXPERT else _panel(row, axes)
         for line, (_, row) in zip(runs["line"], runs.iterrows(), strict=True)
     ]
     eps = episodes.merge(runs[["run", "budget"]], on="run")
-    table = line_curves(episode_curves(eps, steps), runs, ["env", "panel", "line"])
+    table = line_curves(episode_curves(eps, steps), runs, ["family", "panel", "line"])
     out_dir.mkdir(parents=True, exist_ok=True)
     files: dict[str, Path] = {}
     md = [
@@ -196,7 +203,7 @@ def reward_within_budget(store_path: Path, out_dir: Path, report_md: Path) -> di
     ]
     head = "| env | panel | world model | n | " + " | ".join(f"{int(f * 100)}%" for f in SHOWN)
     md += [head + " |", "|" + "---|" * (4 + len(SHOWN))]
-    for env, part in table.groupby("env", sort=False):
+    for env, part in table.groupby("family", sort=False):
         path = out_dir / _file_name(str(env))
         _plot(part, str(env), path)
         files[f"reward_within_budget:{env}"] = path
