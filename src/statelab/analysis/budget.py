@@ -133,12 +133,12 @@ def _panel(row: pd.Series, axes: Sequence[str]) -> str:
     return " / ".join(str(row[a]) for a in axes) if axes else "all runs"
 
 
-def _plot(table: pd.DataFrame, env: str, path: Path) -> None:
+def _plot(table: pd.DataFrame, env: str, path: Path, order: Sequence[str]) -> None:
     panels = [p for p in dict.fromkeys(table["panel"]) if p != EXPERT]
     fig = Figure(figsize=(4.2 * max(1, len(panels)), 3.4), layout="constrained")
     FigureCanvasAgg(fig)
     axs = fig.subplots(1, max(1, len(panels)), squeeze=False)[0]
-    lines = [x for x in dict.fromkeys(table["line"]) if x != EXPERT]
+    lines = [x for x in order if x != EXPERT and x in set(table["line"])]
     colour = {x: _COLOURS[i % len(_COLOURS)] for i, x in enumerate(lines)}
     expert = table[table["line"] == EXPERT]
     for ax, panel in zip(axs, panels or ["all runs"], strict=False):
@@ -192,6 +192,13 @@ def reward_within_budget(store_path: Path, out_dir: Path, report_md: Path) -> di
     ]
     eps = episodes.merge(runs[["run", "budget"]], on="run")
     table = line_curves(episode_curves(eps, steps), runs, ["family", "panel", "line"])
+    order = list(dict.fromkeys(runs["line"]))  # the grid's order: none (the base) first
+    rank = {x: i for i, x in enumerate(order)}
+    table = table.sort_values(
+        ["family", "panel", "line"],
+        key=lambda c: c.map(rank) if c.name == "line" else c,
+        kind="stable",
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
     files: dict[str, Path] = {}
     md = [
@@ -205,7 +212,7 @@ def reward_within_budget(store_path: Path, out_dir: Path, report_md: Path) -> di
     md += [head + " |", "|" + "---|" * (4 + len(SHOWN))]
     for env, part in table.groupby("family", sort=False):
         path = out_dir / _file_name(str(env))
-        _plot(part, str(env), path)
+        _plot(part, str(env), path, order)
         files[f"reward_within_budget:{env}"] = path
         for (panel, line), d in part.groupby(["panel", "line"], sort=False):
             at = d.set_index("fraction")

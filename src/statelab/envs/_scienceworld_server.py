@@ -78,10 +78,11 @@ class Simulator:
         return str(self.server.step("look around"))
 
     def step(self, action: str) -> tuple[str, int, bool]:
-        """(observation, score 0-100 as the package rounds it, completed)."""
+        """(observation, score 0-100 as the package rounds it, completed). As the package's
+        own ``step``, a score below zero (a failed task, e.g. a wrong focus) completes it."""
         text = str(self.server.step(action))
         score = round(100 * float(self.server.getScore()))
-        return text, score, bool(self.server.getCompleted())
+        return text, score, bool(self.server.getCompleted()) or score < 0
 
     def score(self) -> int:
         return round(100 * float(self.server.getScore()))
