@@ -37,7 +37,8 @@ package (1.2.3: the simulator's jar ships in the wheel and runs on a JRE).
 - Expert: the package's gold path (``generateGoldPath=True``) distilled for the
   simplifications in use, as seed 004 Appendix B.3 distils its examples: runs of ``open door
   to X`` / ``go to X`` become one ``teleport to <room>`` when teleporting is on, ``look
-  around`` is dropped, and ten ``wait1`` in a row become one ``wait`` (or, where arriving
+  around`` is dropped, and ten ``wait1`` in a row become one ``wait``, as do ten actions in
+  a row that only watch (``examine``, reading a thermometer) while a pot heats (or, where arriving
   early breaks the timing of a life cycle, the walk is kept and only the rest applies). Each
   candidate is verified by replaying it; the first that wins within the budget is played,
   else the best-scoring one (``identify-life-stages-1``: 0.95 in its 30 steps, 1.0 in 36).
@@ -110,6 +111,8 @@ MANUAL = (
     "task. Actions:\n" + "\n".join(f"- {t}" for t in TEMPLATES)
 )
 _ROOM_MOVE = re.compile(r"^(?:open door to .+|go to .+)$")
+#: actions that look and change nothing (each takes one time step, as a ``wait1`` does)
+_PASSING = re.compile(r"^(?:examine .+|use thermometer in inventory on .+|look at .+)$")
 
 
 def simplifications(task: str, simplify: str) -> str:
@@ -153,20 +156,25 @@ def distillations(gold: list[str], teleport: bool) -> list[list[str]]:
             if a:
                 moved.append(a)
         lean = [a for a in moved if a != "look around"]
-        out += [_waits(lean), lean, moved]
+        out += [_waits(lean, _PASSING), _waits(lean), lean, moved]
     # the walk kept (it takes time a growing plant or animal may need)
     walk = [a for a in gold if a != "look around"]
-    return [*out, _waits(walk), walk, list(gold)]
+    return [*out, _waits(walk, _PASSING), _waits(walk), walk, list(gold)]
 
 
-def _waits(plan: list[str]) -> list[str]:
-    """Every ten ``wait1`` in a row as one ``wait`` (ten time steps)."""
+def _waits(plan: list[str], passing: re.Pattern[str] | None = None) -> list[str]:
+    """Every ten ``wait1`` in a row as one ``wait`` (ten time steps); with ``passing``, every
+    ten actions in a row that only pass time (watching a thermometer while a pot heats)."""
     out: list[str] = []
+    run = 0
     for a in plan:
+        passes = a == "wait1" or (passing is not None and passing.match(a) is not None)
+        run = run + 1 if passes else 0
         out.append(a)
-        if out[-10:] == ["wait1"] * 10:
+        if run == 10:
             del out[-10:]
             out.append("wait")
+            run = 0
     return out
 
 
