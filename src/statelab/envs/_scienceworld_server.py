@@ -1,10 +1,11 @@
 """ScienceWorld's simulator (a JVM behind py4j) as the env drives it: a per-process pool of
 started simulators, and the few server calls on the hot path.
 
-Starting a simulator costs about 3.4 s and 280 MB, so a process keeps the ones its envs gave
-back (at most :data:`MAX_IDLE`) and hands them to the next env: an env takes one at its first
-reset and gives it back on :meth:`close` or when it is garbage-collected. One simulator serves
-one env at a time (a load replaces its task), so concurrent episodes each hold their own.
+Starting a simulator costs about 3.4 s and 280 MB (its JVM runs with :data:`JAVA_OPTS`), so
+a process keeps the ones its envs gave back (at most :data:`MAX_IDLE`) and hands them to the
+next env: an env takes one at its first reset and gives it back on :meth:`close` or when it is
+garbage-collected. One simulator serves one env at a time (a load replaces its task), so
+concurrent episodes each hold their own.
 
 The package's ``step()`` recomputes the valid-action list (about 1,000 strings, 160-300 ms)
 and runs three free actions after every action; :class:`Simulator` calls the server's own
@@ -14,12 +15,20 @@ and runs three free actions after every action; :class:`Simulator` calls the ser
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import threading
 from typing import Any
 
 #: started simulators a process keeps for its next envs
 MAX_IDLE = 2
+#: every object's identity hash is the same constant: the simulator keeps objects in hash
+#: sets, so with the JVM's default (random) identity hashes a variation's objects are named,
+#: listed and offered in ambiguity choices in an order that changes from one load to the next
+#: (the package's gold path for find-living-thing variation 226 focused on a wolf, a bee or a
+#: toad on four loads). With a constant hash the order is the insertion order: a variation
+#: plays the same way on every load, and a stored episode replays.
+JAVA_OPTS = ["-XX:+UnlockExperimentalVMOptions", "-XX:hashCode=2"]
 #: what the parser answers to an input that matches no action (a no-op: no move is made)
 NO_MATCH = "No known action matches that input."
 _LOCK = threading.Lock()
@@ -27,15 +36,21 @@ _IDLE: list[Any] = []
 
 
 def _start() -> Any:
+    """A new simulator, its JVM started with :data:`JAVA_OPTS`."""
     try:
-        from scienceworld import ScienceWorldEnv
+        import scienceworld.scienceworld as package
     except ImportError as err:  # pragma: no cover - depends on the installation
         raise RuntimeError(
             "scienceworld envs need the scienceworld package and Java: "
             "pip install scienceworld==1.2.3 (and a JRE 11+, e.g. openjdk-17)"
         ) from err
-    with contextlib.redirect_stdout(io.StringIO()):
-        return ScienceWorldEnv("", envStepLimit=10**9)
+    with _LOCK, contextlib.redirect_stdout(io.StringIO()):
+        launch = package.launch_gateway  # the package passes no JVM options of its own
+        package.launch_gateway = functools.partial(launch, javaopts=JAVA_OPTS)
+        try:
+            return package.ScienceWorldEnv("", envStepLimit=10**9)
+        finally:
+            package.launch_gateway = launch
 
 
 def acquire() -> Any:
