@@ -71,7 +71,7 @@ def test_canonical_text_sorts_every_listing():
     )
 
 
-def test_distillation_teleports_and_drops_looks():
+def test_distillation_teleports_drops_looks_and_waits_in_tens():
     gold = [
         "open door to hallway",
         "go to hallway",
@@ -81,17 +81,18 @@ def test_distillation_teleports_and_drops_looks():
         "pick up thermometer",
         "open door to hallway",
         "close door to kitchen",
+        *["examine pot", "use thermometer in inventory on pot"] * 6,
         *["wait1"] * 12,
     ]
-    first, lean, moved, waits, walk, raw = distillations(gold, teleport=True)
-    assert (
-        lean
-        == ["teleport to kitchen", "pick up thermometer", "close door to kitchen"] + ["wait1"] * 12
-    )  # a run of door openings without a move is dropped
-    assert first == [*lean[:3], "wait", "wait1", "wait1"]
+    watch = ["examine pot", "use thermometer in inventory on pot"] * 6
+    passing, waits, lean, moved, *walks, raw = distillations(gold, teleport=True)
+    head = ["teleport to kitchen", "pick up thermometer", "close door to kitchen"]
+    assert lean == [*head, *watch, *["wait1"] * 12]  # door openings without a move dropped
+    assert waits == [*head, *watch, "wait", "wait1", "wait1"]
+    # ten time-passing actions in a row are one wait: 12 watching + 12 wait1 = 2 waits + 4
+    assert passing == [*head, "wait", "wait", *["wait1"] * 4]
     assert moved[:2] == ["teleport to kitchen", "look around"]
-    assert walk == [a for a in gold if a != "look around"] and raw == gold
-    assert waits[-3:] == ["wait", "wait1", "wait1"]
+    assert walks[-1] == [a for a in gold if a != "look around"] and raw == gold
     assert distillations(gold, teleport=False)[-1] == gold
 
 
