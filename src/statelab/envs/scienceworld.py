@@ -292,9 +292,9 @@ class ScienceWorldEnv(Env):
         sim = self._simulator()
         self.variation = variation(self.task, 0 if rng_seed is None else int(rng_seed))
         self._plan = list(self._expert_plan(sim))
-        # a fresh load every episode: the server's reset alone does not restore everything
-        # (after a played episode the same variation lists a room's objects in another order)
-        sim.load(self.task, self.variation, self.flags, gold=True)
+        # a fresh load every episode, as the expert's plan was verified (without generating the
+        # gold path: that load leaves the world elsewhere, e.g. the bees of find-living-thing)
+        sim.load(self.task, self.variation, self.flags, gold=False)
         text = canonical(sim.reset())
         self.goal = sim.task_description()
         self._best, self._taken, self._visited = 0, [], []
