@@ -13,8 +13,19 @@ from statelab.run.axes import AXES
 
 #: envs whose runs are slow (a reset takes ~0.5 s) or need an optional package
 SLOW_ENVS = {"household": "textworld"}
-#: the registered env names (an env taking options is tested under its bare name)
-ENV_NAMES: list[str] = ENVS.names()
+#: ScienceWorld tasks each hold a simulator (a JVM: 3.4 s to start, 280 MB) and verify the
+#: expert's plan at reset: the shortest task is tested by default (also by the per-component
+#: loops), the other 23 only by the env tests under ``-m slow``
+SCIENCEWORLD_DEFAULT = ("scienceworld/lifespan-longest-lived",)
+HEAVY_ENVS = {
+    n: "scienceworld"
+    for n in ENVS.names()
+    if n.startswith("scienceworld/") and n not in SCIENCEWORLD_DEFAULT
+}
+SLOW_ENVS.update({n: "scienceworld" for n in SCIENCEWORLD_DEFAULT})
+#: the registered env names (an env taking options is tested under its bare name), less the
+#: heavy ones
+ENV_NAMES: list[str] = [n for n in ENVS.names() if n not in HEAVY_ENVS]
 
 #: axes whose argument is free-form by design: a model spec is a path, a URL or a package
 #: name, which only loading the model checks (``llamacpp:<path>``, ``openai-compat:<url>#m``,
@@ -43,7 +54,7 @@ def component_ids() -> list[tuple[str, str]]:
 
 def needs(env: str) -> str | None:
     """The optional package ``env`` needs, if any."""
-    return SLOW_ENVS.get(env)
+    return SLOW_ENVS.get(env) or HEAVY_ENVS.get(env)
 
 
 def build_context(env: str, fmt: str | None = None, seed: int = 0) -> BuildContext:

@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
-from tests.conformance._registries import ENV_NAMES, SLOW_ENVS, first, needs
+from tests.conformance._registries import ENV_NAMES, HEAVY_ENVS, SLOW_ENVS, first, needs
 
 from statelab.core import Env
 from statelab.envs import make_env
@@ -25,7 +25,7 @@ def _params(names: list[str]) -> list[object]:
     xfails."""
     out: list[object] = []
     for n in names:
-        marks = [pytest.mark.slow] if n in SLOW_ENVS else []
+        marks = [pytest.mark.slow] if n in SLOW_ENVS or n in HEAVY_ENVS else []
         if n in GYM_CHECK_DEFECTS:
             marks.append(pytest.mark.xfail(strict=True, reason=GYM_CHECK_DEFECTS[n]))
         out.append(pytest.param(n, marks=marks))
@@ -62,7 +62,11 @@ def _some_actions(name: str, seed: int, n: int = 4) -> list[str]:
     return [*acts, "xyzzy"]
 
 
-@pytest.mark.parametrize("name", _params(ENV_NAMES))
+#: every env; the heavy ones (ScienceWorld's other tasks) only under ``-m slow``
+ALL = [*ENV_NAMES, *(pytest.param(n, marks=pytest.mark.slow) for n in HEAVY_ENVS)]
+
+
+@pytest.mark.parametrize("name", _params([*ENV_NAMES, *HEAVY_ENVS]))
 def test_gymnasium_env_checker(name):
     """Gymnasium's checker applies to text envs: ObservationSpace contains Observation
     objects and the action space is gymnasium.spaces.Text. (Its render check is skipped:
@@ -73,19 +77,19 @@ def test_gymnasium_env_checker(name):
         gym_check_env(env, skip_render_check=True)
 
 
-@pytest.mark.parametrize("name", ENV_NAMES)
+@pytest.mark.parametrize("name", ALL)
 def test_statelab_env_checker(name):
     check_env(_env(name), seeds=(0,))
 
 
-@pytest.mark.parametrize("name", ENV_NAMES)
+@pytest.mark.parametrize("name", ALL)
 def test_same_seed_same_actions_same_episode(name):
     a, b = _env(name), _env(name)
     actions = _some_actions(name, 3)
     assert _play(a, 3, actions) == _play(b, 3, actions)
 
 
-@pytest.mark.parametrize("name", ENV_NAMES)
+@pytest.mark.parametrize("name", ALL)
 def test_the_expert_wins_through_the_text_interface(name):
     env = _env(name)
     seeds = (1,) if name in SLOW_ENVS else (1, 2)
@@ -102,7 +106,7 @@ def test_the_expert_wins_through_the_text_interface(name):
         assert env.steps <= env.budget
 
 
-@pytest.mark.parametrize("name", ENV_NAMES)
+@pytest.mark.parametrize("name", ALL)
 def test_reset_clears_everything(name):
     env = _env(name)
     _play(env, 5, _some_actions(name, 5))

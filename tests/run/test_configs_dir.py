@@ -9,8 +9,26 @@ from statelab.run.config import load_experiment
 CONFIGS = sorted((Path(__file__).parents[2] / "configs").rglob("*.yaml"))
 
 
+#: components seed 004's configs name that the worldmodels branch registers (ReflAct, the
+#: world models); a checkout without them skips those configs, saying so
+SEED004_NEEDS = {"agent": ("reflact",), "worldmodel": ("memory", "belief", "walle", "bbwm")}
+
+
+def _missing(path: Path) -> list[str]:
+    if path.parent.name != "seed004":
+        return []
+    from statelab.agents import AGENTS
+    from statelab.worldmodels import WORLDMODELS
+
+    regs = {"agent": AGENTS, "worldmodel": WORLDMODELS}
+    return [n for axis, names in SEED004_NEEDS.items() for n in names if n not in regs[axis]]
+
+
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
 def test_config_validates(path):
+    missing = _missing(path)
+    if missing:
+        pytest.skip(f"{path.name} names components not registered here: {', '.join(missing)}")
     exp = load_experiment(path)
     assert exp.runs(), path
     if path.parent.name == "seed000":  # seed 000, section 3.4

@@ -14,6 +14,7 @@ from statelab.envs import (
     hanoi,
     household,  # noqa: F401
     messenger,  # noqa: F401
+    scienceworld,  # noqa: F401
     textcraft,  # noqa: F401
     traffic,  # noqa: F401
 )

@@ -102,6 +102,8 @@ class Layout(BaseModel):
     model_config = ConfigDict(extra="forbid")
     rows: list[str] = ["model"]
     columns: list[str] = ["env", "history"]
+    #: draw seed 004's reward-within-budget curves even without a world model
+    reward_within_budget: bool = False
 
     @field_validator("rows", "columns")
     @classmethod

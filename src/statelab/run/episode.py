@@ -477,7 +477,11 @@ async def run_episode(
     rollout: int = 0,
 ) -> EpisodeRecord:
     """Play one episode of ``spec`` with ``seed``; model errors propagate to the caller."""
-    return await Episode(spec, seed, llm, writer=writer, rollout=rollout).play()
+    episode = Episode(spec, seed, llm, writer=writer, rollout=rollout)
+    try:
+        return await episode.play()
+    finally:
+        episode.c.env.close()  # an env holding a process (ScienceWorld's JVM) gives it back
 
 
 def describe_run(spec: RunSpec) -> dict[str, Any]:

@@ -1,0 +1,243 @@
+"""Reward within budget (seed 004, section 5 'Metrics', Figs. 3-5): the mean reward an agent
+has reached by each fraction of its action budget, one line per world-model variant.
+
+- An episode's budget ``B`` is its run's ``max_steps`` (the experiment's) or, when unset, the
+  env's own budget. Its reward by fraction ``f`` is the sum of its per-step rewards (the
+  ``steps`` table) over its first ``floor(f * B)`` env steps; an episode that ended earlier
+  keeps its final sum. Queries and rejected proposals are no env steps, so they cost nothing
+  here, as in the seed. (ALFWorld-style envs reward 1 at the win; ScienceWorld's rewards are
+  the changes of its normalised score, so the sum is the score reached so far.)
+- Envs are grouped by family, the name before ``/`` (``scienceworld/boil`` and its 23
+  siblings make one ScienceWorld plot, the BabyAI tasks one BabyAI plot, as in Fig. 3); each
+  episode is read against its own task's budget.
+- A *repetition* is one rollout index (seed 004's "three runs": ``rollouts: 3``): its curve is
+  the mean over every episode of that rollout in the group (all tasks and seeds). A line is the
+  mean over repetitions; the band is their standard deviation (ddof 1; none with one
+  repetition).
+- One PNG per env family (``reward_within_budget_<family>.png``); one panel per combination of
+  the other axes that vary (agent, model, ...), a line per world model, and the expert's as a
+  grey dashed ceiling. A table in the report gives each line at 25, 50, 75 and 100% of the
+  budget.
+- The section applies when a run has a world model other than ``none``, or when the
+  experiment's ``report`` layout sets ``reward_within_budget: true``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from statelab.analysis.sections import report_section
+
+#: budget fractions the curves are read at
+FRACTIONS: tuple[float, ...] = tuple(i / 20 for i in range(21))
+#: fractions the report's table shows
+SHOWN = (0.25, 0.5, 0.75, 1.0)
+#: the line of the expert runs (they have no world model)
+EXPERT = "expert"
+_NO_MODEL = {"none", "-", "", None}
+_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3")
+
+
+def budget_of(spec: dict[str, Any], env: str) -> int:
+    """The action budget of a run: its ``max_steps``, else the env's own."""
+    if spec.get("max_steps"):
+        return int(spec["max_steps"])
+    from statelab.envs import env_class
+
+    return int(env_class(env).max_steps)
+
+
+def episode_curves(
+    episodes: pd.DataFrame, steps: pd.DataFrame, fractions: Sequence[float] = FRACTIONS
+) -> pd.DataFrame:
+    """Reward reached by each fraction of the budget, per episode.
+
+    ``episodes``: ``run, seed, rollout, budget``; ``steps``: ``run, seed, rollout, t,
+    reward``. Returns ``run, seed, rollout, fraction, reward``."""
+    key = ["run", "seed", "rollout"]
+    by_ep = {k: g.sort_values("t") for k, g in steps.groupby(key)}
+    rows = []
+    for ep in episodes.itertuples(index=False):
+        k = (ep.run, ep.seed, ep.rollout)
+        g = by_ep.get(k)
+        t = g["t"].to_numpy() if g is not None else np.zeros(0)
+        r = g["reward"].fillna(0.0).to_numpy(dtype=float) if g is not None else np.zeros(0)
+        for f in fractions:
+            limit = math.floor(f * int(ep.budget) + 1e-9)
+            rows.append((*k, float(f), float(r[t <= limit].sum())))
+    return pd.DataFrame(rows, columns=[*key, "fraction", "reward"])
+
+
+def line_curves(curves: pd.DataFrame, runs: pd.DataFrame, group: Sequence[str]) -> pd.DataFrame:
+    """Mean and SD over repetitions, per ``group`` (columns of ``runs``) and fraction.
+
+    ``curves`` as :func:`episode_curves` gives it; ``runs``: ``run`` and the ``group``
+    columns. Repetition ``i`` of a group is the mean over the group's episodes of rollout
+    ``i`` (every run and seed in it: all the tasks of an env family); returns ``*group,
+    fraction, mean, sd, n`` (``n`` repetitions, ``sd`` NaN when n is 1)."""
+    eps = curves.merge(runs[["run", *group]], on="run")
+    reps = eps.groupby([*group, "rollout", "fraction"], as_index=False)["reward"].mean()
+    g = reps.groupby([*group, "fraction"])["reward"]
+    out = g.agg(mean="mean", sd=lambda x: x.std(ddof=1) if len(x) > 1 else math.nan, n="size")
+    return out.reset_index()
+
+
+def _read(store_path: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    db = sqlite3.connect(str(store_path))
+    try:
+        runs = pd.read_sql_query("SELECT * FROM runs", db)
+        episodes = pd.read_sql_query(
+            "SELECT run, seed, rollout FROM episodes WHERE status='done'", db
+        )
+        steps = pd.read_sql_query("SELECT run, seed, rollout, t, reward FROM steps", db)
+        row = db.execute("SELECT config FROM experiment LIMIT 1").fetchone()
+    finally:
+        db.close()
+    return runs, episodes, steps, json.loads(row[0]) if row else {}
+
+
+def _applies(runs: pd.DataFrame, config: dict[str, Any]) -> bool:
+    layout = config.get("report") or {}
+    if layout.get("reward_within_budget"):
+        return True
+    return "worldmodel" in runs and any(w not in _NO_MODEL for w in runs["worldmodel"])
+
+
+def _line(row: pd.Series) -> str:
+    if row.get("agent") == "expert":
+        return EXPERT
+    w = row.get("worldmodel")
+    return "none" if w in _NO_MODEL else str(w)
+
+
+def _panel_axes(runs: pd.DataFrame) -> list[str]:
+    """The axes other than env and world model that vary among the model runs."""
+    model_runs = runs[runs["line"] != EXPERT]
+    skip = {"env", "family", "worldmodel", "run", "label", "spec", "components", "tags", "line"}
+    skip |= {"budget"}
+    return [c for c in model_runs.columns if c not in skip and model_runs[c].nunique() > 1]
+
+
+def _panel(row: pd.Series, axes: Sequence[str]) -> str:
+    return " / ".join(str(row[a]) for a in axes) if axes else "all runs"
+
+
+def _plot(table: pd.DataFrame, env: str, path: Path, order: Sequence[str]) -> None:
+    panels = [p for p in dict.fromkeys(table["panel"]) if p != EXPERT]
+    fig = Figure(figsize=(4.2 * max(1, len(panels)), 3.4), layout="constrained")
+    FigureCanvasAgg(fig)
+    axs = fig.subplots(1, max(1, len(panels)), squeeze=False)[0]
+    lines = [x for x in order if x != EXPERT and x in set(table["line"])]
+    colour = {x: _COLOURS[i % len(_COLOURS)] for i, x in enumerate(lines)}
+    expert = table[table["line"] == EXPERT]
+    for ax, panel in zip(axs, panels or ["all runs"], strict=False):
+        part = table[table["panel"] == panel]
+        for line in lines:
+            d = part[part["line"] == line].sort_values("fraction")
+            if d.empty:
+                continue
+            ax.plot(d["fraction"], d["mean"], color=colour[line], label=line)
+            sd = d["sd"].fillna(0.0)
+            ax.fill_between(
+                d["fraction"],
+                d["mean"] - sd,
+                d["mean"] + sd,
+                color=colour[line],
+                alpha=0.2,
+                linewidth=0,
+            )
+        if not expert.empty:
+            e = expert.sort_values("fraction")
+            ax.plot(e["fraction"], e["mean"], color="#999999", linestyle="--", label=EXPERT)
+        ax.set_title(panel, fontsize=9)
+        ax.set_xlabel("fraction of the action budget")
+        ax.set_xlim(0, 1)
+        ax.grid(alpha=0.3)
+    axs[0].set_ylabel("mean reward")
+    axs[0].legend(fontsize=8, loc="upper left")
+    fig.suptitle(f"Reward within budget: {env}", fontsize=10)
+    fig.savefig(path, dpi=110)
+
+
+def _file_name(env: str) -> str:
+    return "reward_within_budget_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", env) + ".png"
+
+
+def reward_within_budget(store_path: Path, out_dir: Path, report_md: Path) -> dict[str, Path]:
+    """Append the section to ``report_md`` and write its PNGs and JSON, when it applies."""
+    runs, episodes, steps, config = _read(store_path)
+    if runs.empty or episodes.empty or not _applies(runs, config):
+        return {}
+    runs = runs.copy()
+    runs["line"] = runs.apply(_line, axis=1)
+    runs["budget"] = [
+        budget_of(json.loads(s), e) for s, e in zip(runs["spec"], runs["env"], strict=True)
+    ]
+    runs["family"] = [str(e).split("/")[0].split(":")[0] for e in runs["env"]]
+    axes = _panel_axes(runs)
+    runs["panel"] = [
+        EXPERT if line == EXPERT else _panel(row, axes)
+        for line, (_, row) in zip(runs["line"], runs.iterrows(), strict=True)
+    ]
+    eps = episodes.merge(runs[["run", "budget"]], on="run")
+    table = line_curves(episode_curves(eps, steps), runs, ["family", "panel", "line"])
+    order = list(dict.fromkeys(runs["line"]))  # the grid's order: none (the base) first
+    rank = {x: i for i, x in enumerate(order)}
+    table = table.sort_values(
+        ["family", "panel", "line"],
+        key=lambda c: c.map(rank) if c.name == "line" else c,
+        kind="stable",
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files: dict[str, Path] = {}
+    md = [
+        "## Reward within budget",
+        "",
+        "Mean reward reached by each fraction of the action budget (seed 004); the band in "
+        "the plots is the SD over repetitions (rollouts).",
+        "",
+    ]
+    head = "| env | panel | world model | n | " + " | ".join(f"{int(f * 100)}%" for f in SHOWN)
+    md += [head + " |", "|" + "---|" * (4 + len(SHOWN))]
+    for env, part in table.groupby("family", sort=False):
+        path = out_dir / _file_name(str(env))
+        _plot(part, str(env), path, order)
+        files[f"reward_within_budget:{env}"] = path
+        for (panel, line), d in part.groupby(["panel", "line"], sort=False):
+            at = d.set_index("fraction")
+            cells = []
+            for f in SHOWN:
+                m, s = at.loc[f, "mean"], at.loc[f, "sd"]
+                cells.append(f"{m:.2f}" + ("" if math.isnan(s) else f" ± {s:.2f}"))
+            n = int(d["n"].iloc[0])
+            md.append(f"| {env} | {panel} | {line} | {n} | " + " | ".join(cells) + " |")
+    md.append("")
+    md += [
+        f"![reward within budget: {env}]({p.name})"
+        for env, p in ((k.split(":", 1)[1], v) for k, v in files.items())
+    ]
+    json_path = out_dir / "reward_within_budget.json"
+    json_path.write_text(table.to_json(orient="records", indent=1))
+    files["reward_within_budget"] = json_path
+    report_md.write_text(report_md.read_text().rstrip("\n") + "\n\n" + "\n".join(md) + "\n")
+    return files
+
+
+@report_section("reward-within-budget")
+def _section(store_path: Path, out_dir: Path, report_md: Path) -> dict[str, Path]:
+    """Seed 004's reward-within-budget curves."""
+    return reward_within_budget(store_path, out_dir, report_md)
+
+
+__all__ = ["FRACTIONS", "budget_of", "episode_curves", "line_curves", "reward_within_budget"]

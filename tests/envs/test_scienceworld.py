@@ -1,0 +1,168 @@
+"""ScienceWorld (seed 004): the task table against the package, seeds to variations, the
+canonical text, the distilled expert, scores and validity. Envs that start a simulator (a
+JVM) use two short tasks; the expert on every other task runs under ``-m slow``."""
+
+from __future__ import annotations
+
+import pytest
+
+from statelab.envs.scienceworld import (
+    TASKS,
+    canonical,
+    distillations,
+    env_class,
+    inventory_items,
+    simplifications,
+    variation,
+)
+
+pytest.importorskip("scienceworld")
+
+FAST = ("lifespan-longest-lived", "find-non-living-thing")
+
+
+def test_the_seeds_tasks_and_budgets():
+    assert len(TASKS) == 24
+    budgets = {t: b for t, (b, *_) in TASKS.items()}
+    assert budgets["boil"] == 100 and budgets["melt"] == 80 and budgets["grow-fruit"] == 60
+    assert budgets["measure-melting-point-known-substance"] == 120
+    assert {budgets[t] for t in TASKS if t.startswith("find-")} == {15}
+    assert budgets["lifespan-longest-lived-then-shortest-lived"] == 12
+    assert env_class("boil").max_steps == 100 and env_class("boil").name == "scienceworld/boil"
+
+
+def test_seeds_map_to_the_packages_splits():
+    # boil: train 0-13, dev 14-20, test 21-29
+    assert [variation("boil", s) for s in (0, 8)] == [21, 29]
+    assert variation("boil", 1000) == 0 and variation("boil", 1013) == 13
+    assert variation("boil", 2000) == 14 and variation("boil", 2006) == 20
+    assert variation("boil", 9) == 9 % 30  # past every split: seed mod variations
+    splits = env_class("find-animal").splits
+    assert splits["test"] == range(0, 10)  # the anchor's ten test variations per task
+    assert [variation("find-animal", s) for s in splits["test"]] == list(range(225, 235))
+    anchor = sum(len(env_class(t).splits["test"]) for t in TASKS)
+    assert anchor == 211  # MPO's / the anchor's ScienceWorld test set
+
+
+def test_the_anchors_simplifications():
+    assert simplifications("boil", "anchor") == (
+        "noElectricalAction,openDoors,selfWateringFlowerPots,teleportAction,openContainers"
+    )
+    assert "noElectricalAction" not in simplifications("power-component", "anchor")
+    assert simplifications("boil", "easy") == "easy" and simplifications("boil", "none") == ""
+
+
+def test_canonical_text_sorts_every_listing():
+    a = (
+        "This room is called the art studio. In it, you see: \n\tthe agent\n\ta table. On the"
+        " table is: a bowl (containing b, a), a cup.\n\ta wood cup (containing red paint)\n"
+        "\ta substance called air\nYou also see:\n\tA door to the hallway (that is open)"
+    )
+    b = (
+        "This room is called the art studio. In it, you see: \n\ta substance called air\n"
+        "\ta wood cup (containing red paint)\n\tthe agent\n\ta table. On the table is: a cup,"
+        " a bowl (containing a, b).\nYou also see:\n\tA door to the hallway (that is open)"
+    )
+    assert canonical(a) == canonical(b)
+    assert canonical(a).split("\n")[0] == "This room is called the art studio. In it, you see: "
+    assert inventory_items("In your inventory, you see:\n\tan orange\n\ta seed jar\n") == (
+        "an orange",
+        "a seed jar",
+    )
+
+
+def test_distillation_teleports_drops_looks_and_waits_in_tens():
+    gold = [
+        "open door to hallway",
+        "go to hallway",
+        "open door to kitchen",
+        "go to kitchen",
+        "look around",
+        "pick up thermometer",
+        "open door to hallway",
+        "close door to kitchen",
+        *["examine pot", "use thermometer in inventory on pot"] * 6,
+        *["wait1"] * 12,
+    ]
+    watch = ["examine pot", "use thermometer in inventory on pot"] * 6
+    passing, waits, lean, moved, *walks, raw = distillations(gold, teleport=True)
+    head = ["teleport to kitchen", "pick up thermometer", "close door to kitchen"]
+    assert lean == [*head, *watch, *["wait1"] * 12]  # door openings without a move dropped
+    assert waits == [*head, *watch, "wait", "wait1", "wait1"]
+    # ten time-passing actions in a row are one wait: 12 watching + 12 wait1 = 2 waits + 4
+    assert passing == [*head, "wait", "wait", *["wait1"] * 4]
+    assert moved[:2] == ["teleport to kitchen", "look around"]
+    assert walks[-1] == [a for a in gold if a != "look around"] and raw == gold
+    assert distillations(gold, teleport=False)[-1] == gold
+
+
+@pytest.fixture(scope="module")
+def lifespan():
+    from statelab.envs import make_env
+
+    env = make_env("scienceworld/lifespan-longest-lived")
+    yield env
+    env.close()
+
+
+def test_the_expert_wins_in_its_budget_and_the_score_is_the_best_seen(lifespan):
+    obs, info = lifespan.reset(seed=0)
+    assert lifespan.variation == 93 and "longest life span" in obs.goal
+    # the room is the one the first look names; no action list by default
+    assert obs.text.startswith(f"This room is called the {obs.facts.location}.")
+    assert obs.admissible is None
+    assert info["privileged"]["walkthrough"][0] == "teleport to outside"
+    policy, done, rewards = lifespan.expert(), False, []
+    while not done:
+        obs, r, term, trunc, info = lifespan.step(policy.act(obs, info))
+        rewards.append(r)
+        done = term or trunc
+    assert term and info["success"] and info["score"] == 1.0
+    assert sum(rewards) == pytest.approx(1.0)  # rewards are the changes of the best score
+    assert lifespan.steps <= lifespan.budget == 10
+
+
+def test_an_unparsed_action_is_invalid_and_a_wrong_focus_fails_for_good(lifespan):
+    obs, info = lifespan.reset(seed=0)
+    obs, r, term, _, info = lifespan.step("xyzzy, flap your arms")
+    assert info["valid"] is False and obs.text.startswith("No known action") and r == 0.0
+    lifespan.step("teleport to outside")
+    assert lifespan.step("look around")[0].facts.location == "outside"
+    # focusing on something that is not an animal ends the task: the score stays the best seen
+    obs, r, term, _, info = lifespan.step("focus on air")
+    assert term and not info["success"] and info["score"] == pytest.approx(lifespan.score())
+    assert info["privileged"]["raw_score"] < 0 <= info["score"]
+
+
+def test_the_simulator_goes_back_to_the_pool_and_is_reused():
+    from statelab.envs import _scienceworld_server as server
+    from statelab.envs import make_env
+
+    env = make_env("scienceworld/find-non-living-thing")
+    env.reset(seed=0)
+    sw = env._sim.sw if env._sim else None
+    before = server.idle()
+    env.close()
+    assert server.idle() == min(before + 1, server.MAX_IDLE)
+    again = make_env("scienceworld/find-non-living-thing")
+    again.reset(seed=1)
+    assert again._sim is not None and again._sim.sw is sw  # no new JVM
+    again.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", [t for t in TASKS if t not in FAST])
+def test_the_expert_scores_in_the_budget_on_every_task(task):
+    """``statelab play scienceworld/<task> --expert`` scores 1.0 (0.95 on
+    identify-life-stages-1, whose gold path needs 36 of its 30 steps: still a success)."""
+    from statelab.envs import make_env
+
+    env = make_env(f"scienceworld/{task}")
+    obs, info = env.reset(seed=0)
+    policy, done = env.expert(), False
+    while not done:
+        obs, _, term, trunc, info = env.step(policy.act(obs, info))
+        done = term or trunc
+    env.close()
+    assert info["success"]
+    assert info["score"] == (0.95 if task == "identify-life-stages-1" else 1.0)
