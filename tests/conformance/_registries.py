@@ -12,7 +12,7 @@ from statelab.envs import ENVS, make_env
 from statelab.run.axes import AXES
 
 #: envs whose runs are slow (a reset takes ~0.5 s) or need an optional package
-SLOW_ENVS = {"household": "textworld"}
+SLOW_ENVS = {"household": "textworld", "cooking": "textworld"}
 #: the registered env names (an env taking options is tested under its bare name)
 ENV_NAMES: list[str] = ENVS.names()
 
