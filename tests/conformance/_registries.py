@@ -26,7 +26,12 @@ FREE_FORM_AXES = {
 }
 
 #: a valid spelling of each component that cannot be built bare (its argument is required)
-EXAMPLES: dict[tuple[str, str], str] = {("history", "window"): "window:2"}
+EXAMPLES: dict[tuple[str, str], str] = {
+    ("history", "window"): "window:2",
+    ("history", "last-k"): "last-k:64",
+    ("history", "bounded"): "bounded:summary:64",
+    ("history", "oracle-bounded"): "oracle-bounded:64",
+}
 
 #: the component axes (everything but env, model and writer) with their registries
 COMPONENT_AXES = [a for a in AXES if a.name not in ("env", *FREE_FORM_AXES)]

@@ -178,3 +178,17 @@ def test_the_prelude_reaches_the_memory_in_the_episode_and_in_replay(summary_sto
         # the replayed states (prelude included) render as the run's own memory
         assert [r.memory for r in replayed[1:]] == list(stored.memory)[:-1]
         assert replayed[0].memory  # the prelude was written before the first step
+
+
+@pytest.mark.parametrize("budget", [128, 256])
+def test_the_oracle_bounded_state_holds_the_cooking_recipe(budget):
+    from statelab.core import PrivilegedView, frozen_view
+    from statelab.state import HISTORIES
+
+    env = make_env("cooking")
+    obs, info = env.reset(seed=1)
+    memory = HISTORIES.build(f"oracle-bounded:{budget}")
+    state = memory.init(obs, PrivilegedView(frozen_view(info)))
+    directions = info["privileged"]["recipe"].split("Directions:")[1].split("\n")
+    for d in (d.strip() for d in directions if d.strip()):
+        assert d in state.text
