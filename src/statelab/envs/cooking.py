@@ -26,7 +26,8 @@ ingredient), the game becomes unwinnable (TextWorld's solver finds no plan), or 
 Observations: ``text`` is the game's feedback cleaned of the status bar ("-= Kitchen =-3/12"),
 the prompt and the end-of-game menu, then the inventory; ``admissible`` is TextWorld's
 admissible commands (sorted); ``goal`` the game's objective (which does not hold the recipe:
-the cookbook does). ``facts`` is ``TextFacts(text, None, inventory)``.
+the cookbook does); ``feedback`` the cleaned feedback alone. ``facts`` is ``TextFacts(inventory
+text, None, inventory items)``: a run's observation renderer shows the feedback, then it.
 
 Privileged (``info["privileged"]`` only): ``a_star`` (the optimal next command: the first
 command of TextWorld's own solver's policy from the current state, recomputed every step),
@@ -242,7 +243,7 @@ class CookingEnv(Env):
         text = f"{feedback}\n\n{inventory}".strip() if feedback else inventory
         self._admissible = tuple(sorted(gs.admissible_commands or ()))
         self._text = text
-        facts = TextFacts(text, None, items)
+        facts = TextFacts(inventory, None, items)  # the renderer puts the feedback first
         return Observation(text, facts, self._admissible, self.goal, feedback=feedback)
 
     @property
