@@ -35,8 +35,10 @@ command of TextWorld's own solver's policy from the current state, recomputed ev
 ``recipe`` (the cookbook's text), ``ingredients`` ((name, cooking, cutting) triples),
 ``where`` (where each needed ingredient and tool is now), ``phase_a`` (steps explored,
 the reveal's index in the prelude, F', whether every ingredient and tool was observed
-before the reveal), ``game`` (the cache key) and ``facts`` (the truth rendered as text: recipe,
-whereabouts, the player's room). The expert plays ``a_star``.
+before the reveal), ``game`` (the cache key) and ``facts`` (the truth rendered compactly, so
+that it fits small budgets: ``Recipe: carrot (slice, fry); prepare meal. Where: carrot in the
+fridge (kitchen); knife on the table (kitchen). You are in the corridor.``). The expert
+plays ``a_star``.
 
 Splits: ``train`` seeds 0-239, ``validation`` 1000-1044, ``test`` 2000-2089, each on its own
 tw-make ``--split`` (validation and test hold foods and preparations no train game has).
@@ -94,6 +96,22 @@ def inventory_items(inventory: str) -> tuple[str, ...]:
         return ()
     parts = re.split(r"\n|,\s*(?:and\s+)?|\s+and\s+", listed.strip().rstrip("."))
     return tuple(p.strip() for p in parts if p.strip())
+
+
+def compact_recipe(recipe: str) -> str:
+    """The cookbook's directions grouped by ingredient, in their order: ``"carrot (slice,
+    fry); red potato (dice, roast); prepare meal"`` (the oracle state's first part)."""
+    lines = [ln.strip() for ln in recipe.split("Directions:")[-1].split("\n") if ln.strip()]
+    grouped: dict[str, list[str]] = {}
+    tail: list[str] = []
+    for line in lines:
+        verb, sep, thing = line.partition(" the ")
+        if sep:
+            grouped.setdefault(thing, []).append(verb)
+        else:
+            tail.append(line)
+    parts = [f"{thing} ({', '.join(verbs)})" for thing, verbs in grouped.items()]
+    return "; ".join(parts + tail)
 
 
 class CookingExpert:
@@ -327,12 +345,10 @@ class CookingEnv(Env):
         ingredients, tools = self.needed()
         where = {t: facts.where(t) for t in [*ingredients, *tools]}
         recipe = clean(str(gs["extra.recipe"]))
-        directions = recipe.split("Directions:")[-1].split("\n")
-        steps = "; ".join(s.strip() for s in directions if s.strip())
         truth = (
-            f"Recipe: {steps}. "
-            + " ".join(f"The {t} is {w}." for t, w in where.items())
-            + f" You are in the {facts.player_room}."
+            f"Recipe: {compact_recipe(recipe)}. Where: "
+            + "; ".join(f"{t} {w}" for t, w in where.items())
+            + f". You are in the {facts.player_room}."
         )
         return {
             "valid": valid,
