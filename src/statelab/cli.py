@@ -157,6 +157,8 @@ def play(
         raise _fail(f"{env}: {err}") from None
     policy = e.expert() if expert else None
     typer.echo(e.manual + "\n")
+    for i, (act, o) in enumerate(info.get("prelude", ())):  # an env's scripted steps
+        typer.echo(f"\n[scripted {i + 1}] > {act}\n{render(o)}")
     done = False
     while not done:
         typer.echo(f"\n[step {e.steps}] goal: {obs.goal}\n{render(obs)}")

@@ -20,7 +20,16 @@ def test_list_reads_the_table_of_axes():
 
     res = runner.invoke(app, ["list", "history"])
     assert res.exit_code == 0
-    assert res.output.split() == ["full", "none", "window:<k>", "summary", "oracle-summary"]
+    assert res.output.split() == [
+        "full",
+        "none",
+        "window:<k>",
+        "summary",
+        "oracle-summary",
+        "last-k:<B>",
+        "bounded:summary|guide|belief|slots:<B>",
+        "oracle-bounded:<B>",
+    ]
     every = runner.invoke(app, ["list"])
     heads = [line.split(":")[0] for line in every.output.splitlines() if not line.startswith(" ")]
     assert heads == [a.name for a in AXES]

@@ -12,7 +12,7 @@ from statelab.envs import ENVS, make_env
 from statelab.run.axes import AXES
 
 #: envs whose runs are slow (a reset takes ~0.5 s) or need an optional package
-SLOW_ENVS = {"household": "textworld"}
+SLOW_ENVS = {"household": "textworld", "cooking": "textworld"}
 #: ScienceWorld tasks each hold a simulator (a JVM: 3.4 s to start, 280 MB) and verify the
 #: expert's plan at reset: the shortest task is tested by default (also by the per-component
 #: loops), the other 23 only by the env tests under ``-m slow``
@@ -37,7 +37,12 @@ FREE_FORM_AXES = {
 }
 
 #: a valid spelling of each component that cannot be built bare (its argument is required)
-EXAMPLES: dict[tuple[str, str], str] = {("history", "window"): "window:2"}
+EXAMPLES: dict[tuple[str, str], str] = {
+    ("history", "window"): "window:2",
+    ("history", "last-k"): "last-k:64",
+    ("history", "bounded"): "bounded:summary:64",
+    ("history", "oracle-bounded"): "oracle-bounded:64",
+}
 
 #: the component axes (everything but env, model and writer) with their registries
 COMPONENT_AXES = [a for a in AXES if a.name not in ("env", *FREE_FORM_AXES)]

@@ -9,6 +9,7 @@ from statelab.agents.adapt import AdaptAgent
 from statelab.agents.adapt import parse_spelling as parse_adapt
 from statelab.agents.expert import ExpertAgent
 from statelab.agents.react import make_react
+from statelab.agents.reader import ReaderAgent
 from statelab.agents.reflact import ReflActAgent
 from statelab.agents.stateact import StateActAgent, Variant
 from statelab.agents.stateact import parse_spelling as parse_stateact
@@ -44,6 +45,13 @@ def _tools(arg: str | None, ctx: BuildContext) -> Agent:
 @AGENTS.register("plan", "plan[:k][+think[=N]]")
 def _plan(arg: str | None, ctx: BuildContext) -> Agent:
     return PlanAgent(ctx.params, parse_options("plan", arg))
+
+
+@AGENTS.register("reader", "reader", tags=("needs-model",))
+def _reader(arg: str | None, ctx: BuildContext) -> Agent:
+    if arg:
+        raise ConfigError(f"agent 'reader' takes no argument, got 'reader:{arg}'")
+    return ReaderAgent()
 
 
 @AGENTS.register(
@@ -85,6 +93,7 @@ __all__ = [
     "AdaptAgent",
     "ExpertAgent",
     "PlanAgent",
+    "ReaderAgent",
     "ReflActAgent",
     "StateActAgent",
     "ToolsAgent",

@@ -11,6 +11,7 @@ from statelab.core import BuildContext, Env
 # env modules (one line each; importing a module registers its envs)
 from statelab.envs import (
     babyai,  # noqa: F401
+    cooking,  # noqa: F401
     hanoi,
     household,  # noqa: F401
     messenger,  # noqa: F401

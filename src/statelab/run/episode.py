@@ -425,6 +425,16 @@ class Episode:
         models = {id(m): m for m in (self.llm, self.writer) if m is not None}
         return sum(m.seconds for m in models.values())
 
+    async def write_prelude(self) -> list[Call]:
+        """The memory writes the env's scripted steps before the first decision (seed 003's
+        Phase A, ``info["prelude"]``); their calls are recorded with the first step."""
+        mem, calls = self.c.memory, []
+        for tr in prelude_transitions(self.info):
+            tr = replace(tr, privileged=self.privileged_for(mem))
+            self.state, got = await mem.write(self.state, tr, self.writer)
+            calls += got
+        return calls
+
     # -- the loop --------------------------------------------------------------------------
     async def play(self) -> EpisodeRecord:
         started = time.perf_counter()
@@ -433,6 +443,7 @@ class Episode:
         for comp in self.c.hooked():
             comp.reset(self.context(comp, first))
         self.state = self.c.memory.init(self.obs, self.privileged_for(self.c.memory))
+        pending = await self.write_prelude()
         self.history = self.c.memory.render(self.state)
         done = False
         invalid_run = 0
@@ -451,6 +462,7 @@ class Episode:
             invalid_run = 0 if self.info.get("valid", True) else invalid_run + 1
             if derail and invalid_run >= derail and not step.stopped:
                 step.stopped = f"{derail} consecutive invalid actions"
+            aux, pending = pending + aux, []  # the prelude's writes go with the first step
             done = terminated or truncated or bool(step.stopped)
             model_s = self._model_seconds() - model_before
             self.record_step(step, reward, aux, time.perf_counter() - t0, model_s)
@@ -461,6 +473,16 @@ class Episode:
         ep.wall_s = time.perf_counter() - started
         ep.components = self.c.describe()
         return ep
+
+
+def prelude_transitions(info: dict[str, Any]) -> list[Transition]:
+    """An env's scripted steps before the agent acts (``info["prelude"]``: ``(action,
+    Observation)`` pairs, e.g. the cooking env's Phase A), as transitions for the memory."""
+    return [
+        Transition(t=0, action=a, reply=a, reward=0.0, observation=o, terminated=False,
+                   truncated=False)
+        for a, o in info.get("prelude", ())
+    ]  # fmt: skip
 
 
 def _gold(info: dict[str, Any]) -> str | None:

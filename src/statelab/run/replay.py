@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ from statelab.core import (
     frozen_view,
 )
 from statelab.run.config import RunSpec
-from statelab.run.episode import Components
+from statelab.run.episode import Components, prelude_transitions
 from statelab.run.spec import env_seed
 from statelab.run.store import Store
 
@@ -139,6 +139,13 @@ def _simulate(
             return PrivilegedView(frozen_view(info), expert)
 
         state = memory.init(obs, view(info) if "reads-privileged" in memory.tags else None)
+        # the env's scripted prelude: its writer replies come first in the first step's calls
+        t0, calls0 = int(steps[0][0]), int(steps[0][5] or 0)
+        stored.queue = list(calls.get(t0, [])[calls0:])
+        for tr in prelude_transitions(info):
+            tr = replace(tr, privileged=view(info) if "reads-privileged" in memory.tags else None)
+            state, _ = loop.run_until_complete(memory.write(state, tr, model))
+        carried: list[str] | None = stored.queue
         for t, action, reply, observation, reward, agent_calls in steps:
             before, before_info = obs, info
             obs, r, terminated, truncated, info = env.step(action)
@@ -159,7 +166,10 @@ def _simulate(
                 reward=float(r),
                 next_observation=obs,
             )
-            stored.queue = list(calls.get(int(t), [])[int(agent_calls or 0) :])
+            if carried is not None:  # the first step: what the prelude left
+                stored.queue, carried = carried, None
+            else:
+                stored.queue = list(calls.get(int(t), [])[int(agent_calls or 0) :])
             tr = Transition(
                 t=int(t),
                 action=action,
