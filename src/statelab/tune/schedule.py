@@ -139,7 +139,7 @@ def rank(values: Mapping[K, np.ndarray], order: Sequence[K]) -> list[K]:
 def halve(
     candidates: Sequence[K],
     rounds: Sequence[Round],
-    evaluate: Callable[[list[K], int], Mapping[K, Sequence[float]]],
+    evaluate: Callable[[list[K], int], Mapping[K, Sequence[float] | np.ndarray]],
     *,
     alpha: float = 0.05,
     test: bool = True,
