@@ -64,7 +64,7 @@ def markdown(t: Tune) -> str:
         "",
         "## Candidates by round",
         "",
-        f"Mean {obj} [95% bootstrap CI] on the round's seeds; – : cut before.",
+        f"Per candidate: {obj} [95% bootstrap CI] over the round's seeds; – : cut before.",
         "",
         "| candidate | " + " | ".join(f"round {r.index + 1}" for r in t.rounds) + " |",
         "|---|" + "---|" * len(t.rounds),
@@ -136,6 +136,7 @@ def plot(t: Tune, path: Path) -> None:
             color="#C44E52" if win else "#4C72B0",
             alpha=1.0 if win or upto == len(xs) - 1 else 0.45,
             label=label(c) if win else None,
+            zorder=3 if win else 2,
         )
     ax.set_xlabel("seeds played (cumulative; one round per point)")
     ax.set_ylabel("mean " + t.search.objective.replace("_", " "))
