@@ -177,3 +177,12 @@ def test_cli_tune_writes_its_files(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     assert "winner history=" in res.output and "played 6" in res.output
     assert (tmp_path / "results" / "c" / "tune" / "winner.yaml").is_file()
+
+
+def test_score_per_1k_tokens_objective(tmp_path):
+    # every episode: 3 steps of one 15-token call, the smallest disk moved to rod C (1/3)
+    s = search(tmp_path, objective="score_per_1k_tokens")
+    t = tune(s, progress=None, llm_factory=counted([0]))
+    for vals in t.halving.values:
+        for v in vals.values():
+            assert v == pytest.approx([1000 * (1 / 3) / 45] * v.size)
