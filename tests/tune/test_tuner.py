@@ -186,3 +186,16 @@ def test_score_per_1k_tokens_objective(tmp_path):
     for vals in t.halving.values:
         for v in vals.values():
             assert v == pytest.approx([1000 * (1 / 3) / 45] * v.size)
+
+
+def test_cli_tune_bad_search_is_one_line_exit_2(tmp_path):
+    res = CliRunner().invoke(app, ["tune", str(tmp_path / "nope.yaml")])
+    assert (
+        res.exit_code == 2
+        and res.output.strip() == f"error: no such search file: {tmp_path}/nope.yaml"
+    )
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: b\nenvs: [hanoi]\nspace: {history: [full]}\nbudget: 1\nbogus: 1\n")
+    res = CliRunner().invoke(app, ["tune", str(bad)])
+    assert res.exit_code == 2 and res.output.count("\n") == 1
+    assert "unknown key 'bogus'" in res.output
