@@ -137,6 +137,8 @@ def test_outputs_report_plot_and_a_winner_statelab_run_takes(tmp_path):
     text = paths["report"].read_text()
     assert "the full grid is 36" in text and "Indistinguishable from the best" in text
     assert "baseline" in text
+    # every candidate scores the same: round 1 cut 6 tied candidates by their order
+    assert "Round 1's cut went through a tie: 6 candidates at 0.333" in text
     assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     exp = load_experiment(paths["winner"])
     (winner,) = s.specs(t.halving.winner)

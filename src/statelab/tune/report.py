@@ -13,6 +13,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from statelab.analysis.stats import bootstrap_mean_diff, permutation_mean_diff
+from statelab.tune.schedule import rank
 from statelab.tune.search import Candidate, label
 from statelab.tune.tuner import Tune
 
@@ -79,6 +80,18 @@ def markdown(t: Tune) -> str:
             iv = ci(v)
             cells.append(f"{v.mean():.3f}" + (f" [{iv[0]:.3f}, {iv[1]:.3f}]" if iv else ""))
         lines.append(f"| {_cell(label(c))} | " + " | ".join(cells) + " |")
+    for r in t.rounds[:-1]:
+        vals = h.values[r.index]
+        ranked = rank(vals, cands)
+        edge = float(np.mean(vals[ranked[r.keep - 1]]))
+        tied = [c for c in ranked if float(np.mean(vals[c])) == edge]
+        if any(c not in ranked[: r.keep] for c in tied):
+            lines += [
+                "",
+                f"Round {r.index + 1}'s cut went through a tie: {len(tied)} candidates at"
+                f" {edge:.3f}, broken by their order in the search space (more seeds in that"
+                " round would tell them apart).",
+            ]
     lines += ["", "## Winner", "", f"**{_cell(label(h.winner))}**", ""]
     lines.append(
         f"Finalists against it (exact paired sign-flip test on the last round's"
