@@ -201,3 +201,20 @@ def test_cli_tune_bad_search_is_one_line_exit_2(tmp_path):
     res = CliRunner().invoke(app, ["tune", str(bad)])
     assert res.exit_code == 2 and res.output.count("\n") == 1
     assert "unknown key 'bogus'" in res.output
+
+
+def test_several_envs_a_seed_costs_one_episode_per_env_and_scores_average(tmp_path):
+    s = search(
+        tmp_path,
+        envs=["hanoi", "hanoi:4"],
+        space={"history": ["full", "window:2"]},
+        seeds=[0, 1, 2],
+        budget=12,
+    )
+    (r,) = schedule(s)  # two candidates: one round, the finalists
+    assert (r.candidates, r.seeds) == (2, 3)
+    t = tune(s, progress=None, llm_factory=counted([0]))
+    assert t.played == t.planned == 12 and t.full_grid == 12
+    # the one move A->C puts 1 of 3 disks, and 1 of 4, on rod C
+    for v in t.halving.values[0].values():
+        assert v == pytest.approx([(1 / 3 + 1 / 4) / 2] * 3)
