@@ -230,6 +230,37 @@ def run(
         raise typer.Exit(1)
 
 
+@app.command()
+def tune(
+    search: Annotated[Path, typer.Argument(help="search YAML (see statelab.tune.search)")],
+    quiet: Annotated[bool, typer.Option("--quiet", help="no progress lines")] = False,
+) -> None:
+    """Find the best representation with successive halving over paired seeds; episodes
+    already in the store are reused, and a killed tune resumes. Writes tune.md, halving.png
+    and winner.yaml into <out>/<name>/tune/."""
+    from statelab.tune.report import write
+    from statelab.tune.search import label, load_search
+    from statelab.tune.tuner import tune as run_tune
+
+    try:
+        spec = load_search(search)
+        result = run_tune(spec, progress=None if quiet else sys.stderr)
+    except (ConfigError, ModelError) as err:
+        if _debug():
+            raise
+        raise _fail(str(err)) from None
+    paths = write(result, Path(spec.out) / spec.name / "tune")
+    typer.echo(
+        f"{spec.name}: winner {label(result.halving.winner)} | indistinguishable: "
+        + "; ".join(label(c) for c in result.halving.indistinguishable)
+    )
+    typer.echo(
+        f"episodes: plan {result.planned} of the full grid's {result.full_grid}; played"
+        f" {result.played}, reused {result.reused} | {result.seconds:.1f} s"
+    )
+    typer.echo(f"report: {paths['report']}  plot: {paths['plot']}  winner: {paths['winner']}")
+
+
 def _dry_run(exp: Any) -> None:
     from statelab.run.dryrun import dry_run
 

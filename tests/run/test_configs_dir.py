@@ -6,7 +6,10 @@ import pytest
 
 from statelab.run.config import load_experiment
 
-CONFIGS = sorted((Path(__file__).parents[2] / "configs").rglob("*.yaml"))
+# configs/tune/ holds search files for `statelab tune` (tested in tests/tune), not experiments
+CONFIGS = sorted(
+    p for p in (Path(__file__).parents[2] / "configs").rglob("*.yaml") if p.parent.name != "tune"
+)
 
 
 #: components seed 004's configs name that the worldmodels branch registers (ReflAct, the

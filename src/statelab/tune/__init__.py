@@ -1,0 +1,1 @@
+"""``statelab tune``: successive halving over representations with paired seeds."""
