@@ -111,10 +111,18 @@ class Options:
     #: an unreadable plan waits (time passes, cars move), as seed 001's code; else it goes
     #: to the env as written and is refused (nothing moves)
     wait_invalid: bool = False
+    #: ``think=native``: "thinking" is the model's own reasoning mode (seed 001's thinking
+    #: rows), not a rationale it is asked to write
+    native: bool = False
 
     @property
     def description_form(self) -> str:
         return self.form or ("short" if self.collision_check else "long")
+
+
+#: ``think=native``: the reply's room for the model's own reasoning (seed 001's code sends
+#: no limit; a server caps it by its context)
+NATIVE_THINK_TOKENS = 32768
 
 
 def parse_options(kind: str, arg: str | None) -> Options:
@@ -128,11 +136,14 @@ def parse_options(kind: str, arg: str | None) -> Options:
         name, sep, value = token.partition("=")
         if kind == "plan" and i == 0 and token.isdigit():
             name, sep, value = "k", "=", token
+        elif token == "think=native":  # room for a reasoning model's thinking, as seed 001's
+            opts.update(thinking=True, native=True, think_tokens=NATIVE_THINK_TOKENS)
+            continue
         elif sep and name in numbers:
             if not value.isdigit() or int(value) < (0 if name == "seed" else 1):
                 raise ConfigError(f"agent {kind}:{arg}: {name} needs a positive number")
         elif sep or name not in flags:
-            allowed = sorted(flags) + [f"{n}=N" for n in sorted(numbers)]
+            allowed = sorted(flags) + [f"{n}=N" for n in sorted(numbers)] + ["think=native"]
             raise ConfigError(
                 f"agent {kind}:{arg}: unknown option {token!r}; allowed: {', '.join(allowed)}"
             )
@@ -299,6 +310,7 @@ async def _ask(
     thinking: bool,
     think_tokens: int,
     kind: str,
+    native: bool = False,
 ) -> tuple[str, list[Call]]:
     """One choice, reasoning first when ``thinking``: constrained to ``label: <choice>``
     when ``choices`` are given and the backend can, free otherwise. Returns the full reply
@@ -307,6 +319,16 @@ async def _ask(
     constrained = bool(choices) and llm.constrained
     calls: list[Call] = []
     thought = ""
+    if native:  # the model's own reasoning mode: one call, its reasoning comes back as <think>
+        room = replace(
+            params,
+            reasoning=True,
+            max_tokens=max(params.max_tokens, think_tokens + 64),
+            stop=(),
+            choices=None,
+        )
+        c = await llm.complete(msgs, room)
+        return c.text, [Call(kind, msgs, c)]
     if thinking:
         stop = (f"\n{label}:",) if constrained else ()
         think_params = replace(params, max_tokens=think_tokens, stop=stop, choices=None)
@@ -411,16 +433,16 @@ class ToolsAgent(Agent):
         names = ", ".join(offered)
         instruction = (
             _think_instruction("tool", "Tool", "<tool name>") + f" The tools: {names}."
-            if o.thinking
+            if o.thinking and not o.native
             else "Choose the tool that best brings you toward the target without being hit. "
             f'Reply with one line: "Tool: <tool name>", one of: {names}.'
         )
         msgs = _messages(system, prompt, body, instruction)
         params = replace(self.params, seed=prompt.seed)
         reply, calls = await _ask(
-            llm, msgs, params, "Tool", tuple(offered), o.thinking, o.think_tokens, "tools"
+            llm, msgs, params, "Tool", tuple(offered), o.thinking, o.think_tokens, "tools", o.native
         )
-        choice = parse_tool(reply, offered)
+        choice = parse_tool(split_reasoning(reply)[1] or reply, offered)
         generated = sum(c.completion.usage.output_tokens for c in calls)
         step_meta = _meta(model_call=True, generated=generated, **meta)
         fallback = safe_fallback(offered, prompt.seed) if o.collision_check else WAIT
@@ -449,6 +471,7 @@ class ToolsAgent(Agent):
             max_tokens=max(
                 self.params.max_tokens, JSON_MIN_TOKENS, o.think_tokens if o.thinking else 0
             ),
+            reasoning=o.native,
         )
         calls = await complete_past_reasoning(llm, msgs, params, "tools")
         reply = calls[-1].completion.text
@@ -482,7 +505,7 @@ class PlanAgent(Agent):
         what = f"{k} letters over W, U, D, L, R"
         instruction = (
             _think_instruction(f"sequence of {k} actions", "Plan", f"<{what}>")
-            if o.thinking
+            if o.thinking and not o.native
             else f'Plan your next {k} actions. Reply with one line: "Plan: <{what}>", for '
             f'example "Plan: {example}".'
         )
@@ -492,9 +515,9 @@ class PlanAgent(Agent):
             choices = tuple("".join(p) for p in itertools.product(PRIMITIVES, repeat=k))
         params = replace(self.params, seed=prompt.seed)
         reply, calls = await _ask(
-            llm, msgs, params, "Plan", choices, o.thinking, o.think_tokens, "plan"
+            llm, msgs, params, "Plan", choices, o.thinking, o.think_tokens, "plan", o.native
         )
-        plan = parse_plan(reply, k)
+        plan = parse_plan(split_reasoning(reply)[1] or reply, k)
         generated = sum(c.completion.usage.output_tokens for c in calls)
         step_meta = _meta(model_call=True, thinking=o.thinking, generated=generated)
         if plan is None and o.wait_invalid:

@@ -29,9 +29,14 @@ class GenParams:
     #: a JSON schema (as JSON text) the reply must follow: structured output
     #: (``response_format`` on OpenAI-compatible servers: vLLM, Ollama, llama.cpp accept it)
     json_schema: str | None = None
+    #: ask the model to use its own reasoning mode (Qwen3 / DeepSeek-R1 thinking, OpenAI
+    #: reasoning models); its reasoning comes back as a leading ``<think>...</think>`` block
+    reasoning: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        if not self.reasoning:  # requests made before this field existed keep their keys
+            d.pop("reasoning")
         d["stop"] = list(self.stop)
         d["choices"] = list(self.choices) if self.choices is not None else None
         return d

@@ -168,6 +168,8 @@ class OpenAICompatLLM(LLM):
             body["stop"] = list(params.stop)
         if params.seed is not None:
             body["seed"] = params.seed
+        if params.reasoning:
+            body.update(self._reasoning_fields())
         if params.json_schema is not None:
             schema = json.loads(params.json_schema)
             body["response_format"] = {
@@ -181,6 +183,14 @@ class OpenAICompatLLM(LLM):
             n_out if n_out is not None else self.count_tokens(text),
         )
         return Completion(text=text, usage=usage, latency=latency)
+
+    def _reasoning_fields(self) -> dict[str, Any]:
+        """How a request asks for the model's own reasoning mode: OpenAI's reasoning models
+        take ``reasoning_effort``; vLLM, SGLang and llama.cpp servers pass
+        ``chat_template_kwargs`` to the chat template (Qwen3's ``enable_thinking``)."""
+        if urlsplit(self.base_url).hostname == urlsplit(OPENAI_BASE_URL).hostname:
+            return {"reasoning_effort": "medium"}
+        return {"chat_template_kwargs": {"enable_thinking": True}}
 
     async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
         prefix = _render(messages) + "assistant: "
