@@ -64,8 +64,8 @@ def episodes(s) -> list[tuple[str, int]]:
     return sorted(zip(eps["run"], eps["seed"].astype(int), strict=True))
 
 
-def test_plan_of_six_candidates_and_its_cost():
-    rounds = schedule(search(Path("/tmp/unused")))
+def test_plan_of_six_candidates_and_its_cost(tmp_path):
+    rounds = schedule(search(tmp_path / "unused"))
     # 2 rounds: 6 x 2 seeds (12), then 2 x 4 more (seeds capped at the 6 there are)
     assert [(r.candidates, r.seeds, r.keep) for r in rounds] == [(6, 2, 2), (2, 6, 2)]
 

@@ -8,6 +8,7 @@ the first whose ``matches(observation)`` holds. Adapters read observations only.
 
 from __future__ import annotations
 
+import abc
 import random
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +20,7 @@ from statelab.worldmodels.belief import Belief
 MODES = ("belief", "noprob", "memory")
 
 
-class Adapter:
+class Adapter(abc.ABC):
     """Base of the env adapters. ``prior`` is ``"uniform"`` or ``"zipf"``."""
 
     #: the plural the where-is answers summarise the tail with
@@ -28,12 +29,12 @@ class Adapter:
     def __init__(self, obs: Observation, prior: str = "uniform") -> None:
         self.prior = prior
 
-    def update(self, action: str, obs: Observation, valid: bool) -> None:
+    def update(self, action: str, obs: Observation, valid: bool) -> None:  # noqa: B027
         """The env stepped with ``action`` and showed ``obs``."""
 
+    @abc.abstractmethod
     def answer(self, q: str, mode: str, rng: random.Random) -> str:
         """The answer to query ``q`` (the text after ``query``)."""
-        raise NotImplementedError
 
     def check(self, action: str) -> str | None:
         """WALL-E: feedback when the rules say ``action`` would fail, else None."""
