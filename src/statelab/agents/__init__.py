@@ -27,8 +27,6 @@ def _act(arg: str | None, ctx: BuildContext) -> Agent:
 
 @AGENTS.register("expert", "expert", tags=("reads-privileged", "expert"))
 def _expert(arg: str | None, ctx: BuildContext) -> Agent:
-    if arg:
-        raise ConfigError(f"agent 'expert' takes no argument, got 'expert:{arg}'")
     return ExpertAgent()
 
 
@@ -49,8 +47,6 @@ def _plan(arg: str | None, ctx: BuildContext) -> Agent:
 
 @AGENTS.register("reader", "reader", tags=("needs-model",))
 def _reader(arg: str | None, ctx: BuildContext) -> Agent:
-    if arg:
-        raise ConfigError(f"agent 'reader' takes no argument, got 'reader:{arg}'")
     return ReaderAgent()
 
 

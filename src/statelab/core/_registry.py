@@ -76,7 +76,9 @@ class Registry(Generic[T]):
         self, name: str, help: str = "", tags: tuple[str, ...] | frozenset[str] = ()
     ) -> Callable[[Callable[..., T]], Callable[..., T]]:
         """Register ``factory(arg, ctx)`` under ``name``; ``tags`` hold for every spelling
-        (a component adds argument-dependent tags itself)."""
+        (a component adds argument-dependent tags itself). ``help`` spells the component as
+        a config writes it; one without a colon (``summary``) takes no argument, and
+        ``summary:x`` is refused before the factory runs."""
         unknown = set(tags) - set(TAGS)
         if unknown:
             raise ValueError(f"{self.axis} {name!r}: unknown tags {sorted(unknown)}")
@@ -113,6 +115,10 @@ class Registry(Generic[T]):
         Any error a factory raises on its argument becomes a one-line :class:`ConfigError`
         naming the axis and the spelling."""
         name, arg = self.split(spelling)
+        if arg is not None and ":" not in self._help[name]:
+            # a component whose spelling help names no argument takes none (checked here,
+            # once for every axis, not in each factory)
+            raise ConfigError(f"{self.axis} {name!r} takes no argument, got {spelling!r}")
         try:
             obj = self._items[name](arg, ctx)
         except ConfigError as e:

@@ -28,8 +28,6 @@ def _format(name: str, help: str) -> Any:
     fn.__name__ = name
 
     def factory(arg: str | None, ctx: BuildContext) -> Formatter:
-        if arg is not None:
-            raise ConfigError(f"format {name!r} takes no argument, got '{name}:{arg}'")
         if ctx.facts_type is not object and not supports(name, ctx.facts_type):
             raise ConfigError(
                 f"format {name!r} does not apply to env {ctx.env!r}; formats that do: "

@@ -74,8 +74,7 @@ WRITERS: Registry[Any] = Registry("writer")
 
 @WRITERS.register("acting", "acting (the acting model writes the memory)")
 def _acting(arg: str | None, ctx: BuildContext) -> None:
-    if arg is not None:
-        raise ConfigError(f"writer 'acting' takes no argument, got 'acting:{arg}'")
+    return None
 
 
 def _model_writer(name: str) -> Callable[[str | None, BuildContext], None]:

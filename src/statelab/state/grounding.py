@@ -268,20 +268,13 @@ class AnchorZoomGrounding(Grounding):
         return Grounded(replace(prompt, view=view), record=text)
 
 
-def _no_arg(name: str, arg: str | None) -> None:
-    if arg is not None:
-        raise ConfigError(f"grounding {name!r} takes no argument, got '{name}:{arg}'")
-
-
 @GROUNDINGS.register("none", "none")
 def _none(arg: str | None, ctx: BuildContext) -> Grounding:
-    _no_arg("none", arg)
     return NoGrounding()
 
 
 @GROUNDINGS.register("image", "image", tags=("needs-vision",))
 def _image(arg: str | None, ctx: BuildContext) -> Grounding:
-    _no_arg("image", arg)
     if not ctx.has_image:
         raise ConfigError(f"grounding 'image': env {ctx.env!r} draws no image of its observations")
     return ImageGrounding()
@@ -289,13 +282,11 @@ def _image(arg: str | None, ctx: BuildContext) -> Grounding:
 
 @GROUNDINGS.register("vot", "vot", tags=("needs-model",))
 def _vot(arg: str | None, ctx: BuildContext) -> Grounding:
-    _no_arg("vot", arg)
     return VotGrounding(ctx.params)
 
 
 @GROUNDINGS.register("oracle-vot", "oracle-vot", tags=("reads-privileged",))
 def _oracle_vot(arg: str | None, ctx: BuildContext) -> Grounding:
-    _no_arg("oracle-vot", arg)
     if not ctx.has_map:
         raise ConfigError(f"grounding 'oracle-vot': env {ctx.env!r} gives no ground-truth map")
     return OracleVotGrounding()

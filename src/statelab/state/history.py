@@ -175,14 +175,8 @@ def window_size(arg: str | None) -> int:
     return int(arg)
 
 
-def _no_arg(name: str, arg: str | None) -> None:
-    if arg is not None:
-        raise ConfigError(f"history {name!r} takes no argument, got '{name}:{arg}'")
-
-
 @HISTORIES.register("full", "full")
 def _full(arg: str | None, c: BuildContext) -> Memory:
-    _no_arg("full", arg)
     return WindowMemory(c.render_obs, k=c.history_len)
 
 
@@ -206,7 +200,6 @@ class NoMemory(Memory):
 
 @HISTORIES.register("none", "none")
 def _none(arg: str | None, c: BuildContext) -> Memory:
-    _no_arg("none", arg)
     return NoMemory()
 
 
@@ -217,11 +210,9 @@ def _window(arg: str | None, c: BuildContext) -> Memory:
 
 @HISTORIES.register("summary", "summary", tags=("needs-model",))
 def _summary(arg: str | None, c: BuildContext) -> Memory:
-    _no_arg("summary", arg)
     return SummaryMemory(c.render_obs, c.seed, params=c.params)
 
 
 @HISTORIES.register("oracle-summary", "oracle-summary", tags=("reads-privileged",))
 def _oracle(arg: str | None, c: BuildContext) -> Memory:
-    _no_arg("oracle-summary", arg)
     return OracleSummaryMemory(c.format)
