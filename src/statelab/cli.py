@@ -367,3 +367,7 @@ def export(
 
 def main() -> None:  # pragma: no cover
     app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

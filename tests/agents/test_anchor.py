@@ -128,3 +128,35 @@ def test_react_original() -> None:
     assert text.endswith("> think: the candle may be on the countertop\nOK.")
     # the examples are in the same format
     assert "\nOK.\n> " in text.split("Here is the task.")[0]
+
+
+def test_json_react_the_anchors_jsonreact() -> None:
+    """StateAct's ``jsonreact`` (version 1): each output one JSON object, a thought answered
+    ``OK.``, the action read from the object (or the text after ``"action": "``), the
+    examples ReAct's with every turn rewritten as its object."""
+    from statelab.agents.react import json_action, json_examples
+
+    assert json_action('{\n"action": "go to desk 1"\n}') == "go to desk 1"
+    assert json_action('{"action": "open drawer 2", "x": }') == "open drawer 2"  # not JSON
+    assert json_action("go to desk 1") == "go to desk 1"  # no key: the whole output
+    assert json_examples("obs\n> think: find it\nOK.\n> go to desk 1\nOn the desk 1.") == (
+        'obs\n\n>{\n"think": "find it"\n}\n\nOK.\n\n>{\n"action": "go to desk 1"\n}\n\n'
+        "On the desk 1."
+    )
+    script = [
+        '{\n"think": "the candle may be on the countertop"\n}',
+        '```json\n{\n"action": "go to countertop 1"\n}\n```',
+        '{"action": "look"',
+    ]
+    llm = FnLLM(lambda m, n: script[(n - 1) % 3])
+    agent = make_agent("react:jsonreact/anchor")
+    assert agent.label == "ReAct (JSON, the anchor's jsonreact) [anchor]"
+    ep = asyncio.run(run_episode(_spec("household", "react:jsonreact/anchor", 2), 0, llm))
+    first, second = ep.trajectory
+    assert [c["kind"] for c in first.calls] == ["think", "act"]
+    assert first.action == "go to countertop 1" and first.valid
+    assert second.action == "look" and ep.agent_calls == 3  # think, act; act (brace added)
+    text = llm.seen[1][0]["content"]
+    assert text.endswith('>{\n"think": "the candle may be on the countertop"\n}\n\nOK.')
+    head = text.split("Here is the task.")[0]
+    assert '\n\nOK.\n\n>{\n"action": "' in head and "> think:" not in head

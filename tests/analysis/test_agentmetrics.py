@@ -175,6 +175,8 @@ def test_ablation_table_rows_follow_table_6():
     ]
     md = ablation_markdown(table)
     assert "| agent | row | n | success % | avg steps (solved) | state acc % |" in md
+    calls = ablation_markdown(agent_table(ep.assign(agent_calls=[38, 30, 40, 50, 23])))
+    assert "| stateact | Goal+State+Thought+Act | 1 | 100.0 | 19.00 | 38.00 | – |" in calls
     assert "| stateact | Goal+State+Thought+Act | 1 | 100.0 | 19.00 | – |" in md
     assert row_label("react:json") == "Thought+Act (ReAct) (json)"
 
@@ -183,7 +185,7 @@ def test_report_hook_appends_the_table(tmp_path):
     store = Store(tmp_path / "s.sqlite")
     axes = dict(env="rooms", model="m", agent="stateact", history="full", format="n", grounding="-")
     store.save_run("A", "stateact", axes, {})
-    ep = EpisodeRecord(run="A", seed=0, status="done", success=True, steps=4)
+    ep = EpisodeRecord(run="A", seed=0, status="done", success=True, steps=4, agent_calls=6)
     for t, reply, g in STEPS[STEPS.run == "A"][["t", "reply", "gold"]].itertuples(index=False):
         ep.trajectory.append(
             StepRecord(t, "", "", reply, "look", True, True, 0.0, "", "", 0, 0, 0, 0, 0.0, 0.0, g)
@@ -195,5 +197,56 @@ def test_report_hook_appends_the_table(tmp_path):
     files = append_agent_metrics(tmp_path / "s.sqlite", md)
     text = md.read_text()
     assert text.startswith("# report\n\n### Agent variants (seed 002)")
-    assert "| stateact | Goal+State+Thought+Act | 1 | 100.0 | 4.00 | 66.7 |" in text
+    assert "| stateact | Goal+State+Thought+Act | 1 | 100.0 | 4.00 | 6.00 | 66.7 |" in text
     assert json.loads(files["agent_metrics"].read_text())[0]["agent"] == "stateact"
+
+
+def test_model_calls_column_recomputed_from_raw_episodes(tmp_path):
+    """The anchor counts steps as model calls (its ``num_of_steps`` is the call counter).
+    Three real episodes of ``react:original/anchor`` on household, committed to a store: two
+    solved rollouts of seed 0 (one thinks before every action: 2 calls a step; one does not)
+    and a failed one that repeats ``look`` until the anchor's repetition stop (6 calls, 5
+    steps). ``avg_calls`` is the mean over the solved episodes, rollouts each counted once;
+    the failed one is left out, as for ``avg_steps``."""
+    pytest.importorskip("alfworld")
+    import asyncio
+
+    from tests.agents.test_anchor import FnLLM
+
+    from statelab.envs.household import HouseholdEnv
+    from statelab.run.config import Params, RunSpec
+    from statelab.run.episode import run_episode
+    from statelab.run.spec import env_seed
+
+    spec = RunSpec.make(env="household", model="fn", agent="react:original/anchor",
+                        history="full", format="default", grounding="none",
+                        params=Params().model_dump(), max_steps=30)  # fmt: skip
+
+    def walk(rollout: int) -> list[str]:
+        _, info = HouseholdEnv().reset(seed=env_seed("household", 0, rollout))
+        return list(info["privileged"]["walkthrough"])
+
+    w0, w1 = walk(0), walk(1)
+    thinking = [x for a in w0 for x in ("think: next", a)]
+    episodes = [
+        asyncio.run(run_episode(spec, 0, FnLLM(lambda m, n: thinking[n - 1]), rollout=0)),
+        asyncio.run(run_episode(spec, 0, FnLLM(lambda m, n: w1[n - 1]), rollout=1)),
+        asyncio.run(run_episode(spec, 1, FnLLM(lambda m, n: "look"), rollout=0)),
+    ]
+    assert [e.success for e in episodes] == [True, True, False]
+    assert [e.agent_calls for e in episodes] == [2 * len(w0), len(w1), 6]
+    assert [e.steps for e in episodes] == [len(w0), len(w1), 5]
+    store = Store(tmp_path / "s.sqlite")
+    store.save_run(spec.key, "react", dict(env="household", model="fn", agent=spec.agent,
+                   history="full", format="default", grounding="none"), {})  # fmt: skip
+    for ep in episodes:
+        store.commit_episode(ep)
+    store.close()
+    md = tmp_path / "report.md"
+    md.write_text("# report\n")
+    files = append_agent_metrics(tmp_path / "s.sqlite", md)
+    row = json.loads(files["agent_metrics"].read_text())[0]
+    assert (row["n"], row["solved"]) == (3, 2)
+    assert row["avg_calls"] == pytest.approx((2 * len(w0) + len(w1)) / 2)
+    assert row["avg_steps"] == pytest.approx((len(w0) + len(w1)) / 2)
+    assert "avg model calls (solved; the anchor's steps)" in md.read_text()

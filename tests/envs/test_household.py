@@ -24,8 +24,8 @@ from statelab.envs.household import HouseholdEnv, clean_text, normalise
 from statelab.facts import TextFacts
 
 TEST = HouseholdEnv.splits["test"]
-#: one test seed per task type (the type of a seed is TASK_TYPES[seed % 6])
-SEED = {t: next(s for s in TEST if s % 6 == i) for i, t in enumerate(gen.TASK_TYPES)}
+#: one test seed per task type (ALFWorld's mix dealt round-robin: the first six test seeds)
+SEED = {t: next(s for s in TEST if gen.task_type_of(s) == t) for t in gen.TASK_TYPES}
 PUT, LOOK, CLEAN, HEAT, COOL, TWO = gen.TASK_TYPES
 VERBS = ("clean ", "heat ", "cool ")
 
@@ -58,16 +58,21 @@ def go_and_put(info: dict[str, Any], obj: str, receptacle: str) -> list[str]:
 
 
 # -- generation --------------------------------------------------------------------------
-def test_generation_respects_placement_rules():
+@pytest.mark.parametrize("rooms", gen.ROOMS)
+def test_generation_respects_placement_rules(rooms):
     val = C.VAL_RECEPTACLE_OBJECTS
+    test_scenes = gen.UNSEEN_SCENES if rooms == "alfworld" else C.TEST_SCENE_NUMBERS
     for seed in [*range(0, 36), *TEST[:36]]:
-        task_type = gen.TASK_TYPES[seed % 6]
-        meta = gen.generate(seed, task_type)["statelab"]
+        task_type = gen.task_type_of(seed, rooms)
+        meta = gen.generate(seed, task_type, rooms=rooms)["statelab"]
         rtype, otype = meta["receptacles"], meta["objects"]
-        assert (meta["scene"] in C.TEST_SCENE_NUMBERS) == (seed >= gen.TEST_START)
+        assert (meta["scene"] in test_scenes) == (seed >= gen.TEST_START)
+        assert meta["version"] == gen.version(rooms)
         for obj, rec in meta["placements"].items():
             if otype[obj] == gen.LAMP:
                 assert rtype[rec] in gen.LAMP_RECEPTACLES
+            elif otype[obj] == gen.FLOOR_LAMP:
+                assert rtype[rec] in gen.FLOOR_LAMP_RECEPTACLES and meta["scene"] == 219
             else:
                 assert otype[obj] in val[rtype[rec]], (seed, obj, rec)
         target = [o for o, t in otype.items() if t == meta["object_type"]]
@@ -76,7 +81,8 @@ def test_generation_respects_placement_rules():
         assert meta["receptacle_type"] not in start  # nothing is done at the start
         assert gen.APPLIANCE.get(gen.task_index(task_type)) not in start
         if task_type == LOOK:
-            assert meta["lamp"] and meta["goal"].endswith("desklamp")
+            assert meta["lamp"] and meta["goal"].endswith(("desklamp", "floorlamp"))
+            assert meta["goal"].endswith("floorlamp") == (meta["scene"] == 219)
         else:
             assert meta["object_type"] in val[meta["receptacle_type"]]
 
@@ -94,6 +100,7 @@ def test_game_file_is_alfworld_shaped():
 
 def test_same_seed_same_game(env: HouseholdEnv):
     assert gen.generate(SEED[PUT], PUT) == gen.generate(SEED[PUT], PUT)
+    assert gen.generate(SEED[PUT], PUT) != gen.generate(SEED[PUT], PUT, rooms="alfred")
     assert gen.generate(SEED[PUT], PUT) != gen.generate(SEED[PUT] + 6, PUT)
     first, _ = env.reset(seed=SEED[PUT])
     other, _ = HouseholdEnv().reset(seed=SEED[PUT])
@@ -101,11 +108,56 @@ def test_same_seed_same_game(env: HouseholdEnv):
 
 
 def test_split_balance_and_disjoint():
+    """The test split has ALFWorld's unseen mix (pick 24, clean 31, heat 23, cool 21, look
+    18, pick-two 17); rooms=alfred keeps the former seed % 6 balance."""
     counts = Counter(HouseholdEnv().task_type_of(s) for s in TEST)
     assert len(TEST) == 134 and set(counts) == set(gen.TASK_TYPES)
-    assert all(n in (22, 23) for n in counts.values())
+    assert [counts[t] for t in (PUT, CLEAN, HEAT, COOL, LOOK, TWO)] == [24, 31, 23, 21, 18, 17]
+    old = Counter(HouseholdEnv(rooms="alfred").task_type_of(s) for s in TEST)
+    assert all(n in (22, 23) for n in old.values())
+    assert [HouseholdEnv().task_type_of(s) for s in range(12)] == [*gen.TASK_TYPES] * 2
     train = HouseholdEnv.splits["train"]
     assert not set(train) & set(TEST)
+
+
+#: the receptacles ALFWorld's unseen games list in each of their rooms (their opening text)
+ALFWORLD_ROOMS = {
+    10: {"cabinet": 6, "coffeemachine": 1, "countertop": 3, "drawer": 3, "fridge": 1,
+         "garbagecan": 1, "microwave": 1, "shelf": 3, "sinkbasin": 1, "stoveburner": 4,
+         "toaster": 1},
+    219: {"armchair": 1, "cabinet": 4, "drawer": 5, "dresser": 1, "garbagecan": 1, "safe": 1,
+          "shelf": 12, "sidetable": 1, "sofa": 1},
+    308: {"bed": 1, "desk": 2, "drawer": 6, "garbagecan": 1, "laundryhamper": 1, "safe": 1,
+          "shelf": 6},
+    424: {"cabinet": 4, "countertop": 1, "garbagecan": 1, "handtowelholder": 2,
+          "sinkbasin": 2, "toilet": 1, "toiletpaperhanger": 1, "towelholder": 1},
+}  # fmt: skip
+
+
+def test_unseen_rooms_list_alfworlds_receptacles():
+    """25, 27, 18 and 13 receptacles, named as ALFWorld names them (the layouts alone give
+    22, 27, 14 and 12: instances without a stored pose were missing)."""
+    for scene, kinds in ALFWORLD_ROOMS.items():
+        want = {f"{k} {i}" for k, n in kinds.items() for i in range(1, n + 1)}
+        got = set(gen.display_names([u for u, _, _ in gen.receptacles(scene, "alfworld")]).values())
+        assert got == want, scene
+    layouts = [len(gen.receptacles(s)) for s in ALFWORLD_ROOMS]
+    assert layouts == [22, 27, 14, 12]
+
+
+def test_train_games_stay_out_of_the_unseen_rooms_and_alfred_keeps_the_old_games():
+    moved = 0
+    for seed in range(0, 130):
+        t = gen.task_type_of(seed)
+        new = gen.generate(seed, t)["statelab"]
+        old = gen.generate(seed, t, rooms="alfred")["statelab"]
+        assert new["scene"] not in gen.UNSEEN_SCENES
+        if old["scene"] in gen.UNSEEN_SCENES:  # drawn again (seeds 6, 91, 121, 122)
+            moved += 1
+        else:  # every other train game is the same game
+            assert {**new, "version": 2} == old
+    assert moved == 4
+    assert gen.game_path(0, PUT, rooms="alfred").parent.name == "v2"
 
 
 def test_cache_file_is_written_once_and_reused(tmp_path, monkeypatch):
@@ -189,7 +241,7 @@ def test_tracked_state_follows_accepted_actions(env: HouseholdEnv):
 def test_privileged_facts_and_placements(env: HouseholdEnv):
     obs, info = env.reset(seed=SEED[CLEAN])
     p = info["privileged"]
-    assert p["task_type"] == CLEAN and p["scene"] in C.TEST_SCENE_NUMBERS
+    assert p["task_type"] == CLEAN and p["scene"] in gen.UNSEEN_SCENES
     meta = json.loads(Path(p["game_file"]).read_text())["statelab"]
     assert p["placements"] == dict(sorted(meta["placements"].items()))
     assert isinstance(p["facts"], TextFacts) and p["facts"].location == "middle of room"
@@ -259,6 +311,10 @@ def test_config_spellings_and_gym_id():
     assert isinstance(gym.make("statelab/Household-v0").unwrapped, HouseholdEnv)
     with pytest.raises(ConfigError, match="household:boil"):
         make_env("household:boil")
+    assert make_env("household").rooms == "alfworld"
+    assert make_env("household:heat+rooms=alfred").rooms == "alfred"
+    with pytest.raises(ConfigError, match="rooms: expected one of alfworld, alfred"):
+        make_env("household:rooms=thor")
     env = make_env("household:examine")
     assert env.task_type_of(SEED[PUT]) == LOOK and env.budget == 50 and env.history_len == 50
 
@@ -269,9 +325,25 @@ def test_cli_play_expert():
     assert re.fullmatch(r"score=1 success=true steps=\d+", res.output.strip().splitlines()[-1])
 
 
+def test_floor_lamp_game_is_won_by_the_expert():
+    """Look-at games in scene 219 use its floor lamp, as ALFWorld's unseen games there do."""
+    seed = next(s for s in TEST if gen.task_type_of(s) == LOOK and _scene(s) == 219)
+    env = HouseholdEnv()
+    _, info = env.reset(seed=seed)
+    assert env.goal.endswith("floorlamp") and info["privileged"]["task"].lamp == "floorlamp 1"
+    info = play(env, seed)
+    assert info["success"] and info["privileged"]["walkthrough"] == []
+
+
+def _scene(seed: int) -> int:
+    meta = json.loads(gen.ensure_game(seed, gen.task_type_of(seed)).read_text())["statelab"]
+    return int(meta["scene"])
+
+
 @pytest.mark.slow
-def test_expert_wins_every_test_game():
-    env, failed, steps = HouseholdEnv(), [], []
+@pytest.mark.parametrize("rooms", gen.ROOMS)
+def test_expert_wins_every_test_game(rooms):
+    env, failed, steps = HouseholdEnv(rooms=rooms), [], []
     for seed in TEST:
         obs, info = env.reset(seed=seed)
         expert, done = env.expert(), False
@@ -299,7 +371,7 @@ def test_goal_names_its_task_type_on_every_test_game():
     from statelab.envs.household import task_type_of_goal
 
     for seed in HouseholdEnv.splits["test"]:
-        meta = json.loads(gen.ensure_game(seed, gen.TASK_TYPES[seed % 6]).read_text())
+        meta = json.loads(gen.ensure_game(seed, gen.task_type_of(seed)).read_text())
         assert task_type_of_goal(meta["statelab"]["goal"]) == meta["statelab"]["task_type"]
 
 

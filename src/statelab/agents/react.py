@@ -10,11 +10,15 @@ ReAct's original stop at ``"\\n"`` ends a thought in a two-call loop (thought, t
 here one call writes both lines, so the reply is cut at the end of the action line instead.
 ``react:json`` is the ReAct row of Table 7 (``stateact:thought/json``).
 ``react:original`` is ReAct's own format (``> think: ...`` answered ``OK.``; the anchor's
-ReAct baseline), see :class:`OriginalReact`.
+ReAct baseline), see :class:`OriginalReact`. ``react:jsonreact`` is the anchor's separate JSON
+ReAct (its ``jsonreact`` agent, version 1): the same loop with each output one JSON object,
+``{"think": ...}`` answered ``OK.`` or ``{"action": ...}``, see :class:`JsonReact`.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -29,27 +33,26 @@ REACT = Variant(("thought",))
 
 def react_variant(arg: str | None) -> Variant:
     """``react[:text|json]`` as a StateAct variant."""
-    if arg in (None, "", "text", "original"):
+    if arg in (None, "", "text", "original", "jsonreact"):
         return REACT
     if arg == "json":
         return Variant(("thought",), "json")
     raise ConfigError(
-        f"agent 'react:{arg}': allowed: react, react:text, react:json, react:original"
+        f"agent 'react:{arg}': allowed: react, react:text, react:json, react:original, "
+        "react:jsonreact"
     )
 
 
 def make_react(arg: str | None, params: GenParams) -> StateActAgent:
-    """``react[:text|json|original][/<option>...]`` (options: :mod:`statelab.agents._anchor`)."""
+    """``react[:text|json|original|jsonreact][/<option>...]`` (options:
+    :mod:`statelab.agents._anchor`)."""
     form, *rest = (arg or "").split("/")
     options = parse_options(rest, f"react:{arg}")
-    if form == "original":
-        agent: StateActAgent = OriginalReact(
-            params, REACT, options=replace(options, transcript=True)
-        )
+    if form in ("original", "jsonreact"):
+        cls = OriginalReact if form == "original" else JsonReact
+        agent: StateActAgent = cls(params, REACT, options=replace(options, transcript=True))
         agent.name = "react"
-        agent.label = "ReAct (original format)" + (
-            f" [{options.spelling}]" if options.spelling else ""
-        )
+        agent.label = cls.title + (f" [{options.spelling}]" if options.spelling else "")
         return agent
     agent = StateActAgent(params, react_variant(form or None), options=options)
     agent.name = "react"
@@ -77,6 +80,17 @@ class OriginalReact(StateActAgent):
 
     MAX_THINKS = 10
     example_format = "react"
+    title = "ReAct (original format)"
+    #: how the transcript joins its blocks, marks a turn, and where an output stops
+    joiner = "\n"
+    mark = "> "
+    stop: tuple[str, ...] = ("\n",)
+
+    def read(self, said: str) -> tuple[str, bool, str]:
+        """(the output as the transcript shows it after the mark, whether it is a thought,
+        the text the action is read from)."""
+        line = said.strip().lstrip(">").strip()
+        return line, line.lower().startswith("think:"), line
 
     async def decide(self, ctx: StepContext, llm: LLM | None) -> Decision:
         if llm is None:
@@ -89,36 +103,116 @@ class OriginalReact(StateActAgent):
         calls: list[Call] = []
         meta: dict[str, Any] = {}
         thoughts: list[str] = []
-        params = replace(self.params, seed=prompt.seed, stop=("\n",))
-        line, thinking, is_thought = "", "", False
+        params = replace(self.params, seed=prompt.seed, stop=self.stop)
+        line, act, thinking, is_thought = "", "", "", False
         for i in range(self.MAX_THINKS + 1):
             msgs = self._react_messages(head, prompt.goal)
             got = await complete_past_reasoning(llm, msgs, replace(params, seed=prompt.seed + i))
             thinking, said = split_reasoning(got[-1].completion.text)
-            line = said.strip().lstrip(">").strip()
-            is_thought = line.lower().startswith("think:")
+            line, is_thought, act = self.read(said)
             calls += [*got[:-1], Call("think" if is_thought else "act", msgs, got[-1].completion)]
             stop = self._limits.see(line)
             if stop:
                 meta["stop"] = stop
                 break
-            self._blocks.append(f"> {line}")
+            self._blocks.append(f"{self.mark}{line}")
             if not is_thought or (self.options.calls is None and i == self.MAX_THINKS):
                 break
             thoughts.append(line)
             self._blocks.append("OK.")
         if self.options.strict:
-            action, parsed = strict_action(line), bool(line) and not is_thought
+            action, parsed = strict_action(act), bool(act) and not is_thought
         else:
-            action, parsed = parse_action(f"action: {line}", prompt.actions)
+            action, parsed = parse_action(f"action: {act}", prompt.actions)
         reply = "\n".join([*thoughts, line])
         if thinking:
             reply = f"{thinking}\n{reply}"
         return Decision(action, reply, calls, meta=meta, parsed=parsed)
 
     def _react_messages(self, head: str, goal: str) -> list[Message]:
-        body = "\n".join(self._blocks)
+        body = self.joiner.join(self._blocks)
         goal = goal.strip().rstrip(".")
         if goal and goal not in body:
-            body = f"Your task is to: {goal}.\n{body}"
+            body = f"Your task is to: {goal}.{self.joiner}{body}"
         return [{"role": "user", "content": cut(f"{head}\n\n{body}", self.options.chars)}]
+
+
+class JsonReact(OriginalReact):
+    """The anchor's JSON ReAct (StateAct's ``jsonreact`` agent, version 1): ReAct's loop with
+    each output one JSON object. A thought is ``{"think": "..."}`` and is answered ``OK.``;
+    an action is ``{"action": "..."}``. The transcript and the examples (ReAct's, each turn
+    rewritten as its object) join blocks with a blank line::
+
+        <observation>
+
+        >{
+        "think": "<reasoning>"
+        }
+
+        OK.
+
+        >{
+        "action": "<action>"
+        }
+
+        <observation>
+
+    Reading, as the anchor's: code fences are dropped and a missing closing brace added; an
+    output containing ``"think": "`` is a thought; the action is the object's ``action``
+    (or, when the output is not valid JSON, the text after ``"action": "`` up to the next
+    quote), else the whole output.
+    """
+
+    title = "ReAct (JSON, the anchor's jsonreact)"
+    joiner = "\n\n"
+    mark = ">"
+    stop = ("\n\n",)
+
+    def read(self, said: str) -> tuple[str, bool, str]:
+        text = said.strip()
+        text = text[1:].strip() if text.startswith(">") else text
+        text = text.removeprefix("```json").removeprefix("```").removesuffix("```").strip()
+        if not text.endswith("}"):
+            text += "\n}"
+        return text, '"think": "' in text, json_action(text)
+
+    async def head(self, prompt: Any, keys: tuple[str, ...], env: Any) -> str:
+        if self._head is None:
+            self._head = json_examples(await super().head(prompt, keys, env))
+        return self._head
+
+
+def json_action(text: str, key: str = "action") -> str:
+    """The action of a JSON ReAct output, read as the anchor reads it."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        value = data.get(key)
+        return str(value) if value else text
+    for sep in (f'"{key}" : "', f'"{key}": "', f'"{key}":"'):
+        if sep in text:
+            return text.split(sep, 1)[1].split('"')[0]
+    return text
+
+
+def _json_turn(line: str) -> str:
+    body = line[2:]
+    if body.startswith("think: "):
+        return ">" + json.dumps({"think": body[len("think: ") :]}, indent=0, ensure_ascii=False)
+    return ">" + json.dumps({"action": body}, indent=0, ensure_ascii=False)
+
+
+def json_examples(head: str) -> str:
+    """ReAct's original example lines (``> think: ...``, ``OK.``, ``> <action>``) rewritten as
+    the anchor's JSON ReAct examples: each turn one object, blocks joined by a blank line."""
+    out: list[str] = []
+    for line in head.split("\n"):
+        if line.startswith("> "):
+            out.append(_json_turn(line))
+        else:
+            out.append(line)
+    text = "\n".join(out)
+    # blank lines around every turn and every observation after one (the anchor's layout)
+    return re.sub(r"\n(?=>\{)|(?<=\})\n(?!\n)", "\n\n", text)

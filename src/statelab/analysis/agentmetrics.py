@@ -1,7 +1,11 @@
 """Seed 002's agent metrics from the store's tables: success, steps, length buckets, state.
 
 - :func:`success_rate` and :func:`avg_steps_solved` (Table 5: mean steps of the solved
-  episodes only, so a variant is not credited for failing fast).
+  episodes only, so a variant is not credited for failing fast). ``avg_steps`` counts env
+  steps; ``avg_calls`` counts the agent's model calls (``agent_calls``: ReAct's thoughts, a
+  stopping output and every call of a step included), which is what the anchor's code calls
+  steps (StateAct's ``num_of_steps`` is its model-call counter), so Table 5 compares with
+  ``avg_calls``. Every finished episode is one row (rollouts too).
 - :func:`length_buckets` (Fig. 5): success by episode length, where an episode's length is the
   number of steps the agent itself took (seed 002, section 6.2: "ReAct has 24/134 examples in
   the bucket 40-50 and solves 0, while StateAct has 6/134 and solves 4": the counts differ by
@@ -76,11 +80,16 @@ def success_rate(episodes: pd.DataFrame, by: Sequence[str] | str = "run") -> pd.
 
 
 def avg_steps_solved(episodes: pd.DataFrame, by: Sequence[str] | str = "run") -> pd.DataFrame:
-    """``solved`` episodes and their mean ``avg_steps`` per group (Table 5)."""
+    """``solved`` episodes and their mean ``avg_steps`` (env steps) per group (Table 5), and
+    ``avg_calls`` (model calls, the anchor's steps) when the frame has ``agent_calls``."""
     keys = _by(by)
     done = _done(episodes)
     solved = done[done["success"].astype(bool)]
-    out = solved.groupby(keys).agg(solved=("steps", "size"), avg_steps=("steps", "mean"))
+    agg: dict[str, tuple[str, str]] = {"solved": ("steps", "size"), "avg_steps": ("steps", "mean")}
+    if "agent_calls" in solved:
+        solved = solved.assign(agent_calls=pd.to_numeric(solved["agent_calls"], errors="coerce"))
+        agg["avg_calls"] = ("agent_calls", "mean")
+    out = solved.groupby(keys).agg(**agg)
     base = done[keys].drop_duplicates()
     merged = base.merge(out.reset_index(), on=keys, how="left")
     return merged.fillna({"solved": 0}).astype({"solved": int})
@@ -278,15 +287,20 @@ def _fmt(v: Any, pct: bool = False) -> str:
 
 
 def ablation_markdown(table: pd.DataFrame, title: str = "Agent variants (seed 002)") -> str:
-    """The ablation table as Markdown: success and state accuracy in %, steps of solved."""
+    """The ablation table as Markdown: success and state accuracy in %, env steps of solved
+    episodes and, when known, their model calls (the anchor's "steps", its Table 5)."""
     keys = [c for c in table.columns if c not in ("n", "success", "solved", "avg_steps",
-                                                    "state_acc")]  # fmt: skip
-    head = [*keys, "n", "success %", "avg steps (solved)", "state acc %"]
+                                                    "avg_calls", "state_acc")]  # fmt: skip
+    calls = "avg_calls" in table
+    head = [*keys, "n", "success %", "avg steps (solved)"]
+    head += ["avg model calls (solved; the anchor's steps)"] if calls else []
+    head.append("state acc %")
     lines = [f"### {title}", "", md_row(head), "|" + "---|" * len(head)]
     for r in table.itertuples(index=False):
         d = r._asdict()
         cells = [_fmt(d[k]) for k in keys]
         cells += [_fmt(d["n"]), _fmt(d["success"], True), _fmt(d["avg_steps"])]
+        cells += [_fmt(d["avg_calls"])] if calls else []
         cells.append(_fmt(d["state_acc"], True))
         lines.append(md_row(cells))
     return "\n".join(lines) + "\n"
@@ -306,7 +320,8 @@ def append_agent_metrics(store_path: str | Path, report_md: Path) -> dict[str, P
     db = sqlite3.connect(str(store_path))
     try:
         episodes = pd.read_sql_query(
-            "SELECT e.run, e.seed, e.status, e.success, e.steps, r.agent, r.env, r.model,"
+            "SELECT e.run, e.seed, e.rollout, e.status, e.success, e.steps, e.agent_calls,"
+            " r.agent, r.env, r.model,"
             " r.components FROM episodes e JOIN runs r ON r.run = e.run",
             db,
         )

@@ -8,17 +8,25 @@ the PDDL goal and the two text templates of each task type).
 
 A game, from ``(seed, task_type)`` alone (:func:`generate`, pure and deterministic):
 
-- Scene: test seeds (``seed >= TEST_START``) draw from ALFWorld's ``TEST_SCENE_NUMBERS``, every
-  other seed from ``TRAIN_SCENE_NUMBERS``: test games are in unseen rooms, as ALFWorld's
-  ``eval_out_of_distribution`` games are. Only scenes where the task is feasible are drawn.
+- Scene (``rooms``, default ``alfworld``): test seeds (``seed >= TEST_START``) draw from the
+  four scenes of ALFWorld's 134 unseen games (``eval_out_of_distribution``, ALFRED's
+  valid_unseen: 10, 219, 308, 424; :data:`UNSEEN_SCENES`), with ALFWorld's task-type mix
+  (:func:`test_types`); other seeds from ``TRAIN_SCENE_NUMBERS`` without those four. With
+  ``rooms="alfred"`` (games version 2, as before): test seeds from ALFRED's
+  ``TEST_SCENE_NUMBERS``, train seeds from all of ``TRAIN_SCENE_NUMBERS``, types by seed % 6.
+  Only scenes where the task is feasible are drawn.
 - Receptacles: the scene's ``-openable.json`` instances (``Sink``/``Bathtub`` become the
   ``SinkBasin``/``BathtubBasin`` receptacles, as ALFWorld names them), plus one instance (four
   stove burners) of each receptacle type of ``-objects.json`` with none there (garbage can,
   toaster, coffee machine, ...). Each stands at its layout pose (instances sharing a pose share
   the location, as in ALFWorld); the agent starts at a pose of its own ("the middle of a room").
+  With ``alfworld`` rooms the unseen scenes also get the instances ALFWorld lists and the
+  layouts lack (:data:`EXTRA_RECEPTACLES`).
 - Objects: 1-3 instances of each pickupable type of the scene, each in a receptacle whose type
   may hold it (``VAL_RECEPTACLE_OBJECTS``); a desk lamp, which that table does not cover, on a
-  desk, side table or dresser (:data:`LAMP_RECEPTACLES`).
+  desk, side table or dresser (:data:`LAMP_RECEPTACLES`); in an unseen scene with a floor lamp
+  and no desk lamp (219, ``alfworld`` rooms), a floor lamp (look-at tasks "... under the
+  floorlamp", as ALFWorld's), listed in/on a receptacle standing on the floor.
 - Task, with ALFWorld's sampling rules (``TaskGameState.get_filter_crit``): an object type and
   a receptacle type that may hold it (not the sink basin / microwave / fridge of a clean /
   heat / cool task); no instance of the object type starts in a receptacle of the target type
@@ -42,8 +50,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-#: bump when a change alters any generated game (the cache is keyed by it)
-GEN_VERSION = 2
+#: bump when a change alters any generated game (the cache is keyed by it); version 3 is the
+#: ``alfworld`` rooms, ``rooms=alfred`` still writes and reads version 2's games unchanged
+GEN_VERSION = 3
+ALFRED_VERSION = 2
 #: the draws of a game (version 2 only fixed a name: "sinkbasinbasin" -> "sinkbasin")
 RNG_VERSION = 1
 #: ALFWorld's task types (its ``TASK_TYPES`` order); a seed's type is ``TASK_TYPES[seed % 6]``
@@ -64,7 +74,35 @@ APPLIANCE = {2: "SinkBasin", 3: "Microwave", 4: "Fridge"}
 PROPERTY = {2: "Cleanable", 3: "Heatable", 4: "Coolable"}
 LAMP = "DeskLamp"
 LAMP_RECEPTACLES = ("Desk", "SideTable", "Dresser")
+FLOOR_LAMP = "FloorLamp"
+#: where a floor lamp is listed: ALFWorld's text puts an object that stands on the floor in/on
+#: a receptacle at its place ("On the sinkbasin 1, you see a floorlamp 1"); we do not have the
+#: lamp's position, so it is drawn among the scene's receptacles that stand on the floor
+FLOOR_LAMP_RECEPTACLES = (
+    "ArmChair", "Sofa", "SideTable", "Dresser", "Desk", "Bed", "CoffeeTable", "DiningTable",
+    "TVStand", "Ottoman", "GarbageCan",
+)  # fmt: skip
 TEST_START = 100_000
+#: the rooms of the test split: ``alfworld`` ALFWorld's unseen games' (valid_unseen: ALFRED
+#: scenes 10, 219, 308, 424, held out of training, with ALFWorld's receptacle instances, its
+#: floor-lamp look-at tasks and its task-type mix); ``alfred`` ALFRED's test scenes as before
+#: (seed % 6 task types, games version 2, byte-identical to earlier runs)
+ROOMS = ("alfworld", "alfred")
+UNSEEN_SCENES = (10, 219, 308, 424)
+#: receptacle instances ALFWorld's unseen games list in these scenes that the wheel's layouts
+#: lack. The wheel's ``FloorPlanN-openable.json`` holds one interaction pose per receptacle
+#: *that has one*, and ``FloorPlanN-objects.json`` only the object types (no counts), so
+#: instances without a stored pose are missing. Counted from ALFWorld's opening room text:
+#: scene 10 lists cabinet 1-6 (the layout 3), 308 drawer 1-6 and shelf 1-6 (3 and 5), 424
+#: handtowelholder 1-2 (1); 219 matches (27).
+EXTRA_RECEPTACLES: dict[int, dict[str, int]] = {
+    10: {"Cabinet": 3},
+    308: {"Drawer": 3, "Shelf": 1},
+    424: {"HandTowelHolder": 1},
+}
+#: ALFWorld's 134 unseen games by task type, in :data:`TASK_TYPES` order (pick 24, look 18,
+#: clean 31, heat 23, cool 21, pick-two 17)
+TEST_MIX = (24, 18, 31, 23, 21, 17)
 AGENT_START = "loc|-99|-99|0|30"
 
 
@@ -89,16 +127,27 @@ PLACEMENTS = ("uniform", "zipf")
 ZIPF_ALPHA = 1.25
 
 
-def game_path(seed: int, task_type: str, placement: str = "uniform") -> Path:
+def version(rooms: str) -> int:
+    """The games' version of a choice of rooms (:data:`ROOMS`)."""
+    if rooms not in ROOMS:
+        raise ValueError(f"rooms {rooms!r}; one of {ROOMS}")
+    return ALFRED_VERSION if rooms == "alfred" else GEN_VERSION
+
+
+def game_path(
+    seed: int, task_type: str, placement: str = "uniform", rooms: str = "alfworld"
+) -> Path:
     tail = "" if placement == "uniform" else f"-{placement}"
-    return cache_root() / f"v{GEN_VERSION}" / f"{seed}-{task_type}{tail}.tw-pddl"
+    return cache_root() / f"v{version(rooms)}" / f"{seed}-{task_type}{tail}.tw-pddl"
 
 
-def ensure_game(seed: int, task_type: str, placement: str = "uniform") -> Path:
+def ensure_game(
+    seed: int, task_type: str, placement: str = "uniform", rooms: str = "alfworld"
+) -> Path:
     """The game's file, generated and written (atomically) on first use."""
-    path = game_path(seed, task_type, placement)
+    path = game_path(seed, task_type, placement, rooms)
     if not path.is_file():
-        data = generate(seed, task_type, placement)
+        data = generate(seed, task_type, placement, rooms)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(data))
@@ -160,9 +209,33 @@ def display_names(uids: list[str]) -> dict[str, str]:
     return {u: dm.demangle_alfred_name(k) for k, u in low.items()}
 
 
+@cache
+def test_types() -> tuple[str, ...]:
+    """The task type of each of the 134 test games with ``alfworld`` rooms: ALFWorld's mix
+    (:data:`TEST_MIX`), dealt round-robin in :data:`TASK_TYPES` order (a type leaves the
+    round once its count is dealt), so any prefix of the split is as mixed as it can be."""
+    left, out = list(TEST_MIX), []
+    while any(left):
+        for k, n in enumerate(left):
+            if n:
+                out.append(TASK_TYPES[k])
+                left[k] -= 1
+    return tuple(out)
+
+
+def task_type_of(seed: int, rooms: str = "alfworld") -> str:
+    """A seed's task type: ``TASK_TYPES[seed % 6]``, except the test games of ``alfworld``
+    rooms, which follow :func:`test_types`."""
+    if rooms == "alfworld" and 0 <= seed - TEST_START < len(test_types()):
+        return test_types()[seed - TEST_START]
+    return TASK_TYPES[seed % len(TASK_TYPES)]
+
+
 # -- a scene's receptacles and objects -------------------------------------------------------
-def receptacles(scene: int) -> list[tuple[str, str, str]]:
-    """``(unity id, type, location id)`` of every receptacle instance of a scene."""
+def receptacles(scene: int, rooms: str = "alfred") -> list[tuple[str, str, str]]:
+    """``(unity id, type, location id)`` of every receptacle instance of a scene; with
+    ``alfworld`` rooms, also the instances ALFWorld lists that the layouts lack
+    (:data:`EXTRA_RECEPTACLES`)."""
     c = _constants()
     objects, openable = _scene(scene)
     movable = set(c.MOVABLE_RECEPTACLES)
@@ -183,6 +256,11 @@ def receptacles(scene: int) -> list[tuple[str, str, str]]:
                 # SinkBasin"): ALFWorld's demangler appends "basin" to any basin's first part
                 uid = f"{rtype[: -len('Basin')]}|+0{k}.00|+00.{i:02d}|+00.00|{rtype}"
             out.append((uid, rtype, f"loc|{50 + i}|{50 + k}|0|30"))
+    extra_instances = EXTRA_RECEPTACLES.get(scene, {}) if rooms == "alfworld" else {}
+    for i, (rtype, n) in enumerate(sorted(extra_instances.items())):
+        for k in range(n):  # made-up ids and places (only the names are seen)
+            uid = f"{rtype}|+09.{k:02d}|+00.{i:02d}|+09.00"
+            out.append((uid, rtype, f"loc|{80 + i}|{80 + k}|0|30"))
     return out
 
 
@@ -192,12 +270,26 @@ def pickupable_types() -> set[str]:
     return {t for t in every if not t.endswith("Sliced") and t in c.OBJECTS}
 
 
-def feasible_pairs(scene: int, k: int) -> list[tuple[str, str]]:
-    """``(object type, receptacle type)`` pairs of task type ``k`` feasible in ``scene``
-    (``receptacle type`` is the lamp for look-at tasks)."""
-    c = _constants()
+def lamp_type(scene: int, floor: bool = False) -> str | None:
+    """The lamp of a look-at task in ``scene``: a desk lamp where the scene has one and a desk,
+    side table or dresser to stand on; else, when ``floor``, a floor lamp where it has one;
+    else None."""
     objects, _ = _scene(scene)
     rtypes = {t for _, t, _ in receptacles(scene)}
+    if LAMP in objects and rtypes & set(LAMP_RECEPTACLES):
+        return LAMP
+    if floor and FLOOR_LAMP in objects and rtypes & set(FLOOR_LAMP_RECEPTACLES):
+        return FLOOR_LAMP
+    return None
+
+
+def feasible_pairs(scene: int, k: int, rooms: str = "alfred") -> list[tuple[str, str]]:
+    """``(object type, receptacle type)`` pairs of task type ``k`` feasible in ``scene``
+    (``receptacle type`` is the lamp for look-at tasks; floor lamps only in ``alfworld``
+    rooms' unseen scenes)."""
+    c = _constants()
+    objects, _ = _scene(scene)
+    rtypes = {t for _, t, _ in receptacles(scene, rooms)}
     otypes = sorted(t for t in set(objects) & pickupable_types())
     val = c.VAL_RECEPTACLE_OBJECTS
     if k in APPLIANCE:
@@ -205,9 +297,10 @@ def feasible_pairs(scene: int, k: int) -> list[tuple[str, str]]:
             return []
         otypes = [o for o in otypes if o in c.VAL_ACTION_OBJECTS[PROPERTY[k]]]
     if k == 1:
-        if LAMP not in objects or not rtypes & set(LAMP_RECEPTACLES):
+        lamp = lamp_type(scene, floor=rooms == "alfworld" and scene in UNSEEN_SCENES)
+        if lamp is None:
             return []
-        return [(o, LAMP) for o in otypes if any(o in val.get(r, ()) for r in rtypes)]
+        return [(o, lamp) for o in otypes if any(o in val.get(r, ()) for r in rtypes)]
     pairs = []
     for o in otypes:
         for r in sorted(rtypes):
@@ -236,24 +329,43 @@ def zipf_order(otype: str, kinds: dict[str, str]) -> list[str]:
 
 
 # -- the game --------------------------------------------------------------------------------
-def generate(seed: int, task_type: str, placement: str = "uniform") -> dict[str, Any]:
+def _draw_scene(rng: random.Random, seed: int, k: int, rooms: str) -> int:
+    """The game's scene. ``alfred``: one of ALFRED's test scenes for test seeds, its train
+    scenes otherwise. ``alfworld``: one of ALFWorld's four unseen scenes for test seeds; for
+    train seeds the same draw as ``alfred``, drawn again while it falls on an unseen scene
+    (so every other train game is the same as with ``alfred``)."""
+    c = _constants()
+    test = seed >= TEST_START
+    if rooms == "alfworld" and test:
+        return rng.choice([s for s in UNSEEN_SCENES if feasible_pairs(s, k, rooms)])
+    pool = c.TEST_SCENE_NUMBERS if test else c.TRAIN_SCENE_NUMBERS
+    scenes = [s for s in pool if feasible_pairs(s, k)]
+    scene = rng.choice(scenes)
+    while rooms == "alfworld" and scene in UNSEEN_SCENES:
+        scene = rng.choice(scenes)
+    return scene
+
+
+def generate(
+    seed: int, task_type: str, placement: str = "uniform", rooms: str = "alfworld"
+) -> dict[str, Any]:
     """The ``.tw-pddl`` game of ``(seed, task_type)``: ``pddl_domain``, ``grammar`` (the goal
     text substituted), ``pddl_problem``, ``solvable`` and our ``statelab`` metadata.
 
     ``placement="zipf"`` draws each instance of the task's object type from the receptacles
     that may hold it with weight ``1 / k**1.25`` for the k-th of :func:`zipf_order` (seed 004,
-    section 5.3); everything else is drawn as for ``"uniform"``, from the same generator."""
+    section 5.3); everything else is drawn as for ``"uniform"``, from the same generator.
+    ``rooms`` (:data:`ROOMS`) chooses the scenes (:func:`_draw_scene`)."""
     if placement not in PLACEMENTS:
         raise ValueError(f"placement {placement!r}; one of {PLACEMENTS}")
+    gen_version = version(rooms)
     c = _constants()
     k = task_index(task_type)
     rng = random.Random(f"statelab-household-v{RNG_VERSION}-{seed}-{k}")
-    pool = c.TEST_SCENE_NUMBERS if seed >= TEST_START else c.TRAIN_SCENE_NUMBERS
-    scenes = [s for s in pool if feasible_pairs(s, k)]
-    scene = rng.choice(scenes)
-    otype, rtype = rng.choice(feasible_pairs(scene, k))
+    scene = _draw_scene(rng, seed, k, rooms)
+    otype, rtype = rng.choice(feasible_pairs(scene, k, rooms))
     objects, _ = _scene(scene)
-    recs = receptacles(scene)
+    recs = receptacles(scene, rooms)
     val = c.VAL_RECEPTACLE_OBJECTS
     forbidden = {rtype, APPLIANCE.get(k)}
     placed: dict[str, str] = {}  # object uid -> receptacle uid
@@ -272,21 +384,22 @@ def generate(seed: int, task_type: str, placement: str = "uniform") -> dict[str,
             else:
                 placed[uid] = rng.choice(allowed)
             types[uid] = t
-    lamp = None
+    lamp, toggle = None, rtype if k == 1 else LAMP
     if k == 1:
-        lamp = _uid(rng, LAMP)
-        placed[lamp] = rng.choice([u for u, rt, _ in recs if rt in LAMP_RECEPTACLES])
-        types[lamp] = LAMP
+        lamp = _uid(rng, toggle)
+        holders = LAMP_RECEPTACLES if toggle == LAMP else FLOOR_LAMP_RECEPTACLES
+        placed[lamp] = rng.choice([u for u, rt, _ in recs if rt in holders])
+        types[lamp] = toggle
     from alfworld.gen import goal_library
 
     spec = goal_library.gdict[TASK_TYPES[k]]
-    words = {"obj": otype.lower(), "recep": rtype.lower(), "toggle": LAMP.lower()}
+    words = {"obj": otype.lower(), "recep": rtype.lower(), "toggle": toggle.lower()}
     goal = rng.choice(spec["templates"]).format(**words)
-    pddl_goal = spec["pddl"].format(obj=otype, recep=rtype, toggle=LAMP).replace("#", "-")
+    pddl_goal = spec["pddl"].format(obj=otype, recep=rtype, toggle=toggle).replace("#", "-")
     domain, grammar = _logic()
     names = display_names([u for u, _, _ in recs] + list(placed))
     meta = {
-        "version": GEN_VERSION, "seed": seed, "task_type": TASK_TYPES[k], "scene": scene,
+        "version": gen_version, "seed": seed, "task_type": TASK_TYPES[k], "scene": scene,
         "goal": goal, "object_type": otype, "receptacle_type": rtype,
         "lamp": names[lamp] if lamp else None,
         "receptacles": {names[u]: rt for u, rt, _ in recs},

@@ -12,12 +12,17 @@ would apply). Needs ``textworld``, ``fast-downward-textworld`` (the PDDL state e
   ``look_at_obj_in_light`` "look at X under the desklamp", ``pick_clean_then_place_in_recep``,
   ``pick_heat_then_place_in_recep``, ``pick_cool_then_place_in_recep`` "put a clean / hot /
   cool X in Y", ``pick_two_obj_and_place`` "put two X in Y" (each with ALFWorld's second
-  template too). A seed's type is ``TASK_TYPES[seed % 6]``; ``household:<type>`` (full or short
-  name: put, examine, clean, heat, cool, puttwo) plays only that type, whatever the seed.
+  template too). A train seed's type is ``TASK_TYPES[seed % 6]``, a test seed's follows
+  ALFWorld's mix (below); ``household:<type>`` (full or short name: put, examine, clean, heat,
+  cool, puttwo) plays only that type, whatever the seed.
   ``+placement=zipf`` (``household:placement=zipf``, ``household:heat+placement=zipf``) places
   the task's object by a Zipf law over the receptacles that may hold it (seed 004, 5.3).
-- Splits: ``train`` seeds 0-9,999 (ALFWorld's train scenes), ``test`` the 134 seeds
-  100,000-100,133 (its test scenes, unseen in training), 22 or 23 games of each type.
+- Splits: ``train`` seeds 0-9,999, ``test`` the 134 seeds 100,000-100,133. By default
+  (``rooms=alfworld``) the test games are in the rooms of ALFWorld's 134 unseen games (scenes
+  10, 219, 308, 424, with the receptacles ALFWorld lists there and floor-lamp look-at tasks in
+  219), with its task-type mix (pick 24, look 18, clean 31, heat 23, cool 21, pick-two 17),
+  and no train game is in those rooms. ``household:rooms=alfred`` is the former split (ALFRED's
+  test scenes, 22 or 23 games of each type by seed % 6; the same games as before).
 - Text is the game's: the room, "Your task is to: ..."; "You arrive at fridge 1. The fridge 1
   is closed."; TextWorld's banner ("-= Welcome to TextWorld, ALFRED! =-", which ReAct's and
   StateAct's ALFWorld code cut off too) and any status-bar line TextWorld may add are removed.
@@ -166,12 +171,18 @@ class HouseholdEnv(Env):
     manual = MANUAL
 
     def __init__(
-        self, task_type: str | None = None, max_steps: int | None = None, placement: str = "uniform"
+        self,
+        task_type: str | None = None,
+        max_steps: int | None = None,
+        placement: str = "uniform",
+        rooms: str = "alfworld",
     ) -> None:
         super().__init__(max_steps=max_steps)
         if placement not in gen.PLACEMENTS:
             raise ValueError(f"placement {placement!r}; one of {gen.PLACEMENTS}")
+        gen.version(rooms)  # checks the spelling
         self.placement = placement
+        self.rooms = rooms
         self.task_type = None if task_type is None else gen.TASK_TYPES[gen.task_index(task_type)]
         self.goal = ""
         self._tw: Any = None
@@ -188,7 +199,7 @@ class HouseholdEnv(Env):
     task_type_of_goal = staticmethod(task_type_of_goal)
 
     def task_type_of(self, seed: int) -> str:
-        return self.task_type or gen.TASK_TYPES[seed % len(gen.TASK_TYPES)]
+        return self.task_type or gen.task_type_of(seed, self.rooms)
 
     # -- TextWorld ------------------------------------------------------------------------
     def _play(self, path: Path) -> Any:
@@ -222,7 +233,7 @@ class HouseholdEnv(Env):
         seed = int(self.np_random.integers(0, 10_000)) if rng_seed is None else int(rng_seed)
         task_type = self.task_type_of(seed)
         try:
-            path = gen.ensure_game(seed, task_type, self.placement)
+            path = gen.ensure_game(seed, task_type, self.placement, self.rooms)
         except ImportError as err:
             raise ImportError(f"household needs {INSTALL} ({err})") from err
         self._meta = json.loads(path.read_text())["statelab"]
@@ -318,9 +329,16 @@ def _read_placement(value: str) -> str:
     return value
 
 
+def _read_rooms(value: str) -> str:
+    if value not in gen.ROOMS:
+        raise ValueError(f"expected one of {', '.join(gen.ROOMS)}")
+    return value
+
+
 _OPTIONS = {
     "type": Option("task_type", _read_task_type, "type=<task type>"),
     "placement": Option("placement", _read_placement, "placement=uniform|zipf"),
+    "rooms": Option("rooms", _read_rooms, "rooms=alfworld|alfred"),
 }
 _task_type = option_parser("household", _OPTIONS, positional="type")
 
@@ -328,6 +346,6 @@ register_env(
     "household",
     HouseholdEnv,
     "statelab/Household-v0",
-    "household[:<task type>][+placement=uniform|zipf]",
+    "household[:<task type>][+placement=uniform|zipf][+rooms=alfworld|alfred]",
     _task_type,
 )

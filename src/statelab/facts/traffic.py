@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from statelab.facts._closeup import close_up
+from statelab.facts._closeup import close_up, tick_labels
 from statelab.facts._formats import coordinates, natural, symbolic
 
 Cell = tuple[int, int]
@@ -210,8 +210,9 @@ def anchor_views(facts: TrafficFacts, scale: int = 32) -> tuple[str, np.ndarray,
     """Seed 001's observation: the close-up as text with relative tick labels, the wide view
     (the whole grid, unseen cells grey, the target always drawn) and the close-up image
     (rows r-1 ... r+10 clipped to the window and grid, columns c-5 ... c+5 clipped to the
-    grid). No absolute coordinates anywhere; the images carry no tick labels (the text does).
-    """
+    grid), with each row and column labelled with its offset from the agent in a margin above
+    and to the left (as the anchor's close-up has tick labels). No absolute coordinates
+    anywhere."""
     r, c = facts.agent
     size, half = facts.size, facts.half
     r0, r1 = max(0, r + ANCHOR_ROWS[0]), min(size - 1, r + min(ANCHOR_ROWS[1], half))
@@ -238,4 +239,5 @@ def anchor_views(facts: TrafficFacts, scale: int = 32) -> tuple[str, np.ndarray,
         size, facts.agent, facts.target, facts.cars, half=half, scale=scale, show_target=True
     )
     close = full[r0 * scale : (r1 + 1) * scale, c0 * scale : (c1 + 1) * scale]
-    return text, wide, close
+    ticks = (range(r0 - r, r1 - r + 1), range(c0 - c, c1 - c + 1))
+    return text, wide, tick_labels(close, *ticks, scale=scale)

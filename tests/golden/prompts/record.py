@@ -1,4 +1,5 @@
-"""Golden prompts: the first prompt each seed-001 and seed-002 config sends, for one
+"""Golden prompts: the first prompt each seed-001 and seed-002 config sends (and the anchor's
+JSON ReAct, ``react:jsonreact/anchor``, which no config uses), for one
 household game (the first test game) and one traffic state (seed 0), with the golden
 scripted model. ``python -m tests.golden.prompts.record`` rewrites ``prompts.json`` and the
 readable ``prompts.txt`` (for review against the anchors' layouts); ``test_prompts.py``
@@ -39,6 +40,9 @@ def cases() -> list[tuple[str, str, str, str, str, dict[str, Any]]]:
                     for grounding in grid.get("grounding", ["none"]):
                         params = {**Params().model_dump(), **cfg.get("params", {})}
                         out.append((path.stem, env, str(agent), history, grounding, params))
+    # agent options no config uses yet, recorded for review against the anchors' layouts
+    base = Params().model_dump()
+    out.append(("options", "household", "react:jsonreact/anchor", "full", "none", base))
     return out
 
 
