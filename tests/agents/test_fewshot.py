@@ -5,7 +5,7 @@ from typing import Any, ClassVar
 import pytest
 
 from statelab.agents import fewshot, make_agent
-from statelab.agents.stateact import parse_turn
+from statelab.agents._turn import parse_turn
 from statelab.core import Env, GenParams, Observation, Prompt, StepContext
 from statelab.facts import TextFacts
 from statelab.llm import ScriptedLLM

@@ -5,15 +5,8 @@ from dataclasses import replace
 import pytest
 
 from statelab.agents import AGENTS, StateActAgent, Variant, make_agent
-from statelab.agents.stateact import (
-    ROW_LABELS,
-    choose_action,
-    eight_variants,
-    parse_turn,
-    render_turn,
-    state_keys_for,
-    truncate,
-)
+from statelab.agents._turn import choose_action, parse_turn, render_turn, truncate
+from statelab.agents.stateact import ROW_LABELS, eight_variants, state_keys_for
 from statelab.core import (
     LLM,
     Completion,

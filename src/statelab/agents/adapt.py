@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from statelab.agents._parse import _norm
-from statelab.agents.stateact import is_empty, parse_turn
+from statelab.agents._turn import is_empty, parse_turn
 from statelab.core import LLM, Agent, Call, ConfigError, Decision, GenParams, Prompt, StepContext
 
 CONTROLS = ("task completed", "task failed")

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from statelab.agents.stateact import parse_turn
+from statelab.agents._turn import parse_turn
 from statelab.analysis._components import description
 from statelab.analysis._md import md_row
 from statelab.analysis.sections import report_section
