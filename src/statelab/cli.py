@@ -394,6 +394,7 @@ def audit(
     config: Annotated[Path, typer.Argument(help="experiment YAML (its store is audited)")],
     points: Annotated[int, typer.Option(help="decision points per episode at most")] = 8,
     relevance: Annotated[bool, typer.Option(help="also leave-one-chunk-out lag")] = False,
+    samples: Annotated[int, typer.Option(help="hindsight compressions per point")] = 8,
     model: Annotated[str | None, typer.Option(help="reader model (default: the config's)")] = None,
 ) -> None:
     """Seed 003's decision-loss audit of a finished experiment: reader NLL of a* under the
@@ -403,7 +404,7 @@ def audit(
     from statelab.run.config import load_experiment
 
     exp = load_experiment(config)
-    got = audit_experiment(exp, reader=model, points=points, relevance=relevance)
+    got = audit_experiment(exp, reader=model, points=points, relevance=relevance, samples=samples)
     typer.echo(f"{exp.name}: {got['points']} decision points audited, {got['leaks']} leaks"
                f" in {got['episodes']} episodes | {got['seconds']:.1f} s")  # fmt: skip
 

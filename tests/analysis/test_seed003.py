@@ -222,7 +222,8 @@ def test_audit_gives_known_beta_kappa_and_relevance_lag_on_a_constructed_reader(
     reveal = info["privileged"]["phase_a"]["reveal"]
     assert last_k["rel_chunk"] == reveal and last_k["rel_is_reveal"] == 1
     assert last_k["rel_lag"] == n - 1 - reveal == 2
-    assert rows["full"]["beta"] is None and rows["full"]["nll_writer"] == pytest.approx(sure, abs=1e-5)
+    assert rows["full"]["beta"] is None
+    assert rows["full"]["nll_writer"] == pytest.approx(sure, abs=1e-5)
 
 
 def test_the_leak_check_passes_a_clean_episode_and_catches_a_planted_leak(stored):

@@ -148,3 +148,15 @@ def test_its_reader_prompt_is_the_reader_agents():
     got = asyncio.run(reader_nll(Fake(["x"]), mine, ACTIONS, A_STAR))
     assert got == pytest.approx(math.log(4))
     assert asyncio.run(reader_nll(Fake(["x"]), mine, ACTIONS, "not listed")) is None
+
+
+def test_no_compression_after_the_episode_ends_and_the_sample_count_is_spelled():
+    m, llm = oracle(), Fake(["a state"])
+    s = m.init(obs("start"), priv())
+    end = Transition(1, "eat meal", "", 1.0, obs("You won."), True, False, privileged=priv())
+    s, calls = asyncio.run(m.write(s, end, llm))
+    assert calls == [] and len(s.steps) == 1
+    two = HISTORIES.build("oracle-readtime:64:2", env_context("cooking"))
+    assert two.samples == 2 and two.budget == 64
+    with pytest.raises(ConfigError, match="samples"):
+        HISTORIES.build("oracle-readtime:64:0", env_context("cooking"))

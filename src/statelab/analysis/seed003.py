@@ -344,9 +344,11 @@ def audit_episode(
     *,
     points: int = 8,
     relevance: bool = False,
+    samples: int = 8,
 ) -> list[AuditPoint]:
     """δ_W, δ_full, δ_oracle (β, κ) at up to ``points`` decision points (the first ones) of a
-    stored episode, with the same a*; optionally the relevance lag on the full history."""
+    stored episode, with the same a*; optionally the relevance lag on the full history.
+    δ_oracle is the best of ``samples`` hindsight compressions (the seed's 8)."""
     from statelab.run.replay import replay, spec_of
     from statelab.run.store import Store
 
@@ -363,7 +365,7 @@ def audit_episode(
         steps = list(replay(st, run, seed))
     finally:
         st.close()
-    return asyncio.run(_audit(spec, run, seed, steps, metas, reader, points, relevance))
+    return asyncio.run(_audit(spec, run, seed, steps, metas, reader, points, relevance, samples))
 
 
 async def _audit(
@@ -375,10 +377,11 @@ async def _audit(
     reader: Any,
     points: int,
     relevance: bool,
+    samples: int,
 ) -> list[AuditPoint]:
     from dataclasses import replace as dc_replace
 
-    from statelab.core import Transition
+    from statelab.core import ModelError, Transition
     from statelab.envs import make_env
     from statelab.run.axes import env_context
     from statelab.run.episode import prelude_transitions
@@ -391,7 +394,7 @@ async def _audit(
     full = HISTORIES.build("full", ctx)
     assert isinstance(full, WindowMemory)
     budget = budget_of(spec.history)
-    oracle = ReadTimeOracle(ctx.render_obs, budget or 128, env.manual, seed)
+    oracle = ReadTimeOracle(ctx.render_obs, budget or 128, env.manual, seed, samples)
     lag = lag_of(spec.env)
     out: list[AuditPoint] = []
     fstate: Any = None
@@ -425,13 +428,16 @@ async def _audit(
                 assert got is not None
                 return got
 
-            nll_full = await nll_of(chunks)
+            try:
+                nll_full: float | None = await nll_of(chunks)
+            except ModelError:  # the full history does not fit the reader's context
+                nll_full = None
             nll_o: float | None = None
             if budget is not None:
                 _, nll_o, _, _ = await oracle.best(
                     obs.goal, tuple(chunks), obs, a_star, reader, step.t
                 )
-            beta = nll_o - nll_full if nll_o is not None else None
+            beta = nll_o - nll_full if nll_o is not None and nll_full is not None else None
             kappa = nll_w - nll_o if nll_o is not None and nll_w is not None else None
             phase = info.get("privileged", {}).get("phase_a", {}) or {}
             filler = phase.get("filler")
@@ -450,13 +456,15 @@ async def _audit(
                 beta,
                 kappa,
             )
-            if relevance:
+            if relevance and nll_full is not None:
                 base, without = await leave_one_chunk_out(chunks, nll_of)
                 rl = relevance_lag(base, without)
-                point.rel_lag, point.rel_chunk, point.rel_gain = rl.lag, rl.chunk, rl.gain
+                offset = fstate.t - len(chunks)  # chunks the window dropped (none at k = 400)
+                chunk = None if rl.chunk is None else rl.chunk + offset
+                point.rel_lag, point.rel_chunk, point.rel_gain = rl.lag, chunk, rl.gain
                 reveal = phase.get("reveal")
-                if rl.chunk is not None and reveal is not None:
-                    point.rel_is_reveal = int(rl.chunk == int(reveal))
+                if chunk is not None and reveal is not None:
+                    point.rel_is_reveal = int(chunk == int(reveal))
             out.append(point)
         tr = Transition(
             step.t, step.action, step.reply, step.reward, step.next_observation, False, False
@@ -495,6 +503,7 @@ def audit_experiment(
     reader: str | None = None,
     points: int = 8,
     relevance: bool = False,
+    samples: int = 8,
     llm: Any = None,
 ) -> dict[str, Any]:
     """Audit every finished cooking episode of ``exp`` (reader NLLs, β, κ, relevance lag)
@@ -527,7 +536,9 @@ def audit_experiment(
             if not privileged:
                 for leak in leak_check(path, run, int(seed)):
                     leaks.append({"run": run, "seed": int(seed), **leak})
-            got = audit_episode(path, run, int(seed), model, points=points, relevance=relevance)
+            got = audit_episode(
+                path, run, int(seed), model, points=points, relevance=relevance, samples=samples
+            )
             rows += [asdict(p) for p in got]
     finally:
         if llm is None:

@@ -21,9 +21,12 @@ It reads privileged data (a*), so it is tagged ``reads-privileged`` and, like
 
 Choices where the seed is silent (docs/seed003.md, Diagnostics):
 
-- compressions are drawn only where a decision follows: after every agent step, and after
-  the *last* prelude step (the prelude's length is in the privileged view); earlier prelude
-  steps are only appended to the raw history (no decision reads them);
+- compressions are drawn only where a decision follows: after every agent step that does not
+  end the episode, and after the *last* prelude step (the prelude's length is in the
+  privileged view); other steps are only appended to the raw history (no decision reads
+  them);
+- ``oracle-readtime:B:n`` draws n samples instead of 8 (only to make CPU runs affordable;
+  the seed's reference is n = 8);
 - samples use temperature 1.0, top-p 0.95, seed ``call_seed(seed, t, "readtime-<i>")``;
 - a sample over B tokens is cut to its longest word prefix within B (as the writers are);
 - ties in NLL go to the earliest sample; where a* is unknown (an env without ``a_star``) or
@@ -223,6 +226,8 @@ class ReadTimeOracle(Memory):
         steps = (*state.steps, step)
         prelude = state.prelude + (tr.t == 0)
         grown = replace(state, steps=steps, prelude=prelude, t=t)
+        if tr.terminated or tr.truncated:
+            return grown, []  # the episode is over: no decision reads this state
         if tr.t == 0 and prelude < len(priv.info.get("prelude", ())):
             return grown, []  # more scripted steps follow before any decision
         a_star = priv.get("a_star")
@@ -237,7 +242,16 @@ class ReadTimeOracle(Memory):
 
 
 @HISTORIES.register(
-    "oracle-readtime", "oracle-readtime:<B>", tags=("reads-privileged", "needs-model")
+    "oracle-readtime", "oracle-readtime:<B>[:<samples>]", tags=("reads-privileged", "needs-model")
 )
 def _oracle_readtime(arg: str | None, c: BuildContext) -> Memory:
-    return ReadTimeOracle(c.render_obs, parse_budget("oracle-readtime", arg), c.manual, c.seed)
+    budget, _, samples = (arg or "").partition(":")
+    if samples and (not samples.isdigit() or not 1 <= int(samples) <= 64):
+        raise ConfigError(
+            f"history 'oracle-readtime:{arg}': samples is a number from 1 to 64 "
+            f"(default {SAMPLES}), e.g. oracle-readtime:128:8"
+        )
+    n = int(samples) if samples else SAMPLES
+    return ReadTimeOracle(
+        c.render_obs, parse_budget("oracle-readtime", budget or None), c.manual, c.seed, n
+    )
