@@ -263,7 +263,7 @@ def test_the_report_shows_tables_1_and_5_and_fig_6(stored):
     md = rep.markdown
     assert "Table 5: success (%) and κ by lag and budget" in md
     assert "Table 1: success (%) and mean κ by lag at B = 64" in md
-    assert "| last-k | 64 |" in md
+    assert "| last-k | 64 | 1 |" in md
     assert "The test split was not opened" in md
     assert "Provenance: model scripted:unused" in md
     assert rep.files["seed003_fig6"].is_file()

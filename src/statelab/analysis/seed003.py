@@ -682,22 +682,29 @@ def seed003_markdown(db: sqlite3.Connection, out_dir: Path) -> tuple[list[str], 
         "",
     ]
     # Table 5: every budget
-    head = "| history | B | " + " | ".join(f"F′={f} success" for f in lags)
+    privileged = {e["form"] for e in eps if e["privileged"]}
+
+    def label(form: str) -> str:
+        return f"{form} †" if form in privileged else form
+
+    head = "| history | B | games | " + " | ".join(f"F′={f} success" for f in lags)
     head += " | " + " | ".join(f"F′={f} κ" for f in lags) + " |"
     md += [
         "### Table 5: success (%) and κ by lag and budget",
         "",
         head,
-        "|" + "---|" * (2 + 2 * len(lags)),
+        "|" + "---|" * (3 + 2 * len(lags)),
     ]
     for form in forms:
         for b in [None] if form in ("full", "expert") else budgets:
-            if not any(e["form"] == form and (b is None or e["budget"] == b) for e in eps):
+            cell = [e for e in eps if e["form"] == form and (b is None or e["budget"] == b)]
+            if not cell:
                 continue
+            games = len({e["seed"] for e in cell})
             succ = [success_by(eps, form, f, b).text(1, 100) for f in lags]
             kap = [kappa_by(audit, form, f, b).text(2) for f in lags]
-            md.append(f"| {form} | {b or '–'} | " + " | ".join(succ + kap) + " |")
-    md.append("")
+            md.append(f"| {label(form)} | {b or '–'} | {games} | " + " | ".join(succ + kap) + " |")
+    md += ["", "† reads privileged data: a reference row, never shown to a writer.", ""]
     # Table 1: B = 128 (else the smallest budget run), with the next budget's success
     if budgets:
         b1 = 128 if 128 in budgets else budgets[0]
@@ -729,8 +736,9 @@ def seed003_markdown(db: sqlite3.Connection, out_dir: Path) -> tuple[list[str], 
                 if b2 and form != "full":
                     c += f" · {success_by(eps, form, f, b2).text(1, 100)}"
                 cells.append(c)
-            md.append(f"| {form} | " + " | ".join(cells) + " |")
+            md.append(f"| {label(form)} | " + " | ".join(cells) + " |")
         md.append("")
+    md += _paired_vs_summary(eps, lags, budgets, label)
     if audit:
         defined = [r for r in audit if r.get("rel_lag") is not None]
         tried = [r for r in audit if r.get("rel_gain") is not None]
@@ -776,6 +784,34 @@ def seed003_markdown(db: sqlite3.Connection, out_dir: Path) -> tuple[list[str], 
     path.write_text(json.dumps(data, indent=1) + "\n")
     files["seed003"] = path
     return md, files
+
+
+def _paired_vs_summary(
+    eps: list[dict[str, Any]], lags: list[int], budgets: list[int], label: Callable[[str], str]
+) -> list[str]:
+    """Success differences from ``bounded:summary`` at the same B and F′, paired by game."""
+    base = "bounded:summary"
+    others = sorted({e["form"] for e in eps if e["budget"] is not None} - {base})
+    if not others or not any(e["form"] == base for e in eps):
+        return []
+    md = [
+        f"### Success difference from {base} (points, paired bootstrap over games)",
+        "",
+        "| history | B | " + " | ".join(f"F′={f}" for f in lags) + " |",
+        "|" + "---|" * (2 + len(lags)),
+    ]
+    for form in others:
+        for b in budgets:
+            cells = []
+            for f in lags:
+                a = {e["seed"]: e["success"] for e in eps
+                     if e["form"] == form and e["lag"] == f and e["budget"] == b}  # fmt: skip
+                z = {e["seed"]: e["success"] for e in eps
+                     if e["form"] == base and e["lag"] == f and e["budget"] == b}  # fmt: skip
+                cells.append(paired_bootstrap(a, z).text(1, 100) if a and z else "–")
+            if any(c != "–" for c in cells):
+                md.append(f"| {label(form)} | {b} | " + " | ".join(cells) + " |")
+    return [*md, ""]
 
 
 def _openings(db: sqlite3.Connection) -> list[str]:
