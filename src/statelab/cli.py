@@ -406,7 +406,10 @@ def audit(
     exp = load_experiment(config)
     got = audit_experiment(exp, reader=model, points=points, relevance=relevance, samples=samples)
     typer.echo(f"{exp.name}: {got['points']} decision points audited, {got['leaks']} leaks"
-               f" in {got['episodes']} episodes | {got['seconds']:.1f} s")  # fmt: skip
+               f" in {got['episodes']} episodes, {len(got['failed'])} failed"
+               f" | {got['seconds']:.1f} s")  # fmt: skip
+    for why in got["failed"][:5]:
+        typer.echo(_line(f"failed: {why}"), err=True)
 
 
 def main() -> None:  # pragma: no cover

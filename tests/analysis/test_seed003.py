@@ -186,8 +186,8 @@ def stored(tmp_path_factory):
             "name": "diag",
             "model": "scripted:unused",
             "seeds": [1],
-            "grid": {"env": ["cooking:lag=2"], "history": ["full", "last-k:64"],
-                     "agent": ["reader"]},
+            "grid": {"env": ["cooking:lag=2"], "agent": ["reader"],
+                     "history": ["full", "last-k:64", "oracle-readtime:64"]},
             "out": str(tmp / "results"),
             "cache": None,
             "max_steps": 2,
@@ -203,7 +203,7 @@ def test_audit_gives_known_beta_kappa_and_relevance_lag_on_a_constructed_reader(
 
     exp, reader, info = stored
     got = audit_experiment(exp, llm=reader, points=1, relevance=True)
-    assert got["points"] == 2 and got["leaks"] == 0  # one point per run; both clean
+    assert got["points"] == 3 and got["leaks"] == 0 and got["failed"] == []  # a point per run
     db = sqlite3.connect(exp.out_dir / "store.sqlite")
     db.row_factory = sqlite3.Row
     rows = {r["history"]: dict(r) for r in db.execute(f"SELECT * FROM {AUDIT_TABLE}")}
@@ -222,6 +222,10 @@ def test_audit_gives_known_beta_kappa_and_relevance_lag_on_a_constructed_reader(
     reveal = info["privileged"]["phase_a"]["reveal"]
     assert last_k["rel_chunk"] == reveal and last_k["rel_is_reveal"] == 1
     assert last_k["rel_lag"] == n - 1 - reveal == 2
+    # the read-time oracle run (replayed without its memory: its writes score) is at κ = 0
+    readtime = rows["oracle-readtime:64"]
+    assert readtime["nll_writer"] == pytest.approx(sure, abs=1e-5)
+    assert readtime["kappa"] == pytest.approx(0.0, abs=1e-5)
     assert rows["full"]["beta"] is None
     assert rows["full"]["nll_writer"] == pytest.approx(sure, abs=1e-5)
 

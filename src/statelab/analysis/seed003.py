@@ -345,10 +345,15 @@ def audit_episode(
     points: int = 8,
     relevance: bool = False,
     samples: int = 8,
+    own_memory: bool = True,
 ) -> list[AuditPoint]:
     """δ_W, δ_full, δ_oracle (β, κ) at up to ``points`` decision points (the first ones) of a
     stored episode, with the same a*; optionally the relevance lag on the full history.
-    δ_oracle is the best of ``samples`` hindsight compressions (the seed's 8)."""
+    δ_oracle is the best of ``samples`` hindsight compressions (the seed's 8).
+
+    ``own_memory=False`` replays the env without the run's memory (a memory whose writes
+    score with the model, the read-time oracle, cannot be re-simulated from stored replies):
+    δ_W then comes only from the stored reader log-probabilities."""
     from statelab.run.replay import replay, spec_of
     from statelab.run.store import Store
 
@@ -362,10 +367,12 @@ def audit_episode(
                 "SELECT t, meta FROM steps WHERE run=? AND seed=? AND rollout=0", (run, seed)
             ).fetchall()
         )
-        steps = list(replay(st, run, seed))
+        steps = list(replay(st, run, seed, history=None if own_memory else "full"))
     finally:
         st.close()
-    return asyncio.run(_audit(spec, run, seed, steps, metas, reader, points, relevance, samples))
+    return asyncio.run(
+        _audit(spec, run, seed, steps, metas, reader, points, relevance, samples, own_memory)
+    )
 
 
 async def _audit(
@@ -378,6 +385,7 @@ async def _audit(
     points: int,
     relevance: bool,
     samples: int,
+    own_memory: bool = True,
 ) -> list[AuditPoint]:
     from dataclasses import replace as dc_replace
 
@@ -409,7 +417,7 @@ async def _audit(
         if k < points and isinstance(a_star, str) and a_star in actions:
             meta = json.loads(metas.get(step.t) or "{}")
             nll_w = decision_loss(meta.get("logprobs") or {}, a_star)
-            if nll_w is None:  # not a reader run: rescore its view
+            if nll_w is None and own_memory:  # not a reader run: rescore its view
                 view = oracle_view(oracle, step.memory, obs)
                 nll_w = await reader_nll(
                     reader, reader_prompt(env.manual, obs.goal, view, actions), actions, a_star
@@ -480,17 +488,14 @@ def oracle_view(oracle: Any, history: str, obs: Any) -> str:
     return compose_view(history, oracle.render_obs(obs), oracle.view_goal(obs.goal))
 
 
-def _save(db: sqlite3.Connection, table: str, rows: list[dict[str, Any]], keys: list[str]) -> None:
-    if not rows:
-        return
-    cols = list(rows[0])
-    db.execute(f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(cols)})")
-    with db:
-        for r in rows:
-            db.execute(
-                f"DELETE FROM {table} WHERE " + " AND ".join(f"{k}=?" for k in keys),
-                tuple(r[k] for k in keys),
-            )
+def _ensure(db: sqlite3.Connection, table: str, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        db.execute(f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(rows[0])})")
+
+
+def _insert(db: sqlite3.Connection, table: str, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        cols = list(rows[0])
         db.executemany(
             f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
             [tuple(r.values()) for r in rows],
@@ -523,53 +528,59 @@ def audit_experiment(
     finally:
         st.close()
     model = llm or make_llm(reader or exp.model, cache=exp.cache)
-    rows: list[dict[str, Any]] = []
-    leaks: list[dict[str, Any]] = []
-    n_eps = 0
+    db = sqlite3.connect(path)
+    db.execute(f"CREATE TABLE IF NOT EXISTS {LEAK_TABLE} (run, seed, t, call, secret)")
+    n_eps = n_points = n_leaks = 0
+    failed: list[str] = []
     try:
         for run, seed, spec_json, tags in eps:
             spec = json.loads(spec_json)
             if lag_of(spec["env"]) is None or spec.get("agent") == "expert":
                 continue
             n_eps += 1
-            privileged = "reads-privileged" in json.loads(tags or "[]")
-            if not privileged:
-                for leak in leak_check(path, run, int(seed)):
-                    leaks.append({"run": run, "seed": int(seed), **leak})
-            got = audit_episode(
-                path, run, int(seed), model, points=points, relevance=relevance, samples=samples
-            )
-            rows += [asdict(p) for p in got]
-    finally:
-        if llm is None:
-            asyncio.run(model.aclose())
-    db = sqlite3.connect(path)
-    try:
-        _save(db, AUDIT_TABLE, rows, ["run", "seed", "t"])
-        db.execute(f"CREATE TABLE IF NOT EXISTS {LEAK_TABLE} (run, seed, t, call, secret)")
-        with db:
-            for run, seed, *_ in eps:
-                db.execute(f"DELETE FROM {LEAK_TABLE} WHERE run=? AND seed=?", (run, seed))
-            db.executemany(
-                f"INSERT INTO {LEAK_TABLE} VALUES (?,?,?,?,?)",
-                [(x["run"], x["seed"], x["t"], x["call"], x["secret"]) for x in leaks],
-            )
+            tagged = set(json.loads(tags or "[]"))
+            try:
+                leaks = (
+                    []
+                    if "reads-privileged" in tagged
+                    else [{"run": run, "seed": int(seed), **x} for x in leak_check(path, run, seed)]
+                )
+                got = audit_episode(
+                    path, run, int(seed), model, points=points, relevance=relevance,
+                    samples=samples, own_memory=not {"reads-privileged", "needs-model"} <= tagged,
+                )  # fmt: skip
+            except Exception as e:  # one episode fails; the audit goes on
+                failed.append(f"{run}/{seed}: {type(e).__name__}: {e}")
+                continue
+            rows = [asdict(p) for p in got]
+            n_points, n_leaks = n_points + len(rows), n_leaks + len(leaks)
+            with db:  # saved per episode: an interrupted audit keeps what it did
+                for table in (AUDIT_TABLE, LEAK_TABLE):
+                    if table == LEAK_TABLE or rows:
+                        _ensure(db, table, rows)
+                        db.execute(f"DELETE FROM {table} WHERE run=? AND seed=?", (run, seed))
+                _insert(db, AUDIT_TABLE, rows)
+                _insert(db, LEAK_TABLE, leaks)
         db.execute(
             "CREATE TABLE IF NOT EXISTS seed003_audited (episodes INTEGER, points INTEGER,"
-            " seconds REAL, relevance INTEGER, at TEXT DEFAULT (datetime('now')))"
+            " seconds REAL, relevance INTEGER, failed TEXT, at TEXT DEFAULT (datetime('now')))"
         )
         with db:
             db.execute(
-                "INSERT INTO seed003_audited(episodes, points, seconds, relevance)"
-                " VALUES (?,?,?,?)",
-                (n_eps, len(rows), time.perf_counter() - started, int(relevance)),
-            )
+                "INSERT INTO seed003_audited(episodes, points, seconds, relevance, failed)"
+                " VALUES (?,?,?,?,?)",
+                (n_eps, n_points, time.perf_counter() - started, int(relevance),
+                 json.dumps(failed)),
+            )  # fmt: skip
     finally:
         db.close()
+        if llm is None:
+            asyncio.run(model.aclose())
     return {
         "episodes": n_eps,
-        "points": len(rows),
-        "leaks": len(leaks),
+        "points": n_points,
+        "leaks": n_leaks,
+        "failed": failed,
         "seconds": time.perf_counter() - started,
     }
 
@@ -778,6 +789,13 @@ def seed003_markdown(db: sqlite3.Connection, out_dir: Path) -> tuple[list[str], 
             + " (reads-privileged runs are not checked).",
             "",
         ]
+    if audited and audited[-1].get("failed"):
+        failed = json.loads(audited[-1]["failed"] or "[]")
+        if failed:
+            md += [
+                f"Audit: {len(failed)} episode(s) could not be audited (first: {failed[0]}).",
+                "",
+            ]
     md += _openings(db) + _provenance(db)
     data = {"audit_points": len(audit), "leaks": len(leaks)}
     path = out_dir / "seed003.json"
