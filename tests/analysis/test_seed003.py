@@ -18,6 +18,7 @@ from statelab.analysis.seed003 import (
     decision_loss,
     decompose,
     find_leaks,
+    form_of,
     lag_of,
     leave_one_chunk_out,
     paired_bootstrap,
@@ -141,6 +142,9 @@ def test_spellings():
     assert lag_of("cooking:lag=40") == 40 and lag_of("cooking") == 0 and lag_of("cooking:10") == 10
     assert lag_of("hanoi") is None
     assert budget_of("bounded:summary:128") == 128 and budget_of("full") is None
+    assert budget_of("oracle-readtime:64:2") == 64 and budget_of("oracle-readtime:256") == 256
+    assert form_of("oracle-readtime:64:2") == "oracle-readtime" == form_of("oracle-readtime:64")
+    assert form_of("bounded:summary:64") == "bounded:summary"
 
 
 # -- the pipeline on a stored cooking episode ---------------------------------------------------

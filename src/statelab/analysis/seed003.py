@@ -305,12 +305,19 @@ def lag_of(env: str) -> int | None:
 
 
 def budget_of(history: str) -> int | None:
+    """B of a bounded history spelling (``last-k:64``, ``bounded:summary:128``,
+    ``oracle-readtime:64:2``: 64); None for an unbudgeted one."""
+    parts = history.split(":")
+    if parts[0] == "oracle-readtime":
+        return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
     m = re.search(r":(\d+)$", history)
     return int(m.group(1)) if m else None
 
 
 def form_of(history: str) -> str:
     """The history without its budget (``bounded:summary``, ``last-k``, ``full``)."""
+    if history.startswith("oracle-readtime"):
+        return "oracle-readtime"
     return re.sub(r":\d+$", "", history)
 
 
