@@ -541,8 +541,8 @@ def audit_experiment(
     failed: list[str] = []
     try:
         for run, seed, spec_json, tags in eps:
-            spec = json.loads(spec_json)
-            if lag_of(spec["env"]) is None or spec.get("agent") == "expert":
+            spec = json.loads(spec_json or "{}")
+            if lag_of(str(spec.get("env", ""))) is None or spec.get("agent") == "expert":
                 continue
             n_eps += 1
             tagged = set(json.loads(tags or "[]"))
@@ -604,17 +604,19 @@ def _table(db: sqlite3.Connection, name: str) -> list[dict[str, Any]]:
 
 def _cells(db: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Episodes of cooking runs (run, history, lag, budget, seed, success) and audit rows."""
+    if not {"spec", "tags"} <= {r[1] for r in db.execute("PRAGMA table_info(runs)")}:
+        return [], []  # a store older than run tags: no seed 003 runs in it
     rows = db.execute(
         "SELECT e.run, r.spec, r.tags, e.seed, e.success FROM episodes e JOIN runs r"
         " ON r.run = e.run WHERE e.status='done'"
     ).fetchall()
     eps = []
     for run, spec_json, tags, seed, success in rows:
-        spec = json.loads(spec_json)
-        lag = lag_of(spec["env"])
+        spec = json.loads(spec_json or "{}")
+        lag = lag_of(str(spec.get("env", "")))
         if lag is None:
             continue
-        history = "expert" if spec.get("agent") == "expert" else spec["history"]
+        history = "expert" if spec.get("agent") == "expert" else str(spec.get("history", "full"))
         eps.append(
             {
                 "run": run,
