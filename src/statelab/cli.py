@@ -365,6 +365,53 @@ def export(
         typer.echo(str(f))
 
 
+# -- seed 003: the sealed test split, opened once; the decision-loss audit -----------------
+@app.command("open-test")
+def open_test(
+    config: Annotated[Path, typer.Argument(help="experiment YAML whose seeds are a test split")],
+    force: Annotated[bool, typer.Option("--force", help="open a split opened before")] = False,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="override key=value")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="no progress lines")] = False,
+) -> None:
+    """The only way to run a sealed test split: records when, with which writers and their
+    hashes; a second opening is refused unless --force (and the report says so)."""
+    from statelab.run.config import load_experiment
+    from statelab.run.provenance import open_test as record_opening
+    from statelab.run.runner import run_sync
+
+    exp = load_experiment(config, set_ or [])
+    for e in record_opening(exp, force=force):
+        typer.echo(f"opened the {e['split']!r} split of {e['family']!r}: opening {e['opening']}"
+                   f"{' (forced)' if e['forced'] else ''}, {e['opened']}")  # fmt: skip
+    res = run_sync(exp, progress=None if quiet else sys.stderr, debug=_debug(), open_test=True)
+    typer.echo(f"{exp.name}: {res.done} episodes done, {res.failed} failed | {res.seconds:.1f} s")
+    if not res.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def audit(
+    config: Annotated[Path, typer.Argument(help="experiment YAML (its store is audited)")],
+    points: Annotated[int, typer.Option(help="decision points per episode at most")] = 8,
+    relevance: Annotated[bool, typer.Option(help="also leave-one-chunk-out lag")] = False,
+    samples: Annotated[int, typer.Option(help="hindsight compressions per point")] = 8,
+    model: Annotated[str | None, typer.Option(help="reader model (default: the config's)")] = None,
+) -> None:
+    """Seed 003's decision-loss audit of a finished experiment: reader NLL of a* under the
+    full history, the read-time oracle and each run's state (beta, kappa), optionally the
+    relevance lag, and the prompt leak check; stored for `statelab report`."""
+    from statelab.analysis.seed003 import audit_experiment
+    from statelab.run.config import load_experiment
+
+    exp = load_experiment(config)
+    got = audit_experiment(exp, reader=model, points=points, relevance=relevance, samples=samples)
+    typer.echo(f"{exp.name}: {got['points']} decision points audited, {got['leaks']} leaks"
+               f" in {got['episodes']} episodes, {len(got['failed'])} failed"
+               f" | {got['seconds']:.1f} s")  # fmt: skip
+    for why in got["failed"][:5]:
+        typer.echo(_line(f"failed: {why}"), err=True)
+
+
 def main() -> None:  # pragma: no cover
     app()
 

@@ -29,6 +29,7 @@ def test_list_reads_the_table_of_axes():
         "last-k:<B>",
         "bounded:summary|guide|belief|slots:<B>",
         "oracle-bounded:<B>",
+        "oracle-readtime:<B>[:<samples>]",
     ]
     every = runner.invoke(app, ["list"])
     heads = [line.split(":")[0] for line in every.output.splitlines() if not line.startswith(" ")]

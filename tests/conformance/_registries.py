@@ -42,6 +42,7 @@ EXAMPLES: dict[tuple[str, str], str] = {
     ("history", "last-k"): "last-k:64",
     ("history", "bounded"): "bounded:summary:64",
     ("history", "oracle-bounded"): "oracle-bounded:64",
+    ("history", "oracle-readtime"): "oracle-readtime:64",
 }
 
 #: the component axes (everything but env, model and writer) with their registries

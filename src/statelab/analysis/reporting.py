@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from statelab.analysis import agentmetrics, budget, table1  # noqa: F401 - register their sections
+from statelab.analysis import agentmetrics, budget, seed003, table1  # noqa: F401 - sections
 from statelab.analysis.report import Test, write_report
 from statelab.analysis.sections import SECTIONS
 from statelab.core import ConfigError

@@ -207,6 +207,8 @@ class CookingEnv(Env):
     default_format: ClassVar[str] = "natural"
     static_actions: ClassVar[bool] = False
     splits: ClassVar[dict[str, range]] = dict(games.SPLITS)
+    #: only ``statelab open-test`` runs these (seed 003: the test split is opened once)
+    sealed_splits: ClassVar[tuple[str, ...]] = ("test",)
     manual = MANUAL
 
     def __init__(self, lag: int = 0, max_steps: int | None = None) -> None:

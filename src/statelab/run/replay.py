@@ -88,8 +88,11 @@ def replay(
     rollout: int = 0,
     *,
     writer: LLM | None = None,
+    history: str | None = None,
 ) -> Iterator[ReplayStep]:
-    """Yield every step of the stored episode ``(run, seed, rollout)``, re-simulated."""
+    """Yield every step of the stored episode ``(run, seed, rollout)``, re-simulated.
+    ``history`` re-simulates the memory as that history instead of the run's (e.g. ``full``
+    for a memory whose writes score with the model, which stored replies cannot answer)."""
     own = not isinstance(store, Store)
     st = Store(store) if not isinstance(store, Store) else store
     try:
@@ -97,6 +100,12 @@ def replay(
         if not runs:
             raise KeyError(f"no run {run!r} in {st.path}")
         spec = spec_of({"spec": runs[0][0]})
+        if history is not None:
+            spec = RunSpec.make(
+                params=spec.params,
+                max_steps=spec.max_steps,
+                **{**spec.axes_values, "history": history},
+            )
         steps = st.db.execute(
             "SELECT t, action, reply, observation, reward, agent_calls FROM steps"
             " WHERE run=? AND seed=? AND rollout=? ORDER BY t",

@@ -19,6 +19,7 @@ from statelab.llm import CachedLLM, make_llm, spec_concurrency
 from statelab.run.axes import NAMES
 from statelab.run.config import Experiment, RunSpec
 from statelab.run.episode import describe_run, run_episode, spec_dict
+from statelab.run.provenance import guard, record_provenance
 from statelab.run.store import EpisodeRecord, Store, stored_text, writable
 
 
@@ -166,14 +167,19 @@ async def run_experiment(
     progress: TextIO | None = sys.stderr,
     llm_factory: Callable[[str], LLM] | None = None,
     debug: bool = False,
+    open_test: bool = False,
 ) -> RunResult:
     """Run every missing episode of ``exp`` into ``<out>/<name>/store.sqlite``.
 
     Whatever goes wrong with one episode, its write included, fails that episode with the
     reason and the run goes on, until :class:`Breaker` sees the same failure
     ``exp.max_consecutive_failures`` times in a row: then the episodes not yet started are
-    left for a rerun. ``debug`` prints the traceback of an unexpected failure.
+    left for a rerun. ``debug`` prints the traceback of an unexpected failure. An experiment
+    touching a sealed split (seed 003's test split) is refused unless ``open_test``
+    (:mod:`statelab.run.provenance`: only ``statelab open-test`` sets it).
     """
+    if not open_test:
+        guard(exp)
     started = time.perf_counter()
     store = open_store(exp)
     try:
@@ -194,6 +200,7 @@ async def _run(
     runs = exp.runs()
     for spec in runs:
         store.save_run(spec.key, spec.label, spec.axes(), spec_dict(spec), describe_run(spec))
+    record_provenance(store.db, runs)  # model, writer and adapter hashes of every run
     finished = store.done()
     everything = [(s, seed, i) for s in runs for seed, i in exp.episodes(s.env)]
     todo = [(s, seed, i) for s, seed, i in everything if (s.key, seed, i) not in finished]

@@ -1,0 +1,126 @@
+"""Split discipline and provenance (seed 003, Appendix D): a config touching the cooking test
+split is refused by ``statelab run`` (one line naming open-test); ``statelab open-test``
+records the opening (when, writers, hashes), refuses a second one unless ``--force``, and the
+report says the split was opened and how often; every run records its model hashes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from statelab.cli import app
+from statelab.core import ConfigError
+from statelab.run.config import parse_experiment
+from statelab.run.provenance import LEDGER, guard, named_paths, path_sha256, spelling_hash
+
+pytest.importorskip("textworld")
+
+runner = CliRunner()
+
+
+def write_config(tmp, name, seeds, script):
+    cfg = {
+        "name": name,
+        "model": f"scripted:{script}",
+        "seeds": seeds,
+        "grid": {"env": ["cooking"], "history": ["full"], "agent": ["reader"]},
+        "out": str(tmp / "results"),
+        "cache": None,
+        "max_steps": 1,
+        "expert": False,
+    }
+    path = tmp / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path, cfg
+
+
+@pytest.fixture
+def script(tmp_path):
+    p = tmp_path / "replies.json"
+    p.write_text(json.dumps(["look"]))
+    return p
+
+
+def test_a_test_split_config_is_refused_by_run_in_one_line(tmp_path, script):
+    path, cfg = write_config(tmp_path, "sealed", "test[:1]", script)
+    res = runner.invoke(app, ["run", str(path)])
+    assert res.exit_code == 2
+    line = res.output.strip()
+    assert "\n" not in line and "statelab open-test" in line and "'test'" in line
+    # listing the seeds by hand is the same split
+    with pytest.raises(ConfigError, match="open-test"):
+        guard(parse_experiment({**cfg, "seeds": [5, 2000]}))
+    guard(parse_experiment({**cfg, "seeds": "validation[:2]"}))  # validation: not sealed
+    assert not (tmp_path / "results" / "sealed" / "store.sqlite").exists()
+
+
+def test_open_test_records_refuses_a_second_opening_and_force_reopens(tmp_path, script):
+    path, _ = write_config(tmp_path, "sealed", "test[:1]", script)
+    first = runner.invoke(app, ["open-test", str(path), "--quiet"])
+    assert first.exit_code == 0, first.output
+    assert "opened the 'test' split of 'cooking': opening 1" in first.output
+    store = tmp_path / "results" / "sealed" / "store.sqlite"
+    db = sqlite3.connect(store)
+    (n_eps,) = db.execute("SELECT COUNT(*) FROM episodes WHERE status='done'").fetchone()
+    (opened, seeds, forced, writers) = db.execute(
+        "SELECT opened, seeds, forced, writers FROM test_openings"
+    ).fetchone()
+    db.close()
+    assert n_eps == 1 and json.loads(seeds) == [2000, 2000, 1] and forced == 0
+    w = json.loads(writers)[0]
+    assert w["history"] == "full"
+    assert w["model_hash"] == hashlib.sha256(script.read_bytes()).hexdigest()
+    assert opened.endswith("+00:00")
+
+    # a second opening, by this config or another experiment in the same out, is refused
+    again = runner.invoke(app, ["open-test", str(path)])
+    assert again.exit_code == 2 and "--force" in again.output
+    other, _ = write_config(tmp_path, "other", "test[:1]", script)
+    assert runner.invoke(app, ["open-test", str(other)]).exit_code == 2
+
+    forced_run = runner.invoke(app, ["open-test", str(path), "--force", "--quiet"])
+    assert forced_run.exit_code == 0, forced_run.output
+    assert "opening 2 (forced)" in forced_run.output
+    ledger = [json.loads(x) for x in (tmp_path / "results" / LEDGER).read_text().splitlines()]
+    assert [(e["opening"], e["forced"]) for e in ledger] == [(1, False), (2, True)]
+
+    rep = runner.invoke(app, ["report", str(tmp_path / "results" / "sealed")])
+    assert rep.exit_code == 0, rep.output
+    assert "**The test split was opened**: 2 opening(s)" in rep.output
+    assert "opening 2 of that split (FORCED: a second opening)" in rep.output
+
+
+def test_open_test_refuses_a_config_without_a_test_split(tmp_path, script):
+    path, _ = write_config(tmp_path, "plain", [0], script)
+    res = runner.invoke(app, ["open-test", str(path)])
+    assert res.exit_code == 2 and "touches no sealed test split" in res.output
+
+
+def test_every_run_records_model_and_adapter_hashes(tmp_path, script):
+    from statelab.run.runner import run_sync
+
+    _, cfg = write_config(tmp_path, "prov", [0], script)
+    exp = parse_experiment(cfg)
+    run_sync(exp, progress=None)
+    db = sqlite3.connect(exp.out_dir / "store.sqlite")
+    rows = db.execute("SELECT model, model_hash, writer_hash, history FROM provenance").fetchall()
+    db.close()
+    digest = hashlib.sha256(script.read_bytes()).hexdigest()
+    assert rows == [(f"scripted:{script}", digest, digest, "full")]
+    # an adapter folder named in a history spelling is hashed over its files and names
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_model.safetensors").write_bytes(b"\x00weights")
+    (adapter / "adapter_config.json").write_text("{}")
+    spelled = f"bounded:dssr={adapter}:128"
+    assert named_paths(spelled) == [adapter]
+    h1 = spelling_hash(spelled)
+    assert h1 == path_sha256(adapter)
+    (adapter / "adapter_config.json").write_text('{"r": 8}')
+    assert spelling_hash(spelled) != h1
+    assert spelling_hash("full") is None
