@@ -235,7 +235,7 @@ def test_audit_gives_known_beta_kappa_and_relevance_lag_on_a_constructed_reader(
 
 
 def test_the_leak_check_passes_a_clean_episode_and_catches_a_planted_leak(stored):
-    from statelab.analysis.seed003 import _norm, leak_check
+    from statelab.analysis.seed003.leaks import _norm, leak_check
     from statelab.run.store import Store
 
     exp, _, info = stored

@@ -1,0 +1,320 @@
+"""Seed 003's audit: decision points rescored under full history, oracle and writer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sqlite3
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from statelab.analysis.seed003.leaks import leak_check
+from statelab.analysis.seed003.measures import (
+    AUDIT_TABLE,
+    LEAK_TABLE,
+    decision_loss,
+    leave_one_chunk_out,
+    relevance_lag,
+)
+
+
+# -- spellings ----------------------------------------------------------------------------
+def lag_of(env: str) -> int | None:
+    """F' of a cooking env spelling (``cooking:lag=10``, ``cooking:10``; bare: 0)."""
+    name, _, arg = env.partition(":")
+    if name != "cooking":
+        return None
+    m = re.search(r"(?:^|\+)(?:lag=)?(\d+)(?:\+|$)", arg)
+    return int(m.group(1)) if m else 0
+
+
+def budget_of(history: str) -> int | None:
+    """B of a bounded history spelling (``last-k:64``, ``bounded:summary:128``,
+    ``oracle-readtime:64:2``: 64); None for an unbudgeted one."""
+    parts = history.split(":")
+    if parts[0] == "oracle-readtime":
+        return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+    m = re.search(r":(\d+)$", history)
+    return int(m.group(1)) if m else None
+
+
+def form_of(history: str) -> str:
+    """The history without its budget (``bounded:summary``, ``last-k``, ``full``)."""
+    if history.startswith("oracle-readtime"):
+        return "oracle-readtime"
+    return re.sub(r":\d+$", "", history)
+
+
+# -- the audit (needs the reader model) ----------------------------------------------------
+@dataclass
+class AuditPoint:
+    run: str
+    seed: int
+    t: int
+    history: str
+    lag: int | None
+    budget: int | None
+    rewrites: int | None
+    a_star: str
+    nll_writer: float | None
+    nll_full: float | None
+    nll_oracle: float | None
+    beta: float | None
+    kappa: float | None
+    rel_lag: int | None = None
+    rel_chunk: int | None = None
+    rel_gain: float | None = None
+    rel_is_reveal: int | None = None
+
+
+def audit_episode(
+    store_path: Path,
+    run: str,
+    seed: int,
+    reader: Any,
+    *,
+    points: int = 8,
+    relevance: bool = False,
+    samples: int = 8,
+    own_memory: bool = True,
+) -> list[AuditPoint]:
+    """δ_W, δ_full, δ_oracle (β, κ) at up to ``points`` decision points (the first ones) of a
+    stored episode, with the same a*; optionally the relevance lag on the full history.
+    δ_oracle is the best of ``samples`` hindsight compressions (the seed's 8).
+
+    ``own_memory=False`` replays the env without the run's memory (a memory whose writes
+    score with the model, the read-time oracle, cannot be re-simulated from stored replies):
+    δ_W then comes only from the stored reader log-probabilities."""
+    from statelab.run.replay import replay, spec_of
+    from statelab.run.store import Store
+
+    st = Store(store_path)
+    try:
+        spec = spec_of(
+            {"spec": st.db.execute("SELECT spec FROM runs WHERE run=?", (run,)).fetchone()[0]}
+        )
+        metas = dict(
+            st.db.execute(
+                "SELECT t, meta FROM steps WHERE run=? AND seed=? AND rollout=0", (run, seed)
+            ).fetchall()
+        )
+        steps = list(replay(st, run, seed, history=None if own_memory else "full"))
+    finally:
+        st.close()
+    return asyncio.run(
+        _audit(spec, run, seed, steps, metas, reader, points, relevance, samples, own_memory)
+    )
+
+
+async def _audit(
+    spec: Any,
+    run: str,
+    seed: int,
+    steps: list[Any],
+    metas: dict[int, str],
+    reader: Any,
+    points: int,
+    relevance: bool,
+    samples: int,
+    own_memory: bool = True,
+) -> list[AuditPoint]:
+    from dataclasses import replace as dc_replace
+
+    from statelab.core import ModelError, Transition
+    from statelab.envs import make_env
+    from statelab.run.axes import env_context
+    from statelab.run.episode import prelude_transitions
+    from statelab.state import HISTORIES
+    from statelab.state.history import WindowMemory
+    from statelab.state.readtime import ReadTimeOracle, reader_nll, reader_prompt
+
+    env = make_env(spec.env)
+    ctx = dc_replace(env_context(spec.env, fmt=spec.format, seed=seed), manual=env.manual)
+    full = HISTORIES.build("full", ctx)
+    assert isinstance(full, WindowMemory)
+    budget = budget_of(spec.history)
+    oracle = ReadTimeOracle(ctx.render_obs, budget or 128, env.manual, seed, samples)
+    lag = lag_of(spec.env)
+    out: list[AuditPoint] = []
+    fstate: Any = None
+    for k, step in enumerate(steps):
+        obs, info = step.observation, step.privileged.info
+        if k == 0:
+            fstate = full.init(obs, None)
+            for tr in prelude_transitions(dict(info)):
+                fstate, _ = await full.write(fstate, tr, None)
+        a_star = step.privileged.get("a_star")
+        actions = obs.admissible or ()
+        if k < points and isinstance(a_star, str) and a_star in actions:
+            meta = json.loads(metas.get(step.t) or "{}")
+            nll_w = decision_loss(meta.get("logprobs") or {}, a_star)
+            if nll_w is None and own_memory:  # not a reader run: rescore its view
+                view = oracle_view(oracle, step.memory, obs)
+                nll_w = await reader_nll(
+                    reader, reader_prompt(env.manual, obs.goal, view, actions), actions, a_star
+                )
+            chunks = list(fstate.steps)
+
+            async def nll_of(kept: Sequence[str], obs: Any = obs, a: str = a_star) -> float:
+                history = "Past trajectory:\n" + "\n".join(kept) if kept else ""
+                view = oracle_view(oracle, history, obs)
+                got = await reader_nll(
+                    reader,
+                    reader_prompt(env.manual, obs.goal, view, obs.admissible or ()),
+                    obs.admissible or (),
+                    a,
+                )
+                assert got is not None
+                return got
+
+            try:
+                nll_full: float | None = await nll_of(chunks)
+            except ModelError:  # the full history does not fit the reader's context
+                nll_full = None
+            nll_o: float | None = None
+            if budget is not None:
+                _, nll_o, _, _ = await oracle.best(
+                    obs.goal, tuple(chunks), obs, a_star, reader, step.t
+                )
+            beta = nll_o - nll_full if nll_o is not None and nll_full is not None else None
+            kappa = nll_w - nll_o if nll_o is not None and nll_w is not None else None
+            phase = info.get("privileged", {}).get("phase_a", {}) or {}
+            filler = phase.get("filler")
+            point = AuditPoint(
+                run,
+                seed,
+                step.t,
+                spec.history,
+                lag,
+                budget,
+                None if filler is None else int(filler) + step.t - 1,
+                a_star,
+                nll_w,
+                nll_full,
+                nll_o,
+                beta,
+                kappa,
+            )
+            if relevance and nll_full is not None:
+                base, without = await leave_one_chunk_out(chunks, nll_of)
+                rl = relevance_lag(base, without)
+                offset = fstate.t - len(chunks)  # chunks the window dropped (none at k = 400)
+                chunk = None if rl.chunk is None else rl.chunk + offset
+                point.rel_lag, point.rel_chunk, point.rel_gain = rl.lag, chunk, rl.gain
+                reveal = phase.get("reveal")
+                if chunk is not None and reveal is not None:
+                    point.rel_is_reveal = int(chunk == int(reveal))
+            out.append(point)
+        tr = Transition(
+            step.t, step.action, step.reply, step.reward, step.next_observation, False, False
+        )
+        fstate, _ = await full.write(fstate, tr, None)
+    return out
+
+
+def oracle_view(oracle: Any, history: str, obs: Any) -> str:
+    """The reader's view with ``history`` (a rendered memory) before the observation."""
+    from statelab.state.view import compose_view
+
+    return compose_view(history, oracle.render_obs(obs), oracle.view_goal(obs.goal))
+
+
+def _ensure(db: sqlite3.Connection, table: str, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        db.execute(f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(rows[0])})")
+
+
+def _insert(db: sqlite3.Connection, table: str, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        cols = list(rows[0])
+        db.executemany(
+            f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+            [tuple(r.values()) for r in rows],
+        )
+
+
+def audit_experiment(
+    exp: Any,
+    *,
+    reader: str | None = None,
+    points: int = 8,
+    relevance: bool = False,
+    samples: int = 8,
+    llm: Any = None,
+) -> dict[str, Any]:
+    """Audit every finished cooking episode of ``exp`` (reader NLLs, β, κ, relevance lag)
+    and leak-check it; results go to the store's ``seed003_audit`` and ``seed003_leaks``
+    tables, which the report reads."""
+    from statelab.llm import make_llm
+    from statelab.run.store import Store
+
+    started = time.perf_counter()
+    path = exp.out_dir / "store.sqlite"
+    st = Store(path)
+    try:
+        eps = st.db.execute(
+            "SELECT e.run, e.seed, r.spec, r.tags FROM episodes e JOIN runs r ON r.run = e.run"
+            " WHERE e.status='done' AND e.rollout=0 ORDER BY e.run, e.seed"
+        ).fetchall()
+    finally:
+        st.close()
+    model = llm or make_llm(reader or exp.model, cache=exp.cache)
+    db = sqlite3.connect(path)
+    db.execute(f"CREATE TABLE IF NOT EXISTS {LEAK_TABLE} (run, seed, t, call, secret)")
+    n_eps = n_points = n_leaks = 0
+    failed: list[str] = []
+    try:
+        for run, seed, spec_json, tags in eps:
+            spec = json.loads(spec_json or "{}")
+            if lag_of(str(spec.get("env", ""))) is None or spec.get("agent") == "expert":
+                continue
+            n_eps += 1
+            tagged = set(json.loads(tags or "[]"))
+            try:
+                leaks = (
+                    []
+                    if "reads-privileged" in tagged
+                    else [{"run": run, "seed": int(seed), **x} for x in leak_check(path, run, seed)]
+                )
+                got = audit_episode(
+                    path, run, int(seed), model, points=points, relevance=relevance,
+                    samples=samples, own_memory=not {"reads-privileged", "needs-model"} <= tagged,
+                )  # fmt: skip
+            except Exception as e:  # one episode fails; the audit goes on
+                failed.append(f"{run}/{seed}: {type(e).__name__}: {e}")
+                continue
+            rows = [asdict(p) for p in got]
+            n_points, n_leaks = n_points + len(rows), n_leaks + len(leaks)
+            with db:  # saved per episode: an interrupted audit keeps what it did
+                for table in (AUDIT_TABLE, LEAK_TABLE):
+                    if table == LEAK_TABLE or rows:
+                        _ensure(db, table, rows)
+                        db.execute(f"DELETE FROM {table} WHERE run=? AND seed=?", (run, seed))
+                _insert(db, AUDIT_TABLE, rows)
+                _insert(db, LEAK_TABLE, leaks)
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS seed003_audited (episodes INTEGER, points INTEGER,"
+            " seconds REAL, relevance INTEGER, failed TEXT, at TEXT DEFAULT (datetime('now')))"
+        )
+        with db:
+            db.execute(
+                "INSERT INTO seed003_audited(episodes, points, seconds, relevance, failed)"
+                " VALUES (?,?,?,?,?)",
+                (n_eps, n_points, time.perf_counter() - started, int(relevance),
+                 json.dumps(failed)),
+            )  # fmt: skip
+    finally:
+        db.close()
+        if llm is None:
+            asyncio.run(model.aclose())
+    return {
+        "episodes": n_eps,
+        "points": n_points,
+        "leaks": n_leaks,
+        "failed": failed,
+        "seconds": time.perf_counter() - started,
+    }

@@ -1,0 +1,316 @@
+"""Seed 003's report section: Tables 1 and 5, paired differences, Fig. 6, provenance."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from statelab.analysis.sections import report_section
+from statelab.analysis.seed003.audit import budget_of, form_of, lag_of
+from statelab.analysis.seed003.measures import (
+    AUDIT_TABLE,
+    LAG_THRESHOLD,
+    LEAK_TABLE,
+    RESAMPLES,
+    Interval,
+    clustered_bootstrap,
+    paired_bootstrap,
+)
+
+
+# -- the report section --------------------------------------------------------------------
+def _table(db: sqlite3.Connection, name: str) -> list[dict[str, Any]]:
+    have = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if name not in have:
+        return []
+    cur = db.execute(f"SELECT * FROM {name}")
+    cols = [c[0] for c in cur.description]
+    return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+
+
+def _cells(db: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Episodes of cooking runs (run, history, lag, budget, seed, success) and audit rows."""
+    if not {"spec", "tags"} <= {r[1] for r in db.execute("PRAGMA table_info(runs)")}:
+        return [], []  # a store older than run tags: no seed 003 runs in it
+    rows = db.execute(
+        "SELECT e.run, r.spec, r.tags, e.seed, e.success FROM episodes e JOIN runs r"
+        " ON r.run = e.run WHERE e.status='done'"
+    ).fetchall()
+    eps = []
+    for run, spec_json, tags, seed, success in rows:
+        spec = json.loads(spec_json or "{}")
+        lag = lag_of(str(spec.get("env", "")))
+        if lag is None:
+            continue
+        history = "expert" if spec.get("agent") == "expert" else str(spec.get("history", "full"))
+        eps.append(
+            {
+                "run": run,
+                "history": history,
+                "form": form_of(history),
+                "lag": lag,
+                "budget": budget_of(history),
+                "seed": int(seed),
+                "success": float(bool(success)),
+                "privileged": "reads-privileged" in json.loads(tags or "[]"),
+            }
+        )
+    return eps, _table(db, AUDIT_TABLE)
+
+
+def success_by(eps: list[dict[str, Any]], form: str, lag: int, budget: int | None) -> Interval:
+    got = {
+        e["seed"]: e["success"]
+        for e in eps
+        if e["form"] == form and e["lag"] == lag and (e["budget"] == budget or budget is None)
+    }
+    return paired_bootstrap(got)
+
+
+def kappa_by(
+    audit: list[dict[str, Any]], form: str, lag: int, budget: int | None, key: str = "kappa"
+) -> Interval:
+    by: dict[int, list[float]] = {}
+    for r in audit:
+        if (
+            form_of(r["history"]) == form
+            and r["lag"] == lag
+            and r["budget"] == budget
+            and r[key] is not None
+        ):
+            by.setdefault(int(r["seed"]), []).append(float(r[key]))
+    return clustered_bootstrap(by)
+
+
+def _fig6(audit: list[dict[str, Any]], path: Path) -> bool:
+    pts = [r for r in audit if r["kappa"] is not None and r["rewrites"] is not None]
+    if not pts:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for name in sorted({r["history"] for r in pts}):
+        by: dict[int, list[float]] = {}
+        for r in pts:
+            if r["history"] == name:
+                by.setdefault(int(r["rewrites"]), []).append(float(r["kappa"]))
+        xs = sorted(by)
+        ax.plot(xs, [float(np.mean(by[x])) for x in xs], marker="o", label=name)
+    ax.axhline(0.0, color="grey", lw=0.8)
+    ax.set_xlabel("rewrites since the reveal")
+    ax.set_ylabel("mean κ (nats)")
+    ax.set_title("Write-time regret by rewrites since the reveal")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def seed003_markdown(db: sqlite3.Connection, out_dir: Path) -> tuple[list[str], dict[str, Path]]:
+    eps, audit = _cells(db)
+    files: dict[str, Path] = {}
+    md: list[str] = []
+    if not eps:
+        return md, files
+    lags = sorted({e["lag"] for e in eps})
+    budgets = sorted({e["budget"] for e in eps if e["budget"] is not None})
+    forms = sorted({e["form"] for e in eps}, key=lambda f: (f in ("full", "expert"), f))
+    md += ["## Seed 003: success and write-time regret by lag and budget", ""]
+    md += [
+        "Success: % of games won (mean over games, paired percentile bootstrap over games, "
+        f"{RESAMPLES:,} resamples). κ, β: nats at audited decision points (game-clustered "
+        "bootstrap); `statelab audit CONFIG` computes them. Rows tagged reads-privileged are "
+        "references (never shown to a writer).",
+        "",
+    ]
+    # Table 5: every budget
+    privileged = {e["form"] for e in eps if e["privileged"]}
+
+    def label(form: str) -> str:
+        return f"{form} †" if form in privileged else form
+
+    head = "| history | B | games | " + " | ".join(f"F′={f} success" for f in lags)
+    head += " | " + " | ".join(f"F′={f} κ" for f in lags) + " |"
+    md += [
+        "### Table 5: success (%) and κ by lag and budget",
+        "",
+        head,
+        "|" + "---|" * (3 + 2 * len(lags)),
+    ]
+    for form in forms:
+        for b in [None] if form in ("full", "expert") else budgets:
+            cell = [e for e in eps if e["form"] == form and (b is None or e["budget"] == b)]
+            if not cell:
+                continue
+            games = len({e["seed"] for e in cell})
+            succ = [success_by(eps, form, f, b).text(1, 100) for f in lags]
+            kap = [kappa_by(audit, form, f, b).text(2) for f in lags]
+            md.append(f"| {label(form)} | {b or '–'} | {games} | " + " | ".join(succ + kap) + " |")
+    md += ["", "† reads privileged data: a reference row, never shown to a writer.", ""]
+    # Table 1: B = 128 (else the smallest budget run), with the next budget's success
+    if budgets:
+        b1 = 128 if 128 in budgets else budgets[0]
+        b2 = next((b for b in budgets if b > b1), None)
+        md += [
+            f"### Table 1: success (%) and mean κ by lag at B = {b1}"
+            + (f", with B = {b2} success" if b2 else ""),
+            "",
+        ]
+        head = (
+            "| history | "
+            + " | ".join(f"F′={f}: success · κ · β" + (f" · B={b2}" if b2 else "") for f in lags)
+            + " |"
+        )
+        md += [head, "|" + "---|" * (1 + len(lags))]
+        for form in forms:
+            if form in ("expert",):
+                continue
+            b = None if form == "full" else b1
+            if not any(e["form"] == form and e["budget"] == b for e in eps):
+                continue
+            cells = []
+            for f in lags:
+                c = (
+                    f"{success_by(eps, form, f, b).text(1, 100)} · "
+                    f"{kappa_by(audit, form, f, b).text(2)} · "
+                    f"{kappa_by(audit, form, f, b, 'beta').text(2)}"
+                )
+                if b2 and form != "full":
+                    c += f" · {success_by(eps, form, f, b2).text(1, 100)}"
+                cells.append(c)
+            md.append(f"| {label(form)} | " + " | ".join(cells) + " |")
+        md.append("")
+    md += _paired_vs_summary(eps, lags, budgets, label)
+    if audit:
+        defined = [r for r in audit if r.get("rel_lag") is not None]
+        tried = [r for r in audit if r.get("rel_gain") is not None]
+        n_points = len({(r["run"], r["seed"]) for r in audit})
+        md += [f"Audited: {len(audit)} decision points in {n_points} episodes."]
+        if tried:
+            reveal = sum(int(r.get("rel_is_reveal") or 0) for r in defined)
+            lags_seen = [int(r["rel_lag"]) for r in defined]
+            md += [
+                f"Relevance lag (leave-one-chunk-out, undefined below {LAG_THRESHOLD} nats): "
+                f"defined at {len(defined)} of {len(tried)} points"
+                + (
+                    f"; median lag {float(np.median(lags_seen)):.0f} steps; the cookbook chunk "
+                    f"was the most consequential at {reveal} of {len(defined)}"
+                    if defined
+                    else ""
+                )
+                + "."
+            ]
+        path = out_dir / "seed003_fig6.png"
+        if _fig6(audit, path):
+            files["seed003_fig6"] = path
+            md += ["", f"![κ by rewrites since the reveal (Fig. 6)]({path.name})"]
+        md.append("")
+    leaks = _table(db, LEAK_TABLE)
+    audited = _table(db, "seed003_audited")
+    if audited:
+        md += [
+            f"Leak check: {len(leaks)} privileged strings found in prompts before they were"
+            " observed"
+            + (
+                f" (first: run {leaks[0]['run']} seed {leaks[0]['seed']} step "
+                f"{leaks[0]['t']}: {leaks[0]['secret']!r})"
+                if leaks
+                else ""
+            )
+            + " (reads-privileged runs are not checked).",
+            "",
+        ]
+    if audited and audited[-1].get("failed"):
+        failed = json.loads(audited[-1]["failed"] or "[]")
+        if failed:
+            md += [
+                f"Audit: {len(failed)} episode(s) could not be audited (first: {failed[0]}).",
+                "",
+            ]
+    md += _openings(db) + _provenance(db)
+    data = {"audit_points": len(audit), "leaks": len(leaks)}
+    path = out_dir / "seed003.json"
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    files["seed003"] = path
+    return md, files
+
+
+def _paired_vs_summary(
+    eps: list[dict[str, Any]], lags: list[int], budgets: list[int], label: Callable[[str], str]
+) -> list[str]:
+    """Success differences from ``bounded:summary`` at the same B and F′, paired by game."""
+    base = "bounded:summary"
+    others = sorted({e["form"] for e in eps if e["budget"] is not None} - {base})
+    if not others or not any(e["form"] == base for e in eps):
+        return []
+    md = [
+        f"### Success difference from {base} (points, paired bootstrap over games)",
+        "",
+        "| history | B | " + " | ".join(f"F′={f}" for f in lags) + " |",
+        "|" + "---|" * (2 + len(lags)),
+    ]
+    for form in others:
+        for b in budgets:
+            cells = []
+            for f in lags:
+                a = {e["seed"]: e["success"] for e in eps
+                     if e["form"] == form and e["lag"] == f and e["budget"] == b}  # fmt: skip
+                z = {e["seed"]: e["success"] for e in eps
+                     if e["form"] == base and e["lag"] == f and e["budget"] == b}  # fmt: skip
+                cells.append(paired_bootstrap(a, z).text(1, 100) if a and z else "–")
+            if any(c != "–" for c in cells):
+                md.append(f"| {label(form)} | {b} | " + " | ".join(cells) + " |")
+    return [*md, ""]
+
+
+def _openings(db: sqlite3.Connection) -> list[str]:
+    rows = _table(db, "test_openings")
+    if not rows:
+        return ["The test split was not opened (no `statelab open-test` in this store).", ""]
+    first = rows[0]
+    lines = [
+        f"**The test split was opened**: {len(rows)} opening(s) recorded in this store; "
+        f"the {first['split']!r} split of {first['env']!r} first at {first['opened']}."
+    ]
+    for r in rows:
+        writers = json.loads(r["writers"] or "[]")
+        names = ", ".join(sorted({w["history"] for w in writers}))
+        forced = " (FORCED: a second opening)"
+        lines.append(
+            f"- opening {r['opening']} of that split{forced if r['forced'] else ''}"
+            f" at {r['opened']}, config hash {r['config_hash'][:12]}, writers: {names}"
+        )
+    return [*lines, ""]
+
+
+def _provenance(db: sqlite3.Connection) -> list[str]:
+    rows = _table(db, "provenance")
+    if not rows:
+        return []
+    models = {(r["model"], (r["model_hash"] or "–")[:12]) for r in rows}
+    adapters = {(r["history"], r["history_hash"][:12]) for r in rows if r["history_hash"]}
+    lines = ["Provenance: " + "; ".join(f"model {m} sha256 {h}" for m, h in sorted(models))]
+    lines += [f"- history {h} names files with sha256 {x}" for h, x in sorted(adapters)]
+    return [*lines, ""]
+
+
+@report_section("seed003-diagnostics")
+def _section(store_path: Path, out_dir: Path, report_md: Path) -> dict[str, Path]:
+    """Seed 003's tables (success, κ, β by lag and budget), Fig. 6, leaks, test openings."""
+    db = sqlite3.connect(f"file:{store_path.resolve()}?mode=ro", uri=True)
+    try:
+        md, files = seed003_markdown(db, out_dir)
+    finally:
+        db.close()
+    if md:
+        report_md.write_text(report_md.read_text().rstrip("\n") + "\n\n" + "\n".join(md) + "\n")
+    return files
