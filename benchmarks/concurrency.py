@@ -121,10 +121,20 @@ def _full_at(events: list[tuple[float, int]], level: int) -> float | None:
 async def _serve(delay: float) -> None:
     stats = Stats()
     rng = random.Random(0)
-    body = json.dumps(
+    body = json.dumps(  # a whole OpenAI chat completion (inspect_ai's client reads it all)
         {
-            "choices": [{"message": {"role": "assistant", "content": REPLY}}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 4},
+            "id": "chatcmpl-stub",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "stub",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": REPLY},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 4, "total_tokens": 104},
         }
     ).encode()
 
