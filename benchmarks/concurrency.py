@@ -31,6 +31,11 @@ server: after that the run drains, as every finite run does); "whole" is over th
 
     python benchmarks/concurrency.py                  # 8 and 32 at 50 ms, 128 and 256 at 1 s
     python benchmarks/concurrency.py --cases 32:0.05 --clients lean
+    python benchmarks/concurrency.py --cases 32:0.05 --clients lean --ray 2   # on a local Ray
+
+With ``--ray N`` the episodes run on a local Ray instance of N CPUs (``statelab run --ray``:
+N episode workers, each with its own HTTP client); "in flight" is then over the whole run
+(the workers' episode starts are not seen here) and "cpu/call" is the driver's alone.
 """
 
 from __future__ import annotations
@@ -211,12 +216,13 @@ def case(
     warm: bool = True,
     episodes: int = 0,
     client: str = "lean",
+    ray_cpus: int = 0,
 ) -> dict[str, float]:
     """One run at ``concurrency`` against answers taking ``delay`` s with HTTP ``client``
     (after a one-episode warm-up run when ``warm``: imports and first-use setup are not
     per-call costs)."""
     os.environ["STATELAB_HTTP_CLIENT"] = client
-    if warm:
+    if warm and not ray_cpus:
         case(1, 0.0, 2, warm=False, episodes=1, client=client)
     import statelab.run.runner as runner
     from statelab.run.config import parse_experiment
@@ -256,7 +262,13 @@ def case(
             s0 = _cpu_s(server.pid)
             r0 = resource.getrusage(resource.RUSAGE_SELF)
             t0 = time.perf_counter()
-            res = asyncio.run(run_experiment(exp, progress=None))
+            if ray_cpus:
+                from statelab.run.on_ray import run_on_ray
+
+                res = asyncio.run(run_on_ray(exp, "auto", progress=None))
+                starts.append(time.time())
+            else:
+                res = asyncio.run(run_experiment(exp, progress=None))
             wall = time.perf_counter() - t0
             r1 = resource.getrusage(resource.RUSAGE_SELF)
             s1 = _cpu_s(server.pid)
@@ -298,10 +310,16 @@ def main() -> None:
     )
     ap.add_argument("--steps", type=int, default=0, help="steps per episode (0: by case)")
     ap.add_argument("--clients", default="httpx,lean", help="HTTP clients to compare (httpx, lean)")
+    ap.add_argument("--ray", type=int, default=0, help="on a local Ray of N CPUs")
     args = ap.parse_args()
     if args.serve is not None:
         asyncio.run(_serve(args.serve))
         return
+    if args.ray:
+        import ray
+
+        os.environ["STATELAB_HTTP_CLIENT"] = args.clients.split(",")[0]  # reaches the workers
+        ray.init(num_cpus=args.ray, include_dashboard=False, log_to_driver=False)
     print(f"load average at start: {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})")
     print(
         f"{'client':>6} {'conc':>5} {'answer':>7} {'calls':>6} {'in flight':>9} {'ratio':>6} "
@@ -313,7 +331,7 @@ def main() -> None:
         delay = float(d)
         steps = args.steps or (20 if delay < 0.5 else 8)
         for client in args.clients.split(","):
-            r = case(int(n), delay, steps, client=client)
+            r = case(int(n), delay, steps, client=client, ray_cpus=args.ray)
             print(
                 f"{client:>6} {r['concurrency']:5.0f} {r['delay_ms']:5.0f}ms {r['calls']:6.0f} "
                 f"{r['mean_in_flight']:9.1f} {r['ratio']:6.2f} {r['steady_ratio']:6.2f} "

@@ -7,6 +7,7 @@ with the same number of requests in flight (64: every episode at once):
 
 * **statelab**: ``run_experiment`` with history ``full``, the store on and no response
   cache (inspect_ai has none on by default), its own HTTP client for a plain-http server;
+  **statelab-httpx** the same with ``STATELAB_HTTP_CLIENT=httpx`` (its client before);
 * **inspect_ai**: a ``Task`` of 64 samples whose solver resets the same env, appends each
   observation as a user message, calls ``generate`` and steps the env with the reply, and a
   scorer reading the env's score; the ``openai-api`` provider (the ``openai`` client on
@@ -150,7 +151,13 @@ def inspect_run(port: int, episodes: int, turns: int, conc: int, out: str) -> in
     return episodes * turns
 
 
-RUNS = {"statelab": statelab_run, "inspect_ai": inspect_run}
+def statelab_httpx_run(port: int, episodes: int, turns: int, conc: int, out: str) -> int:
+    """statelab with httpx as its HTTP client (as before issue 13), for reference."""
+    os.environ["STATELAB_HTTP_CLIENT"] = "httpx"
+    return statelab_run(port, episodes, turns, conc, out)
+
+
+RUNS = {"statelab": statelab_run, "statelab-httpx": statelab_httpx_run, "inspect_ai": inspect_run}
 
 
 def one(name: str, port: int, episodes: int, turns: int, conc: int) -> dict[str, float]:
@@ -177,6 +184,7 @@ def main() -> None:
     ap.add_argument("--delay", type=float, default=0.05)
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--repeat", type=int, default=1, help="alternating runs of each")
+    ap.add_argument("--runs", default=",".join(RUNS), help="which of " + ", ".join(RUNS))
     ap.add_argument("--one", choices=sorted(RUNS), help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -189,10 +197,11 @@ def main() -> None:
         f"stub answers {args.delay * 1000:.0f} ms +-50 %; load average at start "
         f"{os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)"
     )
-    print(f"{'':>11} {'wall s':>7} {'calls':>6} {'CPU s':>7} {'CPU/call':>9}")
-    rows: dict[str, list[dict[str, float]]] = {n: [] for n in RUNS}
+    print(f"{'':>14} {'wall s':>7} {'calls':>6} {'CPU s':>7} {'CPU/call':>9}")
+    names = args.runs.split(",")
+    rows: dict[str, list[dict[str, float]]] = {n: [] for n in names}
     for _ in range(args.repeat):
-        for name in RUNS:
+        for name in names:
             server, port = _stub(args.delay)
             try:
                 argv = [sys.executable, __file__, "--one", name, "--port", str(port)]
@@ -213,10 +222,12 @@ def main() -> None:
             assert r["served"] == r["calls"], r
             rows[name].append(r)
             print(
-                f"{name:>11} {r['wall_s']:7.2f} {r['served']:6.0f} {r['cpu_s']:7.2f} "
+                f"{name:>14} {r['wall_s']:7.2f} {r['served']:6.0f} {r['cpu_s']:7.2f} "
                 f"{r['cpu_s'] / r['served'] * 1000:7.2f}ms",
                 flush=True,
             )
+    if "statelab" not in rows or "inspect_ai" not in rows:
+        return
     s, i = rows["statelab"], rows["inspect_ai"]
     wall = sum(r["wall_s"] for r in s) / sum(r["wall_s"] for r in i)
     cpu = (sum(r["cpu_s"] / r["served"] for r in s)) / sum(r["cpu_s"] / r["served"] for r in i)

@@ -9,10 +9,11 @@ and call the model from there (an HTTP client to the configured endpoint, or a l
 of their own); the finished episode comes back to this process, the driver, which alone
 writes the store, as each one finishes.
 
-The response cache is opened by each worker at the configured path (on one machine, or a
-path every node shares, the same cache as a local run: the same seeds and cache give the
-same episodes). A worker flushes its cache before it hands an episode back, so a stored
-episode's answers are on disk, as in a local run.
+The response cache is opened by each worker at the configured path, made absolute on the
+driver (on one machine, the same cache as a local run: the same seeds and cache give the
+same episodes; on a cluster, each node's own file at that path). A worker flushes its cache
+before it hands an episode back, so a stored episode's answers are on disk, as in a local
+run.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TextIO
 
 from statelab.core import LLM, ConfigError
@@ -159,6 +161,9 @@ async def run_on_ray(
     one per CPU of the cluster, at most one per episode that can be in flight).
     ``llm_factory`` travels to the workers (it must pickle: a module-level function)."""
     ray = _ray()
+    if exp.cache is not None and not Path(exp.cache).is_absolute():
+        # the workers' working folder is not the driver's: they get the driver's absolute path
+        exp = exp.model_copy(update={"cache": str(Path(exp.cache).resolve())})
     started = time.perf_counter()
     store = open_store(exp)
     ours = False
