@@ -35,7 +35,7 @@ class Raw:
     request on it finds it dead), ``to-close`` (HTTP/1.0, no length: the body runs to the
     end of the connection), ``drop-second`` (answers a connection's first request and closes
     on its second, unanswered: a keep-alive the server dropped while the request was on its
-    way), ``hang`` (never answers)."""
+    way), ``interim`` (``length`` after a ``100 Continue``), ``hang`` (never answers)."""
 
     def __init__(self, mode: str) -> None:
         self.mode = mode
@@ -77,6 +77,8 @@ class Raw:
                     await writer.drain()
                     return
                 else:
+                    if self.mode == "interim":
+                        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
                     writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(data))
                     await writer.drain()
                     writer.write(data)  # the body in a second segment
@@ -116,6 +118,11 @@ def test_keep_alive_carries_every_request_over_one_connection():
     assert raw.requests[0]["model"] == "m" and raw.requests[0]["messages"] == MSGS
     assert raw.headers[0]["content-type"] == "application/json"
     assert raw.headers[0]["host"].startswith("127.0.0.1:")
+
+
+def test_an_interim_response_is_skipped():
+    raw, texts = calls("interim", 2)
+    assert texts == ["reply 1", "reply 2"] and raw.connections == 1
 
 
 def test_chunked_bodies_are_read_and_the_connection_kept():

@@ -475,6 +475,10 @@ class _Conn(asyncio.Protocol):
             k, _, v = line.partition(":")
             headers[k.strip().lower()] = v.strip()
         reusable = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
+        if status < 200:  # an interim response (100 Continue): the real one follows
+            return await self.read_reply()
+        if status in (204, 304):  # no body, by definition
+            return _Reply(status, headers, b""), reusable and not self.closed and not buf
         if "chunked" in headers.get("transfer-encoding", "").lower():
             body = await self._chunked()
         elif "content-length" in headers:
