@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from statelab.cli import app
+from statelab.core import ConfigError
 from statelab.run.config import parse_experiment
 from statelab.run.runner import run_sync
 from statelab.run.store import Store
@@ -125,3 +127,10 @@ def test_cli_ray_flag_runs_on_the_cluster_it_finds(tmp_path):
     out = CliRunner().invoke(app, ["run", str(cfg), "--ray", "auto", "--quiet"])
     assert out.exit_code == 0, out.output
     assert "t: 3 episodes done, 0 failed, 0 already done" in out.output
+
+
+def test_without_ray_installed_the_flag_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails, as when not installed
+    exp = parse_experiment(config(tmp_path, "none", None, seeds=[0]))
+    with pytest.raises(ConfigError, match=r"--ray needs Ray: pip install 'statelab\[ray\]'"):
+        run_on_ray_sync(exp, "auto", progress=None)
