@@ -11,7 +11,16 @@ reports, per configured ``concurrency``:
 * the peak in flight;
 * statelab's CPU per model call (user + system time of this process, all threads: the
   event loop, the HTTP client, the cache writer and the store), in ms;
-* wall time, and the store's commit time (on its worker thread).
+* the stub server's CPU per call (its own process; on a 2-core machine it competes with
+  statelab for the same cores);
+* wall time, and the store's commit time (on its worker thread);
+* the ramp-up: seconds from the first request until the in-flight count first reaches the
+  configured concurrency, and the mean in flight from then on ("steady") as well as from the
+  first request ("in flight").
+
+Each case runs with both HTTP clients of the OpenAI-compatible backend, side by side:
+``httpx`` (``STATELAB_HTTP_CLIENT=httpx``, the client before issue 13) and ``lean`` (the
+backend's own keep-alive HTTP/1.1 client, used for plain-http servers).
 
 Every episode lasts the same number of steps (the stub's reply is never a legal move, so
 each runs to ``max_steps``); the stub's answer times vary uniformly by +-50 % around the
@@ -21,7 +30,12 @@ the first request until the last episode starts (while there is work left to giv
 server: after that the run drains, as every finite run does); "whole" is over the whole run.
 
     python benchmarks/concurrency.py                  # 8 and 32 at 50 ms, 128 and 256 at 1 s
-    python benchmarks/concurrency.py --cases 32:0.05
+    python benchmarks/concurrency.py --cases 32:0.05 --clients lean
+    python benchmarks/concurrency.py --cases 32:0.05 --clients lean --ray 2   # on a local Ray
+
+With ``--ray N`` the episodes run on a local Ray instance of N CPUs (``statelab run --ray``:
+N episode workers, each with its own HTTP client); "in flight" is then over the whole run
+(the workers' episode starts are not seen here) and "cpu/call" is the driver's alone.
 """
 
 from __future__ import annotations
@@ -29,6 +43,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import resource
 import subprocess
@@ -69,38 +84,62 @@ class Stats:
         if d < 0:
             self.last = t
 
-    def report(self, until: float | None) -> dict[str, float]:
+    def report(self, until: float | None, level: int) -> dict[str, float]:
         span = (self.last - self.first) if self.first is not None else 0.0
+        full = _full_at(self.events, level)
+        first = self.first or 0.0
         return {
             "requests": self.requests,
             "peak": self.peak,
             "mean_whole": self.area / span if span > 0 else 0.0,
             "mean_full": _mean_until(self.events, until) if until else 0.0,
+            "mean_steady": _mean_until(self.events, until, full) if until and full else 0.0,
+            "ramp_s": (full - first) if full else float("nan"),
             "span_s": span,
         }
 
 
-def _mean_until(events: list[tuple[float, int]], until: float) -> float:
-    """Time-weighted mean of the in-flight count from the first event to ``until``."""
+def _mean_until(events: list[tuple[float, int]], until: float, since: float = 0.0) -> float:
+    """Time-weighted mean of the in-flight count from the first event (or ``since``, if
+    later) to ``until``."""
     if not events or until <= events[0][0]:
+        return 0.0
+    start = max(since, events[0][0])
+    if until <= start:
         return 0.0
     area, (t_prev, n_prev) = 0.0, events[0]
     for t, n in events[1:]:
         if t >= until:
             break
-        area += n_prev * (t - t_prev)
+        if t > start:
+            area += n_prev * (t - max(t_prev, start))
         t_prev, n_prev = t, n
-    area += n_prev * (until - t_prev)
-    return area / (until - events[0][0])
+    area += n_prev * (until - max(t_prev, start))
+    return area / (until - start)
+
+
+def _full_at(events: list[tuple[float, int]], level: int) -> float | None:
+    """When the in-flight count first reached ``level`` (None: never)."""
+    return next((t for t, n in events if n >= level), None)
 
 
 async def _serve(delay: float) -> None:
     stats = Stats()
     rng = random.Random(0)
-    body = json.dumps(
+    body = json.dumps(  # a whole OpenAI chat completion (inspect_ai's client reads it all)
         {
-            "choices": [{"message": {"role": "assistant", "content": REPLY}}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 4},
+            "id": "chatcmpl-stub",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "stub",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": REPLY},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 4, "total_tokens": 104},
         }
     ).encode()
 
@@ -121,8 +160,14 @@ async def _serve(delay: float) -> None:
                 if length:
                     await reader.readexactly(length)
                 if line.startswith(b"GET /stats"):
-                    until = line.split(b" ")[1].partition(b"?until=")[2]
-                    out = json.dumps(stats.report(float(until) if until else None)).encode()
+                    query = dict(
+                        kv.split("=", 1)
+                        for kv in line.split(b" ")[1].decode().partition("?")[2].split("&")
+                        if "=" in kv
+                    )
+                    until = float(query["until"]) if "until" in query else None
+                    report = stats.report(until, int(query.get("level", "1")))
+                    out = json.dumps(report).encode()
                 elif line.startswith(b"GET /reset"):
                     stats.reset()
                     out = b"{}"
@@ -158,13 +203,27 @@ def _get(port: int, path: str) -> dict[str, float]:
     return dict(httpx.get(f"http://127.0.0.1:{port}{path}", timeout=10).json())
 
 
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def case(
-    concurrency: int, delay: float, steps: int, warm: bool = True, episodes: int = 0
+    concurrency: int,
+    delay: float,
+    steps: int,
+    warm: bool = True,
+    episodes: int = 0,
+    client: str = "lean",
+    ray_cpus: int = 0,
 ) -> dict[str, float]:
-    """One run at ``concurrency`` against answers taking ``delay`` s (after a one-episode
-    warm-up run when ``warm``: imports and first-use setup are not per-call costs)."""
-    if warm:
-        case(1, 0.0, 2, warm=False, episodes=1)
+    """One run at ``concurrency`` against answers taking ``delay`` s with HTTP ``client``
+    (after a one-episode warm-up run when ``warm``: imports and first-use setup are not
+    per-call costs)."""
+    os.environ["STATELAB_HTTP_CLIENT"] = client
+    if warm and not ray_cpus:
+        case(1, 0.0, 2, warm=False, episodes=1, client=client)
     import statelab.run.runner as runner
     from statelab.run.config import parse_experiment
     from statelab.run.runner import run_experiment
@@ -200,15 +259,24 @@ def case(
                 }
             )
             _get(port, "/reset")
+            s0 = _cpu_s(server.pid)
             r0 = resource.getrusage(resource.RUSAGE_SELF)
             t0 = time.perf_counter()
-            res = asyncio.run(run_experiment(exp, progress=None))
+            if ray_cpus:
+                from statelab.run.on_ray import run_on_ray
+
+                res = asyncio.run(run_on_ray(exp, "auto", progress=None))
+                starts.append(time.time())
+            else:
+                res = asyncio.run(run_experiment(exp, progress=None))
             wall = time.perf_counter() - t0
             r1 = resource.getrusage(resource.RUSAGE_SELF)
-            stats = _get(port, f"/stats?until={max(starts)}")
+            s1 = _cpu_s(server.pid)
+            stats = _get(port, f"/stats?until={max(starts)}&level={concurrency}")
         cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
         assert res.done == len(exp.seeds), res.failures[:3]
         return {
+            "client": client,
             "concurrency": concurrency,
             "delay_ms": delay * 1000,
             "episodes": res.done,
@@ -216,6 +284,9 @@ def case(
             "mean_in_flight": stats["mean_full"],
             "ratio": stats["mean_full"] / concurrency,
             "whole_ratio": stats["mean_whole"] / concurrency,
+            "steady_ratio": stats["mean_steady"] / concurrency,
+            "ramp_s": stats["ramp_s"],
+            "server_ms_per_call": (s1 - s0) / max(1, res.model_calls) * 1000,
             "peak": stats["peak"],
             "cpu_ms_per_call": cpu / max(1, res.model_calls) * 1000,
             "wall_s": wall,
@@ -238,28 +309,38 @@ def main() -> None:
         help="concurrency:seconds-per-answer",
     )
     ap.add_argument("--steps", type=int, default=0, help="steps per episode (0: by case)")
+    ap.add_argument("--clients", default="httpx,lean", help="HTTP clients to compare (httpx, lean)")
+    ap.add_argument("--ray", type=int, default=0, help="on a local Ray of N CPUs")
     args = ap.parse_args()
     if args.serve is not None:
         asyncio.run(_serve(args.serve))
         return
+    if args.ray:
+        import ray
+
+        os.environ["STATELAB_HTTP_CLIENT"] = args.clients.split(",")[0]  # reaches the workers
+        ray.init(num_cpus=args.ray, include_dashboard=False, log_to_driver=False)
+    print(f"load average at start: {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})")
     print(
-        f"{'conc':>5} {'answer':>7} {'calls':>6} {'in flight':>9} {'ratio':>6} {'whole':>6} "
-        f"{'peak':>5} "
-        f"{'cpu/call':>9} {'wall s':>7} {'ideal s':>7} {'store s':>7}"
+        f"{'client':>6} {'conc':>5} {'answer':>7} {'calls':>6} {'in flight':>9} {'ratio':>6} "
+        f"{'steady':>6} {'ramp s':>6} {'whole':>6} {'peak':>5} {'cpu/call':>9} {'stub/call':>9} "
+        f"{'wall s':>7} {'ideal s':>7} {'store s':>7}"
     )
     for spec in args.cases:
         n, d = spec.split(":")
         delay = float(d)
         steps = args.steps or (20 if delay < 0.5 else 8)
-        r = case(int(n), delay, steps)
-        print(
-            f"{r['concurrency']:5.0f} {r['delay_ms']:5.0f}ms {r['calls']:6.0f} "
-            f"{r['mean_in_flight']:9.1f} {r['ratio']:6.2f} {r['whole_ratio']:6.2f} "
-            f"{r['peak']:5.0f} "
-            f"{r['cpu_ms_per_call']:7.2f}ms {r['wall_s']:7.2f} {r['ideal_s']:7.2f} "
-            f"{r['store_s']:7.2f}",
-            flush=True,
-        )
+        for client in args.clients.split(","):
+            r = case(int(n), delay, steps, client=client, ray_cpus=args.ray)
+            print(
+                f"{client:>6} {r['concurrency']:5.0f} {r['delay_ms']:5.0f}ms {r['calls']:6.0f} "
+                f"{r['mean_in_flight']:9.1f} {r['ratio']:6.2f} {r['steady_ratio']:6.2f} "
+                f"{r['ramp_s']:6.2f} {r['whole_ratio']:6.2f} {r['peak']:5.0f} "
+                f"{r['cpu_ms_per_call']:7.2f}ms {r['server_ms_per_call']:7.2f}ms "
+                f"{r['wall_s']:7.2f} {r['ideal_s']:7.2f} {r['store_s']:7.2f}",
+                flush=True,
+            )
+    print(f"load average at end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

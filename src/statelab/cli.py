@@ -196,6 +196,15 @@ def run(
         bool,
         typer.Option("--dry-run", help="check everything a run would build; call no model"),
     ] = False,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            help="play the episodes on Ray: auto (RAY_ADDRESS, this machine's cluster, or a "
+            "new local one) or a cluster ADDRESS; this process alone writes the store "
+            "(needs statelab[ray]; docs/run-on-ray.md)",
+        ),
+    ] = None,
 ) -> None:
     """Run (or resume) an experiment; finished episodes are never run twice.
 
@@ -210,7 +219,12 @@ def run(
         if dry_run:
             _dry_run(exp)
             return
-        res = run_sync(exp, progress=None if quiet else sys.stderr, debug=_debug())
+        if ray is not None:
+            from statelab.run.on_ray import run_on_ray_sync
+
+            res = run_on_ray_sync(exp, ray, progress=None if quiet else sys.stderr, debug=_debug())
+        else:
+            res = run_sync(exp, progress=None if quiet else sys.stderr, debug=_debug())
     except (ConfigError, ModelError) as err:
         if _debug():
             raise

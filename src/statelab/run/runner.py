@@ -9,7 +9,7 @@ import sys
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -196,6 +196,25 @@ async def _run(
     llm_factory: Callable[[str], LLM] | None,
     debug: bool,
 ) -> RunResult:
+    todo, result = prepare(exp, store, progress)
+    if llm_factory is None and exp.cache is not None and any(s.uses_model for s, _, _ in todo):
+        _check_cache(exp.cache)
+    llms: dict[str, LLM] = {}
+    try:
+        await _play(exp, store, todo, result, llms, progress, llm_factory, debug)
+    finally:
+        for llm in llms.values():
+            await llm.aclose()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+Todo = list[tuple[RunSpec, int, int]]
+
+
+def prepare(exp: Experiment, store: Store, progress: TextIO | None) -> tuple[Todo, RunResult]:
+    """Save the experiment and its runs into ``store``; the episodes not yet finished there
+    (every (run, seed, rollout) whose status is not ``done``: a failed one is played again)."""
     store.save_experiment(exp.name, exp.public_dump())
     runs = exp.runs()
     for spec in runs:
@@ -211,23 +230,42 @@ async def _run(
             file=progress,
             flush=True,
         )
+    return todo, result
 
-    if llm_factory is None and exp.cache is not None and any(s.uses_model for s, _, _ in todo):
-        _check_cache(exp.cache)
-    llms: dict[str, LLM] = {}
+
+async def play_episode(
+    spec: RunSpec,
+    seed: int,
+    rollout: int,
+    llm: LLM | None,
+    writer: LLM | None,
+    debug_out: TextIO | None = None,
+) -> tuple[EpisodeRecord, str | None]:
+    """The one per-episode function, locally and on Ray: the episode, or a failed record
+    with the reason (whatever went wrong); and the model error that failed it, if one did.
+    ``debug_out`` gets the traceback of an unexpected failure."""
     try:
-        await _play(exp, store, todo, result, llms, progress, llm_factory, debug)
-    finally:
-        for llm in llms.values():
-            await llm.aclose()
-    result.seconds = time.perf_counter() - started
-    return result
+        return await run_episode(spec, seed, llm, writer=writer, rollout=rollout), None
+    except Exception as e:  # an episode fails; the run goes on
+        ep = EpisodeRecord(
+            run=spec.key, seed=seed, rollout=rollout, status="failed", error=_short(e)
+        )
+        if isinstance(e, ModelError):
+            return ep, ep.error
+        if debug_out is not None:
+            traceback.print_exc(limit=5, file=debug_out)
+        return ep, None
+
+
+#: plays one (run, seed, rollout): the episode, the model error that failed it (or None),
+#: and the response caches to flush before the episode is stored
+Player = Callable[[RunSpec, int, int], Awaitable[tuple[EpisodeRecord, str | None, tuple[Any, ...]]]]
 
 
 async def _play(
     exp: Experiment,
     store: Store,
-    todo: list[tuple[RunSpec, int, int]],
+    todo: Todo,
     result: RunResult,
     llms: dict[str, LLM],
     progress: TextIO | None,
@@ -244,7 +282,7 @@ async def _play(
             concurrency=exp.concurrency,
         )
     )
-    gates: dict[str, asyncio.Semaphore] = {}
+    gates: dict[str, int] = {}
     for spec, _, _ in todo:
         if not spec.uses_model:
             continue
@@ -252,43 +290,57 @@ async def _play(
             if m not in llms:
                 llms[m] = factory(m)
         if spec.model not in gates:
-            gates[spec.model] = asyncio.Semaphore(gate_size(exp, spec.model, llms[spec.model]))
+            gates[spec.model] = gate_size(exp, spec.model, llms[spec.model])
+    debug_out = progress if debug else None
+
+    async def local(
+        spec: RunSpec, seed: int, rollout: int
+    ) -> tuple[EpisodeRecord, str | None, tuple[Any, ...]]:
+        llm = llms[spec.model] if spec.uses_model else None
+        writer = llms.get(spec.writer) if llm is not None else None
+        ep, model_error = await play_episode(spec, seed, rollout, llm, writer, debug_out)
+        caches = tuple(
+            {id(m.cache): m.cache for m in (llm, writer) if isinstance(m, CachedLLM)}.values()
+        )
+        return ep, model_error, caches
+
+    await drive(exp, store, todo, result, gates, local, progress)
+
+
+async def drive(
+    exp: Experiment,
+    store: Store,
+    todo: Todo,
+    result: RunResult,
+    gates: dict[str, int],
+    player: Player,
+    progress: TextIO | None,
+) -> None:
+    """Play ``todo`` through ``player`` (here, or on Ray) with at most ``gates[model]``
+    episodes of each model in flight (``exp.concurrency`` model-free ones), writing each
+    finished episode into ``store`` off the event loop; the circuit breaker stops the run."""
+    sems = {m: asyncio.Semaphore(n) for m, n in gates.items()}
     model_free_gate = asyncio.Semaphore(exp.concurrency)
     bar = Progress(len(todo), sum(s.uses_model for s, _, _ in todo), progress)
     breaker = Breaker(exp.max_consecutive_failures)
 
     async def one(spec: RunSpec, seed: int, rollout: int) -> None:
-        llm = llms[spec.model] if spec.uses_model else None
-        writer = llms.get(spec.writer) if llm is not None else None
-        model_error: str | None = None
-        async with gates[spec.model] if llm else model_free_gate:
+        async with sems[spec.model] if spec.uses_model else model_free_gate:
             if breaker.tripped:
                 result.not_started += 1
                 return
-            try:
-                ep = await run_episode(spec, seed, llm, writer=writer, rollout=rollout)
-            except Exception as e:  # an episode fails; the run goes on
-                ep = EpisodeRecord(
-                    run=spec.key, seed=seed, rollout=rollout, status="failed", error=_short(e)
-                )
-                if isinstance(e, ModelError):
-                    model_error = ep.error
-                elif debug and progress is not None:
-                    traceback.print_exc(limit=5, file=progress)
+            ep, model_error, caches = await player(spec, seed, rollout)
             # recorded before the gate lets the next episode in, so none starts after the
             # failure that trips the breaker; written off the event loop, so the other
             # episodes' calls go on meanwhile
             t0 = time.perf_counter()
-            caches = tuple(
-                {id(m.cache): m.cache for m in (llm, writer) if isinstance(m, CachedLLM)}.values()
-            )
             why = await asyncio.to_thread(_commit, store, ep, caches)
             result.store_seconds += time.perf_counter() - t0
             breaker.record("the store", why)
-            if llm is not None:
+            if spec.uses_model:
                 breaker.record(f"model {spec.model}", model_error)
         _count(result, spec, ep)
-        bar.episode(spec.label, ep, llm is not None)
+        bar.episode(spec.label, ep, spec.uses_model)
 
     await asyncio.gather(*(one(s, seed, i) for s, seed, i in todo))
     if breaker.tripped:
