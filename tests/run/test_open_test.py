@@ -124,3 +124,14 @@ def test_every_run_records_model_and_adapter_hashes(tmp_path, script):
     (adapter / "adapter_config.json").write_text('{"r": 8}')
     assert spelling_hash(spelled) != h1
     assert spelling_hash("full") is None
+
+
+def test_the_ray_path_refuses_a_sealed_split_too(tmp_path, script):
+    import asyncio
+
+    from statelab.run.on_ray import run_on_ray
+
+    _, cfg = write_config(tmp_path, "sealed_ray", "test[:1]", script)
+    with pytest.raises(ConfigError, match="open-test"):
+        asyncio.run(run_on_ray(parse_experiment(cfg), "auto", progress=None))
+    assert not (tmp_path / "results" / "sealed_ray" / "store.sqlite").exists()

@@ -29,6 +29,7 @@ from typing import Any, TextIO
 from statelab.core import LLM, ConfigError
 from statelab.llm import MODELS, CachedLLM, make_llm, spec_concurrency
 from statelab.run.config import Experiment, RunSpec
+from statelab.run.provenance import guard
 from statelab.run.runner import (
     RunResult,
     _check_cache,
@@ -159,7 +160,9 @@ async def run_on_ray(
     """Run every missing episode of ``exp`` on the Ray cluster at ``address`` into the
     driver's ``<out>/<name>/store.sqlite``. ``workers``: how many episode actors (default:
     one per CPU of the cluster, at most one per episode that can be in flight).
-    ``llm_factory`` travels to the workers (it must pickle: a module-level function)."""
+    ``llm_factory`` travels to the workers (it must pickle: a module-level function). A sealed
+    test split is refused here as in a local run (``statelab open-test`` runs it locally)."""
+    guard(exp)
     ray = _ray()
     if exp.cache is not None and not Path(exp.cache).is_absolute():
         # the workers' working folder is not the driver's: they get the driver's absolute path
