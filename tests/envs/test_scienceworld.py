@@ -166,3 +166,54 @@ def test_the_expert_scores_in_the_budget_on_every_task(task):
     env.close()
     assert info["success"]
     assert info["score"] == (0.95 if task == "identify-life-stages-1" else 1.0)
+
+
+# -- the validity oracle (seed 004's oracle WALL-E) -----------------------------------------------
+PROBES = ("fly to the moon", "look at", "pick up", "0", "focus on agent", "open door to kitchen")
+
+
+def _play_plan(env, seed, probe):
+    """The expert's plan from a fresh load: every observation, reward, validity and raw score,
+    asking the oracle about the next action and about every probe before each step when
+    ``probe`` (what it answered is returned beside what the env did)."""
+    obs, info = env.reset(seed=seed)
+    seen, asked = [obs.text], []
+    for action in list(info["privileged"]["gold"]):
+        if probe:
+            asked.append((env.would_accept(action), [env.would_accept(p) for p in PROBES]))
+        obs, r, term, trunc, info = env.step(action)
+        seen.append((obs.text, r, info["valid"], info["privileged"]["raw_score"]))
+        if term or trunc:
+            break
+    return seen, asked, env.score()
+
+
+@pytest.mark.parametrize("task", ["lifespan-longest-lived", "find-living-thing"])
+def test_asking_the_oracle_never_changes_the_trajectory(task):
+    """find-living-thing has bees (the simulator's random draws move them): any draw or tick
+    the oracle made would show."""
+    from statelab.envs import make_env
+
+    env = make_env(f"scienceworld/{task}")
+    try:
+        plain, _, s0 = _play_plan(env, 0, probe=False)
+        probed, asked, s1 = _play_plan(env, 0, probe=True)
+        assert probed == plain and s1 == s0 == 1.0
+        # the oracle said yes to every action of the plan, which the env accepted
+        assert all(ok for ok, _ in asked) and all(v for _, _, v, _ in plain[1:])
+        # and no to input no action matches
+        assert not any(answers[0] for _, answers in asked)
+    finally:
+        env.close()
+
+
+def test_the_oracle_rejects_and_accepts_as_the_env_would(lifespan):
+    lifespan.reset(seed=0)
+    assert lifespan.would_accept("xyzzy, flap your arms") is False
+    assert lifespan.would_accept("look around") is True
+    assert lifespan.would_accept("teleport to outside.") is True  # the env's own clean-up
+    # what it said is what the env does
+    obs, _, _, _, info = lifespan.step("xyzzy, flap your arms")
+    assert info["valid"] is False
+    obs, _, _, _, info = lifespan.step("teleport to outside")
+    assert info["valid"] is True and obs.facts.location == "outside"

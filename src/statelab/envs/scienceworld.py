@@ -178,6 +178,11 @@ def _waits(plan: list[str], passing: re.Pattern[str] | None = None) -> list[str]
     return out
 
 
+def command(action: str) -> str:
+    """The simulator's input for an agent's action (a leading '>' and a final '.' dropped)."""
+    return " ".join(action.strip().lstrip(">").split()).rstrip(".").strip()
+
+
 def _split_top(s: str) -> list[str]:
     """``s`` split at the commas outside parentheses."""
     parts, depth, cur = [], 0, ""
@@ -317,15 +322,22 @@ class ScienceWorldEnv(Env):
             _PLANS[key] = best[2]
         return _PLANS[key]
 
+    def would_accept(self, action: str) -> bool:
+        """Seed 004's oracle WALL-E: whether this step would accept ``action`` (``valid``),
+        asked of the simulator's parser without running it (:meth:`Simulator.would_accept`:
+        no tick, no random draw, the parser's state put back). Only the validate stage of a
+        world model that checks actions calls it."""
+        return self._simulator().would_accept(command(action))
+
     def _step(self, action: str) -> tuple[Observation, float, bool, dict[str, Any]]:
         sim = self._simulator()
-        command = " ".join(action.strip().lstrip(">").split()).rstrip(".").strip()
-        text, score, completed = sim.step(command)
+        cmd = command(action)
+        text, score, completed = sim.step(cmd)
         text = canonical(text)
         valid = not text.startswith(server.NO_MATCH)
         before = self._best
         self._best = max(self._best, score)
-        self._taken.append(command)
+        self._taken.append(cmd)
         obs, info = self._observe(text, valid)
         return obs, (self._best - before) / 100.0, completed, info
 
