@@ -320,3 +320,24 @@ def test_walle_on_scienceworld_asks_the_env_and_rejects_without_a_step():
     ep, asked = runs["belief"]
     assert asked == [] and ep.trajectory[0].action == "fly to the moon"
     assert not ep.trajectory[0].valid
+
+
+def test_belief_on_scienceworld_answers_a_query_in_the_prompt_without_a_step():
+    pytest.importorskip("scienceworld")
+    import asyncio
+
+    from statelab.llm.scripted import ScriptedLLM
+    from statelab.run.config import RunSpec
+    from statelab.run.episode import run_episode
+
+    replies = ["Action: query where is animal", "Action: teleport to outside"]
+    spec = RunSpec.make(env="scienceworld/lifespan-longest-lived", model="scripted:x",
+                        agent="act", worldmodel="belief", max_steps=1)  # fmt: skip
+    ep = asyncio.run(run_episode(spec, 0, ScriptedLLM(replies, "wm")))
+    step = ep.trajectory[0]
+    assert ep.steps == 1 and step.action == "teleport to outside"
+    assert step.queries == [
+        {"query": "query where is animal",
+         "answer": "animal is most likely at: outside (0.90), and other rooms (10%)."}
+    ]  # fmt: skip
+    assert "query where is animal" in str(step.calls[0]["messages"])  # the instructions
