@@ -9,6 +9,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from statelab.core import Observation
 from statelab.facts import TextFacts
@@ -341,3 +343,53 @@ def test_belief_on_scienceworld_answers_a_query_in_the_prompt_without_a_step():
          "answer": "animal is most likely at: outside (0.90), and other rooms (10%)."}
     ]  # fmt: skip
     assert "query where is animal" in str(step.calls[0]["messages"])  # the instructions
+
+
+# -- properties on random small instances (hypothesis) -----------------------------------------
+
+NAMED = "Your task is to measure the temperature of wire, which is located around the kitchen."
+UNNAMED = "Your task is to boil lead. First, focus on the substance."
+
+
+def _look(room: str, things: list[str]) -> str:
+    lines = "".join(f"\ta {t}\n" for t in [*things, "table"])
+    return f"This room is called the {room}. In it, you see: \n{lines}\tthe agent\n"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    goal=st.sampled_from([(NAMED, "wire"), (UNNAMED, "lead")]),
+    true_room=st.sampled_from([*ROOMS, None]),
+    looks=st.lists(st.sampled_from(ROOMS), max_size=12),
+    seed=st.integers(0, 3),
+)
+def test_the_room_belief_is_exact_bayesian_conditioning_of_its_prior(goal, true_room, looks, seed):
+    """Looks around rooms of a world where the object sits in ``true_room`` (or nowhere):
+    the belief is the prior conditioned on what was seen (sums to 1; absence zeroes and
+    renormalises; a sighting is a point mass), and noprob names exactly its support."""
+    text, otype = goal
+    start = looks[0] if looks else "hallway"
+    first = _look(start, [otype] if start == true_room else [])
+    ad = adapter_for(_obs(first, start, goal=text))
+    assert isinstance(ad, ScienceWorldAdapter)
+    prior = ad.prior_for(otype)
+    for room in looks[1:]:
+        ad.update("teleport", _obs(f"You teleport to the {room}.", room, goal=text), True)
+        ad.update("look around", _obs(_look(room, [otype] if room == true_room else []), room,
+                                      goal=text), True)  # fmt: skip
+    looked = {start, *looks}
+    b = ad.beliefs()[otype]
+    if true_room in looked:
+        assert b.dist == ((true_room, 1.0),)
+    else:
+        w = {r: prior.prob(r) for r in ROOMS if r not in looked}
+        total = sum(w.values())
+        exact = {r: p / total for r, p in w.items() if p > 0} if total else {}
+        assert {a: round(p, 9) for a, p in b.dist} == {a: round(p, 9) for a, p in exact.items()}
+        assert b.empty or sum(p for _, p in b.dist) == pytest.approx(1.0)
+    answer = ad.answer(f"where is {otype}", "noprob", random.Random(seed))
+    if b.empty:
+        assert answer.startswith("No candidate locations remain")
+    elif true_room not in looked:
+        named = answer.removeprefix(f"{otype} may be at: ").rstrip(".").split(", ")
+        assert sorted(named) == sorted(b.support)
