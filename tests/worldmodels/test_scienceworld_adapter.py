@@ -135,6 +135,9 @@ def test_absence_renormalises_a_sighting_collapses_and_carrying_is_the_inventory
     assert ad.answer("where is unknown substance b", "belief", rng) == (
         "unknown substance b is most likely at: inventory (1.00)."
     )
+    assert ad.answer("where is unknown substance b", "memory", rng) == (
+        "unknown substance b has been observed at: inventory."
+    )
     assert ad.answer("what is in counter", "belief", rng) == "counter contains: bowl, drawer."
     assert ad.answer("what is in bowl", "belief", rng) == "bowl contains: red apple."
     assert ad.answer("where is red apple", "memory", rng) == (

@@ -385,7 +385,7 @@ class ScienceWorldAdapter(Adapter):
         if otype in ROOMS:
             return f"{otype} is a room, not an object. Try 'query what is in {otype}'."
         seen = self._observed(otype)
-        if seen == [INVENTORY]:
+        if seen == [INVENTORY] and mode != "memory":
             return Q.most_likely(otype, [(INVENTORY, 1.0)], self.other)
         if seen:
             return Q.observed_at(otype, seen)
