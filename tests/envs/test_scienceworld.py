@@ -4,6 +4,8 @@ JVM) use two short tasks; the expert on every other task runs under ``-m slow``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from statelab.envs.scienceworld import (
@@ -150,19 +152,106 @@ def test_the_simulator_goes_back_to_the_pool_and_is_reused():
     again.close()
 
 
+def _config_tasks() -> list[str]:
+    """The ScienceWorld tasks the seed-004 configs name."""
+    import yaml
+
+    tasks: set[str] = set()
+    for path in (Path(__file__).parents[2] / "configs" / "seed004").glob("*.yaml"):
+        envs = yaml.safe_load(path.read_text()).get("grid", {}).get("env", [])
+        tasks |= {e.split(":")[0].split("/", 1)[1] for e in envs if e.startswith("scienceworld/")}
+    return sorted(tasks)
+
+
+CONFIG_TASKS = _config_tasks()
+
+
+def _play_expert(task: str, seed: int = 0) -> str:
+    from typer.testing import CliRunner
+
+    from statelab.cli import app
+
+    res = CliRunner().invoke(app, ["play", f"scienceworld/{task}", "--expert", "--seed", str(seed)])
+    assert res.exit_code == 0, res.output
+    return res.output.strip().splitlines()[-1]
+
+
+def test_the_configs_name_only_tasks_whose_expert_wins():
+    """identify-life-stages-1 (needs 35 of its 30 steps), find-living-thing (a bee leaves the
+    inventory on variation 226) and grow-fruit (variation 95 needs more than its 60 steps)
+    are left out of the configs (docs/seed004.md)."""
+    import yaml
+
+    assert CONFIG_TASKS and set(CONFIG_TASKS) <= set(TASKS)
+    assert not {"identify-life-stages-1", "find-living-thing", "grow-fruit"} & set(CONFIG_TASKS)
+    # and the test variations whose expert loses (measured, seeds 0-9) are not config seeds
+    losing = {"change-the-state-of-matter-of": {3, 4}, "freeze": {3, 4}, "melt": {3, 4},
+              "find-animal": {6, 7}}  # fmt: skip
+    for name in ("fig3_benchmarks", "fig4_memory_vs_belief"):
+        path = Path(__file__).parents[2] / "configs" / "seed004" / f"{name}.yaml"
+        seeds = yaml.safe_load(path.read_text())["seeds"]
+        for task, bad in losing.items():
+            assert not bad & set(seeds[f"scienceworld/{task}"]), (name, task)
+
+
+@pytest.mark.parametrize("task", [t for t in FAST if t in CONFIG_TASKS])
+def test_statelab_play_expert_scores_100_on_a_config_task(task):
+    assert _play_expert(task).split()[0] in ("score=1", "score=1.0")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("task", [t for t in TASKS if t not in FAST])
-def test_the_expert_scores_in_the_budget_on_every_task(task):
-    """``statelab play scienceworld/<task> --expert`` scores 1.0 (0.95 on
-    identify-life-stages-1, whose gold path needs 36 of its 30 steps: still a success)."""
+@pytest.mark.parametrize("task", [t for t in CONFIG_TASKS if t not in FAST])
+def test_statelab_play_expert_scores_100_on_every_config_task(task):
+    """``statelab play scienceworld/<task> --expert`` scores 1.0 on seed 0."""
+    assert _play_expert(task).split()[0] in ("score=1", "score=1.0")
+
+
+# -- the validity oracle (seed 004's oracle WALL-E) -----------------------------------------------
+PROBES = ("fly to the moon", "look at", "pick up", "0", "focus on agent", "open door to kitchen")
+
+
+def _play_plan(env, seed, probe):
+    """The expert's plan from a fresh load: every observation, reward, validity and raw score,
+    asking the oracle about the next action and about every probe before each step when
+    ``probe`` (what it answered is returned beside what the env did)."""
+    obs, info = env.reset(seed=seed)
+    seen, asked = [obs.text], []
+    for action in list(info["privileged"]["gold"]):
+        if probe:
+            asked.append((env.would_accept(action), [env.would_accept(p) for p in PROBES]))
+        obs, r, term, trunc, info = env.step(action)
+        seen.append((obs.text, r, info["valid"], info["privileged"]["raw_score"]))
+        if term or trunc:
+            break
+    return seen, asked, env.score()
+
+
+@pytest.mark.parametrize("task", ["lifespan-longest-lived", "find-living-thing"])
+def test_asking_the_oracle_never_changes_the_trajectory(task):
+    """find-living-thing has bees (the simulator's random draws move them): any draw or tick
+    the oracle made would show."""
     from statelab.envs import make_env
 
     env = make_env(f"scienceworld/{task}")
-    obs, info = env.reset(seed=0)
-    policy, done = env.expert(), False
-    while not done:
-        obs, _, term, trunc, info = env.step(policy.act(obs, info))
-        done = term or trunc
-    env.close()
-    assert info["success"]
-    assert info["score"] == (0.95 if task == "identify-life-stages-1" else 1.0)
+    try:
+        plain, _, s0 = _play_plan(env, 0, probe=False)
+        probed, asked, s1 = _play_plan(env, 0, probe=True)
+        assert probed == plain and s1 == s0 == 1.0
+        # the oracle said yes to every action of the plan, which the env accepted
+        assert all(ok for ok, _ in asked) and all(v for _, _, v, _ in plain[1:])
+        # and no to input no action matches
+        assert not any(answers[0] for _, answers in asked)
+    finally:
+        env.close()
+
+
+def test_the_oracle_rejects_and_accepts_as_the_env_would(lifespan):
+    lifespan.reset(seed=0)
+    assert lifespan.would_accept("xyzzy, flap your arms") is False
+    assert lifespan.would_accept("look around") is True
+    assert lifespan.would_accept("teleport to outside.") is True  # the env's own clean-up
+    # what it said is what the env does
+    obs, _, _, _, info = lifespan.step("xyzzy, flap your arms")
+    assert info["valid"] is False
+    obs, _, _, _, info = lifespan.step("teleport to outside")
+    assert info["valid"] is True and obs.facts.location == "outside"

@@ -2,12 +2,13 @@
 
 Agents, groundings and world models never receive the env's ``info``: they get a
 :class:`StepContext`. Its ``privileged`` field is ``None`` unless the component is tagged
-``reads-privileged`` (oracle-*, experts); nothing else in the context leads to the env.
+``reads-privileged`` (oracle-*, experts); nothing else in the context leads to the env but
+``oracle``, the env's validity check that the *validate* stage hands to the components.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -96,6 +97,10 @@ class StepContext:
     world: WorldHandle = field(default_factory=WorldHandle)
     #: ``None`` unless the component reads privileged data
     privileged: PrivilegedView | None = None
+    #: the env's validity oracle (``env.would_accept(action) -> bool``: would the env accept
+    #: the action, asked without stepping it; seed 004's oracle WALL-E on ScienceWorld); set
+    #: in the *validate* stage only, and only when the env has one
+    oracle: Callable[[str], bool] | None = None
 
     @classmethod
     def for_prompt(

@@ -120,6 +120,33 @@ class Simulator:
         """The package's free inventory action (takes no time in the simulation)."""
         return str(self.server.freeActionInventory())
 
+    def would_accept(self, action: str) -> bool:
+        """Whether the simulator's parser matches ``action`` to an action (seed 004's oracle
+        WALL-E: "ask the env whether the action is valid"), without running it.
+
+        This is the parse half of the server's ``step``: ``InputParser.parse`` on the agent's
+        room, as ``AgentInterface.processUserInput`` calls it. Parsing builds the matched
+        action but does not run it, ticks nothing and draws no random number; its one side
+        effect is that an ambiguous input leaves the parser waiting for a number
+        (``lastAmbiguousMatches``), which we put back as it was. While the parser already
+        waits for a number, ``step`` takes any input as the answer (the env calls that
+        valid), so the oracle says yes without parsing. Every input ``step`` would refuse with
+        :data:`NO_MATCH` (the env's ``valid`` False) gets False here, every other True."""
+        ai = self.server.agentInterface().get()
+        parser = ai.inputParser()
+        if parser.isInAmbiguousState():
+            return True
+        saved = parser.lastAmbiguousMatches()
+        agent = ai.agent()
+        room = agent.getContainer().get()
+        goals = ai.task().goalSequence()
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                out = parser.parse(action, room, ai.universe(), agent, ai.objMonitor(), goals, room)
+        finally:
+            getattr(parser, "lastAmbiguousMatches_$eq")(saved)
+        return bool(out._1()) or str(out._3()) != NO_MATCH
+
     def valid_actions(self) -> tuple[str, ...]:
         """The valid action-object combinations (slow: 160-300 ms; an under-approximation of
         what the parser accepts, e.g. ``examine X`` is missing)."""

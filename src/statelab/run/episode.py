@@ -265,8 +265,10 @@ class Episode:
     def validate(self, step: _Step) -> str | None:
         """The first rejection of the proposed action by any component, else None."""
         assert step.decision is not None
+        oracle = getattr(self.c.env, "would_accept", None)
         for comp in self.c.hooked():
-            feedback = comp.validate(step.decision.action, self.context(comp, step))
+            ctx = replace(self.context(comp, step), oracle=oracle)
+            feedback = comp.validate(step.decision.action, ctx)
             if feedback:
                 return feedback
         return None

@@ -85,7 +85,7 @@ class BeliefWorldModel(WorldModel):
     def validate(self, action: str, ctx: Any) -> str | None:
         if not self.rules or self.adapter is None or Q.query_text(action) is not None:
             return None
-        return self.adapter.check(action)
+        return self.adapter.check(action, getattr(ctx, "oracle", None))
 
     def extra_actions(self) -> tuple[str, ...]:
         if not self.mode or self.adapter is None:

@@ -36,8 +36,9 @@ class Adapter(abc.ABC):
     def answer(self, q: str, mode: str, rng: random.Random) -> str:
         """The answer to query ``q`` (the text after ``query``)."""
 
-    def check(self, action: str) -> str | None:
-        """WALL-E: feedback when the rules say ``action`` would fail, else None."""
+    def check(self, action: str, oracle: Callable[[str], bool] | None = None) -> str | None:
+        """WALL-E: feedback when the rules say ``action`` would fail, else None. ``oracle``
+        is the env's own validity check when it has one (validate stage only)."""
         return None
 
     def query_forms(self) -> tuple[str, ...]:
@@ -72,9 +73,9 @@ _loaded: list[Any] = []
 
 def _load_builtin() -> None:
     if not _loaded:
-        from statelab.worldmodels.adapters import babyai, household
+        from statelab.worldmodels.adapters import babyai, household, scienceworld
 
-        _loaded.extend((babyai, household))
+        _loaded.extend((babyai, household, scienceworld))
 
 
 __all__ = ["MODES", "Adapter", "adapter_for", "register_adapter"]

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from statelab.core import Observation
@@ -359,7 +360,7 @@ class BabyAIAdapter(Adapter):
         ar, ac = self.facts.agent
         return self.facts.cells[ar - 1][ac]
 
-    def check(self, action: str) -> str | None:
+    def check(self, action: str, oracle: Callable[[str], bool] | None = None) -> str | None:
         return first_failure(BABYAI_RULES, self, _norm(action))
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 
 from statelab.core import Observation
 from statelab.envs import _household_gen as gen
@@ -246,7 +247,7 @@ class HouseholdAdapter(Adapter):
         return prior.absent(set(prior.support) - set(unsearched))
 
     # -- WALL-E ---------------------------------------------------------------------------
-    def check(self, action: str) -> str | None:
+    def check(self, action: str, oracle: Callable[[str], bool] | None = None) -> str | None:
         return first_failure(HOUSEHOLD_RULES, self, normalise(action))
 
     def at(self, place: str) -> bool:

@@ -1,0 +1,398 @@
+"""The ScienceWorld adapter (seed 004, Appendix B): along expert episodes the room belief
+keeps positive mass on a true room of every tracked object (the true rooms are read from the
+simulator's object tree here, in the test, only); the task text's named rooms; the query
+forms in the anchor's wording; the oracle WALL-E (the env's parser, asked without running the
+action) rejects and accepts and never changes the trajectory."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from statelab.core import Observation
+from statelab.facts import TextFacts
+from statelab.worldmodels.adapters import adapter_for
+from statelab.worldmodels.adapters.scienceworld import (
+    INVALID,
+    ROOMS,
+    ScienceWorldAdapter,
+    matches,
+    parse_goal,
+    parse_item,
+    referent,
+)
+from statelab.worldmodels.belief import INVENTORY
+
+FIRST = (
+    "This room is called the bathroom. In it, you see: \n"
+    "\ta bathtub, which is turned off. In the bathtub is: nothing.\n"
+    "\ta glass cup (containing a substance called water)\n"
+    "\ta picture\n"
+    "\ta substance called air\n"
+    "\ta toilet. In the toilet is: A drain, a substance called water, which is open.\n"
+    "\tthe agent\n"
+    "You also see:\n"
+    "\tA door to the kitchen (that is open)"
+)
+GOAL = (
+    "Your task is to measure the temperature of unknown substance B, which is located around "
+    "the kitchen. First, focus on the thermometer. Next, focus on the unknown substance B. If "
+    "the unknown substance B temperature is above 200.0 degrees celsius, place it in the yellow "
+    "box. If the unknown substance B temperature is below 200.0 degrees celsius, place it in "
+    "the purple box. The boxes are located around the bathroom."
+)
+
+
+def _obs(text, room="bathroom", inventory=(), goal=GOAL):
+    return Observation(text, TextFacts(text, room, tuple(inventory)), None, goal)
+
+
+def _adapter():
+    ad = adapter_for(_obs(FIRST))
+    assert isinstance(ad, ScienceWorldAdapter)
+    return ad
+
+
+# -- reading ------------------------------------------------------------------------------------
+def test_referents_and_nesting_are_read_from_the_listing():
+    assert referent("a substance called air") == "air"
+    assert referent("a sink, which is turned off. In the sink is: nothing.") == "sink"
+    assert referent("a thermometer, currently reading a temperature of 10 degrees celsius") == (
+        "thermometer"
+    )
+    assert referent("a adult bee") == "adult bee"
+    assert parse_item("\ta glass cup (containing a substance called water)") == (
+        "glass cup",
+        [("glass cup", ["water"])],
+    )
+    name, nested = parse_item("\ta toilet. In the toilet is: A drain, a substance called water.")
+    assert name == "toilet" and nested == [("toilet", ["drain", "water"])]
+    assert matches("seed", "orange seed") and matches("bee", "adult bee")
+    assert not matches("bee", "bee hive")
+
+
+def test_the_goal_names_the_target_and_the_rooms_the_task_text_gives():
+    assert parse_goal(GOAL) == (
+        "unknown substance b",
+        {"yellow box": "bathroom", "purple box": "bathroom", "unknown substance b": "kitchen"},
+    )
+    find = "Your task is to find a(n) animal. First, focus on the thing. Then, move it to the "
+    assert parse_goal(find + "orange box in the living room.") == (
+        "",
+        {"orange box": "living room"},
+    )
+    grow = "Your task is to grow a orange plant from seed. Seeds can be found in the bathroom."
+    assert parse_goal(grow) == ("orange plant", {"seed": "bathroom"})
+    assert parse_goal("Your task is to boil lead. First, focus on the substance.") == ("lead", {})
+
+
+def test_the_prior_puts_ninety_percent_on_the_named_room_and_the_rest_uniform():
+    ad = _adapter()
+    prior = ad.prior_for("unknown substance b")
+    assert prior.prob("kitchen") == pytest.approx(0.9)
+    assert all(prior.prob(r) == pytest.approx(0.1 / 9) for r in ROOMS if r != "kitchen")
+    # the first look around searched the bathroom (no unknown substance there): renormalised
+    b = ad.beliefs()["unknown substance b"]
+    assert b.prob("bathroom") == 0.0
+    assert b.prob("kitchen") == pytest.approx(0.9 / (1 - 0.1 / 9))
+    # the first look around already searched the bathroom: the boxes are not there
+    assert ad.beliefs()["yellow box"].prob("bathroom") == 0.0
+    assert sum(p for _, p in ad.beliefs()["yellow box"].dist) == pytest.approx(1.0)
+    # a type the task does not name: uniform over the ten rooms
+    assert parse_goal("Your task is to boil lead.")[1] == {}
+    lead = adapter_for(_obs(FIRST, goal="Your task is to boil lead. First, focus on it."))
+    assert lead.beliefs()["lead"].prob("bathroom") == 0.0
+    assert lead.beliefs()["lead"].prob("kitchen") == pytest.approx(1 / 9)
+
+
+def test_absence_renormalises_a_sighting_collapses_and_carrying_is_the_inventory():
+    ad = _adapter()
+    kitchen = (
+        "This room is called the kitchen. In it, you see: \n"
+        "\ta counter. On the counter is: a bowl (containing a red apple), a drawer.\n"
+        "\tthe agent\nYou also see:\n\tA door to the bathroom (that is open)"
+    )
+    ad.update("teleport to kitchen", _obs("You teleport to the kitchen.", "kitchen"), True)
+    ad.update("look around", _obs(kitchen, "kitchen"), True)
+    b = ad.beliefs()["unknown substance b"]
+    assert b.prob("kitchen") == 0.0
+    assert sum(p for _, p in b.dist) == pytest.approx(1.0)
+    assert all(b.prob(r) == pytest.approx(1 / 8) for r in ROOMS if r not in ("kitchen", "bathroom"))
+    workshop = (
+        "This room is called the workshop. In it, you see: \n"
+        "\ta table. On the table is: a unknown substance B, a wire.\n\tthe agent\n"
+    )
+    ad.update("teleport to workshop", _obs("You teleport to the workshop.", "workshop"), True)
+    ad.update("look around", _obs(workshop, "workshop"), True)
+    assert ad.beliefs()["unknown substance b"].dist == (("workshop", 1.0),)
+    got = "You move the unknown substance B to the inventory."
+    ad.update("pick up unknown substance B", _obs(got, "workshop", ["a unknown substance B"]), True)
+    assert ad.beliefs()["unknown substance b"].dist == ((INVENTORY, 1.0),)
+    rng = random.Random(0)
+    assert ad.answer("where is unknown substance b", "belief", rng) == (
+        "unknown substance b is most likely at: inventory (1.00)."
+    )
+    assert ad.answer("where is unknown substance b", "memory", rng) == (
+        "unknown substance b has been observed at: inventory."
+    )
+    assert ad.answer("what is in counter", "belief", rng) == "counter contains: bowl, drawer."
+    assert ad.answer("what is in bowl", "belief", rng) == "bowl contains: red apple."
+    assert ad.answer("where is red apple", "memory", rng) == (
+        "red apple has been observed at: kitchen (in the bowl)."
+    )
+
+
+def test_a_closed_container_keeps_the_room_possible():
+    ad = _adapter()
+    closed = (
+        "This room is called the kitchen. In it, you see: \n"
+        "\ta fridge. The fridge door is closed. \n\tthe agent\n"
+    )
+    ad.update("look around", _obs(closed, "kitchen"), True)
+    assert ad.beliefs()["unknown substance b"].prob("kitchen") == pytest.approx(0.9 / (1 - 0.1 / 9))
+
+
+def test_queries_in_the_anchors_wording():
+    ad = _adapter()
+    rng = random.Random(0)
+    assert ad.answer("where is unknown substance b", "belief", rng) == (
+        "unknown substance b is most likely at: kitchen (0.91), and other rooms (9%)."
+    )
+    assert ad.answer("where is unknown substance b", "memory", rng) == (
+        "unknown substance b has not been observed yet. Search rooms to find it."
+    )
+    noprob = ad.answer("where is unknown substance b", "noprob", rng)
+    listed = noprob.removeprefix("unknown substance b may be at: ").rstrip(".").split(", ")
+    assert set(listed) == ad.beliefs()["unknown substance b"].support
+    assert ad.answer("where is glass cup", "belief", rng) == (
+        "glass cup has been observed at: bathroom."
+    )
+    assert ad.answer("what is in bathroom", "belief", rng) == (
+        "bathroom contains: air, bathtub, drain, glass cup, picture, toilet, water."
+    )
+    assert ad.answer("what is in kitchen", "belief", rng) == "kitchen has not been searched yet."
+    assert ad.answer("searched bathroom", "belief", rng) == "bathroom: searched."
+    assert ad.answer("searched kitchen", "belief", rng) == "kitchen: not searched yet."
+    ad.update(
+        "focus on glass cup",
+        _obs("You focus on the glass cup.", inventory=["a metal pot (containing nothing)"]),
+        True,
+    )
+    assert ad.answer("state", "belief", rng) == (
+        "You are in the bathroom, holding metal pot (containing nothing). "
+        "Focused on: glass cup. Searched rooms: bathroom."
+    )
+    assert "query where is unknown substance b" in [f"query {f}" for f in ad.query_forms()]
+
+
+def test_the_adapter_is_chosen_from_the_observation_only():
+    assert isinstance(adapter_for(_obs(FIRST)), ScienceWorldAdapter)
+    assert not isinstance(adapter_for(_obs("You are in a kitchen.")), ScienceWorldAdapter)
+
+
+def test_the_oracle_check_rejects_what_the_oracle_refuses():
+    ad = _adapter()
+    assert ad.check("fly to the moon", lambda a: False) == INVALID
+    assert ad.check("look around", lambda a: True) is None
+    assert ad.check("fly to the moon", None) is None  # no oracle: no objection
+
+
+# -- on the simulator (a JVM): the true rooms are read from its object tree, here only ---------
+def _jset(sw, s):
+    return list(sw._gateway.jvm.scala.collection.JavaConverters.setAsJavaSetConverter(s).asJava())
+
+
+def _true_rooms(env) -> dict[str, set[str]]:
+    """Privileged, for the test only: referent -> the rooms (or the inventory) holding a
+    visible object so called (documents' titles left out: 'instructions to make X' is no X)."""
+    sw = env._sim.sw
+    ai = sw.server.agentInterface().get()
+
+    def walk(o):
+        for c in _jset(sw, o.getContainedObjects(False)):
+            yield c
+            yield from walk(c)
+
+    def refs(o):
+        return {str(r).lower() for r in _jset(sw, o.getReferents()) if "instructions" not in str(r)}
+
+    out: dict[str, set[str]] = {}
+    agent = ai.agent()
+    held = set()
+    for o in walk(agent.getInventoryContainer()):
+        held.add(o.uuid())
+        for r in refs(o):
+            out.setdefault(r, set()).add(INVENTORY)
+    for room in _jset(sw, ai.universe().getContainedObjects(True)):
+        if str(room.name()) not in ROOMS:
+            continue
+        for o in walk(room):
+            if o.uuid() not in held and o.uuid() != agent.uuid():
+                for r in refs(o):
+                    out.setdefault(r, set()).add(str(room.name()))
+    return out
+
+
+def _belief_follows_the_expert(task, seed):
+    pytest.importorskip("scienceworld")
+    from statelab.envs import make_env
+
+    env = make_env(f"scienceworld/{task}")
+    try:
+        obs, info = env.reset(seed=seed)
+        ad = adapter_for(obs)
+        assert isinstance(ad, ScienceWorldAdapter)
+        policy, done, checked = env.expert(), False, 0
+        while True:
+            truth = _true_rooms(env)
+            for otype, b in ad.beliefs().items():
+                assert sum(p for _, p in b.dist) == pytest.approx(1.0)
+                rooms = set().union(*(v for r, v in truth.items() if matches(otype, r)))
+                if rooms:
+                    checked += 1
+                    assert sum(b.prob(a) for a in rooms) > 0, (task, env.steps, otype, b, rooms)
+            if done:
+                break
+            action = policy.act(obs, info)
+            obs, _, term, trunc, info = env.step(action)
+            ad.update(action, obs, info["valid"])
+            done = term or trunc
+        assert checked
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("task", ["use-thermometer", "chemistry-mix-paint-secondary-color"])
+def test_the_belief_keeps_mass_on_a_true_room_along_expert_episodes(task):
+    _belief_follows_the_expert(task, 0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "task",
+    [
+        "boil", "chemistry-mix", "find-living-thing", "grow-plant", "identify-life-stages-2",
+        "use-thermometer", "measure-melting-point-known-substance",
+        "power-component-renewable-vs-nonrenewable-energy", "test-conductivity",
+        "test-conductivity-of-unknown-substances",
+    ],
+)  # fmt: skip
+def test_the_belief_keeps_mass_on_a_true_room_along_more_expert_episodes(task):
+    _belief_follows_the_expert(task, 1)
+
+
+def test_walle_on_scienceworld_asks_the_env_and_rejects_without_a_step():
+    """walle / bbwm: the proposal the env would refuse is fed back and decided again; the env
+    is not stepped for it. The oracle is only asked in the validate stage: with the belief
+    variant it is never asked."""
+    pytest.importorskip("scienceworld")
+    import asyncio
+
+    from statelab.envs.scienceworld import ScienceWorldEnv
+    from statelab.llm.scripted import ScriptedLLM
+    from statelab.run.config import RunSpec
+    from statelab.run.episode import run_episode
+
+    calls: list[str] = []
+    orig = ScienceWorldEnv.would_accept
+
+    def counted(self, action):
+        calls.append(action)
+        return orig(self, action)
+
+    replies = ["Action: fly to the moon", "Action: teleport to outside", "Action: look around"]
+    ScienceWorldEnv.would_accept = counted  # type: ignore[method-assign]
+    try:
+        runs = {}
+        for wm in ("walle", "bbwm", "belief"):
+            calls.clear()
+            spec = RunSpec.make(env="scienceworld/lifespan-longest-lived", model="scripted:x",
+                                agent="act", worldmodel=wm, max_steps=2)  # fmt: skip
+            ep = asyncio.run(run_episode(spec, 0, ScriptedLLM(list(replies), "wm")))
+            runs[wm] = (ep, list(calls))
+    finally:
+        ScienceWorldEnv.would_accept = orig  # type: ignore[method-assign]
+    for wm in ("walle", "bbwm"):
+        ep, asked = runs[wm]
+        first = ep.trajectory[0]
+        assert first.action == "teleport to outside" and first.valid
+        assert first.meta["rejected"] == [{"action": "fly to the moon", "feedback": INVALID}]
+        assert asked == ["fly to the moon", "teleport to outside", "look around"]
+        assert [s.action for s in ep.trajectory] == ["teleport to outside", "look around"]
+    ep, asked = runs["belief"]
+    assert asked == [] and ep.trajectory[0].action == "fly to the moon"
+    assert not ep.trajectory[0].valid
+
+
+def test_belief_on_scienceworld_answers_a_query_in_the_prompt_without_a_step():
+    pytest.importorskip("scienceworld")
+    import asyncio
+
+    from statelab.llm.scripted import ScriptedLLM
+    from statelab.run.config import RunSpec
+    from statelab.run.episode import run_episode
+
+    replies = ["Action: query where is animal", "Action: teleport to outside"]
+    spec = RunSpec.make(env="scienceworld/lifespan-longest-lived", model="scripted:x",
+                        agent="act", worldmodel="belief", max_steps=1)  # fmt: skip
+    ep = asyncio.run(run_episode(spec, 0, ScriptedLLM(replies, "wm")))
+    step = ep.trajectory[0]
+    assert ep.steps == 1 and step.action == "teleport to outside"
+    assert step.queries == [
+        {"query": "query where is animal",
+         "answer": "animal is most likely at: outside (0.90), and other rooms (10%)."}
+    ]  # fmt: skip
+    assert "query where is animal" in str(step.calls[0]["messages"])  # the instructions
+
+
+# -- properties on random small instances (hypothesis) -----------------------------------------
+
+NAMED = "Your task is to measure the temperature of wire, which is located around the kitchen."
+UNNAMED = "Your task is to boil lead. First, focus on the substance."
+
+
+def _look(room: str, things: list[str]) -> str:
+    lines = "".join(f"\ta {t}\n" for t in [*things, "table"])
+    return f"This room is called the {room}. In it, you see: \n{lines}\tthe agent\n"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    goal=st.sampled_from([(NAMED, "wire"), (UNNAMED, "lead")]),
+    true_room=st.sampled_from([*ROOMS, None]),
+    looks=st.lists(st.sampled_from(ROOMS), max_size=12),
+    seed=st.integers(0, 3),
+)
+def test_the_room_belief_is_exact_bayesian_conditioning_of_its_prior(goal, true_room, looks, seed):
+    """Looks around rooms of a world where the object sits in ``true_room`` (or nowhere):
+    the belief is the prior conditioned on what was seen (sums to 1; absence zeroes and
+    renormalises; a sighting is a point mass), and noprob names exactly its support."""
+    text, otype = goal
+    start = looks[0] if looks else "hallway"
+    first = _look(start, [otype] if start == true_room else [])
+    ad = adapter_for(_obs(first, start, goal=text))
+    assert isinstance(ad, ScienceWorldAdapter)
+    prior = ad.prior_for(otype)
+    for room in looks[1:]:
+        ad.update("teleport", _obs(f"You teleport to the {room}.", room, goal=text), True)
+        ad.update("look around", _obs(_look(room, [otype] if room == true_room else []), room,
+                                      goal=text), True)  # fmt: skip
+    looked = {start, *looks}
+    b = ad.beliefs()[otype]
+    if true_room in looked:
+        assert b.dist == ((true_room, 1.0),)
+    else:
+        w = {r: prior.prob(r) for r in ROOMS if r not in looked}
+        total = sum(w.values())
+        exact = {r: p / total for r, p in w.items() if p > 0} if total else {}
+        assert {a: round(p, 9) for a, p in b.dist} == {a: round(p, 9) for a, p in exact.items()}
+        assert b.empty or sum(p for _, p in b.dist) == pytest.approx(1.0)
+    answer = ad.answer(f"where is {otype}", "noprob", random.Random(seed))
+    if b.empty:
+        assert answer.startswith("No candidate locations remain")
+    elif true_room not in looked:
+        named = answer.removeprefix(f"{otype} may be at: ").rstrip(".").split(", ")
+        assert sorted(named) == sorted(b.support)
