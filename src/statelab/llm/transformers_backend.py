@@ -20,7 +20,7 @@ after it (the cache cropped back to the prompt between continuations), summing t
 continuation tokens' log-probabilities: the reader's interface. Generation samples with
 ``temperature``/``top_p`` from a generator seeded by ``GenParams.seed``; ``choices`` are
 honoured by scoring them (the most likely one, no sampling), ``stop`` strings cut the reply.
-CPU by default (``STATELAB_HF_DEVICE`` picks another torch device), with one torch thread
+CPU by default, float32 (``STATELAB_HF_DEVICE=cuda`` picks a GPU, bfloat16), with one torch thread
 (``STATELAB_HF_THREADS``): on this project's shared 2-core machines a 62-token forward pass
 of SmolLM2 took 0.5-0.9 s on one thread and 6 s on two (spinning threads under contention).
 """
@@ -197,7 +197,8 @@ def load(spec: HFSpec) -> tuple[Any, Any, Path]:
             if device == "cpu":  # see the module docstring: more threads on a shared CPU stall
                 torch.set_num_threads(int(os.environ.get("STATELAB_HF_THREADS", "1")))
             tok = tf.AutoTokenizer.from_pretrained(str(base))
-            model = tf.AutoModelForCausalLM.from_pretrained(str(base), dtype=torch.float32)
+            dtype = torch.float32 if device == "cpu" else torch.bfloat16
+            model = tf.AutoModelForCausalLM.from_pretrained(str(base), dtype=dtype)
             if spec.adapter:
                 from peft import PeftModel
 

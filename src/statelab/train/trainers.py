@@ -110,6 +110,7 @@ def _common(h: Hyper, out: Path) -> dict[str, Any]:
         "seed": h.seed,
         "max_length": h.max_length,
         "use_cpu": os.environ.get("STATELAB_HF_DEVICE", "cpu") == "cpu",
+        "bf16": os.environ.get("STATELAB_HF_DEVICE", "cpu") != "cpu",
         "disable_tqdm": True,
     }
 
