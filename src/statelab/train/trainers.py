@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -120,6 +121,7 @@ def _finish(
 ) -> TrainResult:
     trainer.train()
     trainer.model.save_pretrained(str(out))
+    shutil.rmtree(out / "_trainer", ignore_errors=True)  # the trainer's scratch (no checkpoints)
     losses = [float(r["loss"]) for r in trainer.state.log_history if "loss" in r]
     info = {
         "base": base,
