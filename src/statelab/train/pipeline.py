@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -207,12 +208,18 @@ async def _score_round(
         writer = BoundedWriter(traj.render_obs, "summary", cfg.budget, seed=cfg.seed * 100 + r)
         writer.spelling = f"bounded:summary:{cfg.budget}"
         for j in write_points(traj, cfg.points, rng):
-            points.append(
-                await score_write_point(
-                    traj, j, writer, writer_llm, reader, k=cfg.k, horizon=cfg.horizon,
-                    temperature=cfg.temperature,
-                )
+            p = await score_write_point(
+                traj, j, writer, writer_llm, reader, k=cfg.k, horizon=cfg.horizon,
+                temperature=cfg.temperature,
             )  # fmt: skip
+            points.append(p)
+            print(
+                f"round {r}: {traj.run} seed {traj.seed} write point {j}: recursive "
+                f"{p.best().recursive:.3f}..{p.worst().recursive:.3f} nats over {p.decisions} "
+                "decisions",
+                file=sys.stderr,
+                flush=True,
+            )
     return points
 
 
