@@ -114,14 +114,18 @@ def load_config(path: str | Path, kind: str) -> ReaderConfig | WriterConfig:
         raise ConfigError(f"{path}: {e}") from None
     cls = ReaderConfig if kind == "reader" else WriterConfig
     try:
-        return cls.model_validate(data)
+        cfg = cls.model_validate(data)
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
         raise ConfigError(f"{path}: {where}: {first['msg']}") from None
+    cfg.hyper_()  # refuse unknown hyper-parameters before any work
+    return cfg
 
 
 def _trajectories(cfg: _Common) -> list[Trajectory]:
+    if not Path(cfg.store).is_file():
+        raise ConfigError(f"{cfg.name}: no store {cfg.store} (run the collection config first)")
     got = list(
         trajectories(cfg.store, runs=cfg.runs, histories=cfg.histories, seeds=cfg.seeds)
     )
