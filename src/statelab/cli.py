@@ -275,6 +275,27 @@ def tune(
     typer.echo(f"report: {paths['report']}  plot: {paths['plot']}  winner: {paths['winner']}")
 
 
+@app.command()
+def train(
+    what: Annotated[str, typer.Argument(help="reader (behaviour cloning) or writer (DSSR)")],
+    config: Annotated[Path, typer.Argument(help="training YAML (configs/seed003/train_*.yaml)")],
+) -> None:
+    """Seed 003's training (the train extra): the reader by behaviour cloning on a*, or the
+    writer by DSSR; writes LoRA adapters and summary.json into <out>/<name>/."""
+    if what not in ("reader", "writer"):
+        raise _fail(f"statelab train {what}: train 'reader' or 'writer'")
+    from statelab.train.pipeline import ReaderConfig, load_config, train_reader, train_writer
+
+    try:
+        cfg = load_config(config, what)
+        done = train_reader(cfg) if isinstance(cfg, ReaderConfig) else train_writer(cfg)
+    except (ConfigError, ModelError) as err:
+        if _debug():
+            raise
+        raise _fail(str(err)) from None
+    typer.echo(json.dumps(done, indent=1))
+
+
 def _dry_run(exp: Any) -> None:
     from statelab.run.dryrun import dry_run
 

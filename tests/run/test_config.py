@@ -62,7 +62,7 @@ def test_bad_values_name_key_and_allowed_values():
     assert err(with_("grid.history", ["full", "sumary"])) == (
         "config error: grid.history: unknown history 'sumary'; allowed: full, none, "
         "window:<k>, summary, oracle-summary, last-k:<B>, "
-        "bounded:summary|guide|belief|slots:<B>, oracle-bounded:<B>, "
+        "bounded:summary|guide|belief|slots|dssr=<dir>:<B>, oracle-bounded:<B>, "
         "oracle-readtime:<B>[:<samples>]"
     )
     msg = err(with_("grid.env", ["hanoy"]))

