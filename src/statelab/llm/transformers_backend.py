@@ -80,7 +80,7 @@ def cache_root() -> Path:
     return Path(os.environ.get("STATELAB_CACHE", "~/.cache/statelab")).expanduser() / "hf"
 
 
-def _gguf_of(model: str) -> Path | None:
+def gguf_of(model: str) -> Path | None:
     """The GGUF file ``model`` names (a .gguf path or a package shipping one), else None."""
     path = Path(model).expanduser()
     if path.suffix == ".gguf":
@@ -131,7 +131,7 @@ def resolve(model: str) -> Path:
         if not (local / "config.json").is_file():
             raise ConfigError(f"hf: {model!r} is a directory without a transformers config.json")
         return local
-    gguf = _gguf_of(model)
+    gguf = gguf_of(model)
     if gguf is not None:
         return _converted(gguf)
     if not _HUB_ID.fullmatch(model) or local.exists():

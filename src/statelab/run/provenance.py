@@ -78,8 +78,9 @@ def path_sha256(path: Path) -> str:
 
 
 def named_paths(spelling: str) -> list[Path]:
-    """Files and folders a spelling names: ``llamacpp:<package>`` resolves to its GGUF; any
-    other ``:``/``=``-separated part that exists on disk counts."""
+    """Files and folders a spelling names: ``llamacpp:<package>`` and ``hf:<package>``
+    resolve to the package's GGUF; any other ``:``/``=``-separated part that exists on disk
+    counts (a model directory, an adapter folder)."""
     out: list[Path] = []
     name, _, arg = spelling.partition(":")
     if name == "llamacpp" and arg and not arg.startswith("hf:"):
@@ -89,6 +90,15 @@ def named_paths(spelling: str) -> list[Path]:
             out.append(resolve_model(arg.split("?")[0]))
         except (ConfigError, ImportError):
             pass
+    if name == "hf" and arg:
+        from statelab.llm.transformers_backend import gguf_of
+
+        try:
+            gguf = gguf_of(arg.split("?")[0])
+        except ConfigError:
+            gguf = None
+        if gguf is not None:
+            out.append(gguf)
     for part in re.split(r"[:=?&,#]", spelling):
         if part and ("/" in part or "." in part) and Path(part).expanduser().exists():
             p = Path(part).expanduser()
