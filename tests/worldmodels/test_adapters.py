@@ -15,6 +15,7 @@ from statelab.worldmodels.adapters import adapter_for
 from statelab.worldmodels.adapters.babyai import BabyAIAdapter, parse_place
 from statelab.worldmodels.adapters.household import HouseholdAdapter, parse_goal
 from statelab.worldmodels.belief import INVENTORY, UNSEEN
+from statelab.worldmodels.rules import kind_of
 
 
 # -- BabyAI -----------------------------------------------------------------------------------
@@ -290,3 +291,28 @@ def test_household_noprob_names_exactly_the_support_of_the_belief():
         text = ad.answer("where is apple", "noprob", random.Random(seed))
         named = text.removeprefix("apple may be at: ").rstrip(".").split(", ")
         assert set(named) == b.support and "(" not in text
+
+
+def test_household_floor_lamp_prior_covers_where_the_generator_puts_it():
+    """The test split's floor lamps (scene 219) stand on floor receptacles: the lamp's prior
+    is over those instances only, and holds the lamp's true place (privileged, test only)."""
+    from statelab.envs import _household_gen as gen
+    from statelab.envs.household import HouseholdEnv
+
+    env = HouseholdEnv()
+    test = range(gen.TEST_START, gen.TEST_START + 134)
+    for seed in test:
+        if gen.task_type_of(seed) != "look_at_obj_in_light":
+            continue
+        obs, info = env.reset(seed=seed)
+        if info["privileged"]["task"].lamp == "floorlamp 1":
+            break
+    else:
+        raise AssertionError("no floor-lamp game in the test split")
+    ad = adapter_for(obs, "uniform")
+    assert isinstance(ad, HouseholdAdapter)
+    floor = {r.lower() for r in gen.FLOOR_LAMP_RECEPTACLES}
+    support = ad.allowed("floorlamp")
+    assert support and {kind_of(n) for n in support} <= floor
+    assert len(support) < len(ad.mem.places)  # not the uniform fallback over every place
+    assert info["privileged"]["placements"]["floorlamp 1"] in support

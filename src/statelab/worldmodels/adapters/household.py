@@ -82,7 +82,7 @@ class HouseholdAdapter(Adapter):
         super().__init__(obs, prior)
         c = gen._constants()
         self._rtype = _types(list(c.RECEPTACLES))
-        self._otype = _types([*c.OBJECTS, gen.LAMP])
+        self._otype = _types([*c.OBJECTS, gen.LAMP, gen.FLOOR_LAMP])
         self._val: dict[str, tuple[str, ...]] = {
             k: tuple(v) for k, v in c.VAL_RECEPTACLE_OBJECTS.items()
         }
@@ -105,6 +105,8 @@ class HouseholdAdapter(Adapter):
         t = self._otype.get(otype, otype)
         if t == gen.LAMP:
             types = {r.lower() for r in gen.LAMP_RECEPTACLES}
+        elif t == gen.FLOOR_LAMP:  # the test split's floor lamps (scene 219)
+            types = {r.lower() for r in gen.FLOOR_LAMP_RECEPTACLES}
         else:
             types = {r.lower() for r, held in self._val.items() if t in held}
         if target:  # never in the goal's receptacle type nor in the task's appliance
