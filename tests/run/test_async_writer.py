@@ -24,8 +24,8 @@ import pytest
 from statelab.core import LLM, Completion, GenParams, Message, Usage
 from statelab.llm import CachedLLM, ResponseCache, make_llm, spec_concurrency
 from statelab.llm.openai_compat import OpenAICompatLLM
+from statelab.run.components import TimedLLM
 from statelab.run.config import parse_experiment
-from statelab.run.episode import TimedLLM
 from statelab.run.runner import gate_size, run_sync
 
 ACTION = "Action: Move the top disk of rod A to the top of rod C"

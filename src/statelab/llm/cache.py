@@ -22,7 +22,7 @@ from statelab.core import LLM, Completion, GenParams, Message
 from statelab.llm._safe import storable
 
 #: seconds the current task spent in the cache (key, lookup, queueing the write): statelab's
-#: own time, not the model's; :class:`statelab.run.episode.TimedLLM` takes it out of model time
+#: own time, not the model's; :class:`statelab.run.components.TimedLLM` takes it out of model time
 CACHE_SECONDS: ContextVar[float] = ContextVar("statelab_cache_seconds", default=0.0)
 
 SCHEMA = """

@@ -14,8 +14,8 @@ from pathlib import Path
 from statelab.core import ConfigError
 from statelab.envs import make_env
 from statelab.llm import MODELS, make_llm
+from statelab.run.components import describe_run
 from statelab.run.config import Experiment
-from statelab.run.episode import describe_run
 from statelab.run.store import check_store, writable
 
 #: backends whose construction loads weights: a dry run checks their spelling only

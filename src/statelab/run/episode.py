@@ -14,75 +14,30 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from statelab.agents import AGENTS
 from statelab.core import (
     LLM,
-    Agent,
     Call,
-    Completion,
     Component,
     Decision,
-    Env,
-    GenParams,
-    Memory,
-    Message,
     Observation,
     PrivilegedView,
     Prompt,
     StepContext,
     Transition,
     WorldHandle,
-    WorldModel,
-    describe,
     frozen_view,
 )
-from statelab.envs import make_env
-from statelab.llm.cache import CACHE_SECONDS
-from statelab.run.axes import env_context
+from statelab.run.components import Components, TimedLLM, prelude_transitions, reads_privileged
 from statelab.run.config import RunSpec
 from statelab.run.spec import env_seed
 from statelab.run.store import EpisodeRecord, StepRecord
-from statelab.state import HISTORIES, call_seed, compose_view
-from statelab.state.grounding import GROUNDINGS, Grounded, Grounding
-from statelab.worldmodels import WORLDMODELS
+from statelab.state import call_seed, compose_view
+from statelab.state.grounding import Grounded
 
 #: proposals a component may reject in one step before the last one goes to the env
 MAX_REJECTIONS = 3
 #: world-model questions an agent may ask in one step
 MAX_QUERIES = 10
-
-
-class TimedLLM(LLM):
-    """Counts wall time spent in the model, to separate statelab's own overhead. Time the
-    response cache spends (hashing the request, looking it up, queueing the write) is
-    statelab's, not the model's: it is left out, so ``steps.overhead`` counts it."""
-
-    def __init__(self, inner: LLM) -> None:
-        self.inner = inner
-        self.model_id = inner.model_id
-        self.constrained = inner.constrained
-        self.vision = inner.vision
-        self.max_concurrency = inner.max_concurrency
-        self.seconds = 0.0
-
-    async def complete(self, messages: list[Message], params: GenParams) -> Completion:
-        start, cache_before = time.perf_counter(), CACHE_SECONDS.get()
-        try:
-            return await self.inner.complete(messages, params)
-        finally:
-            cache_s = CACHE_SECONDS.get() - cache_before
-            self.seconds += time.perf_counter() - start - cache_s
-
-    async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
-        start, cache_before = time.perf_counter(), CACHE_SECONDS.get()
-        try:
-            return await self.inner.score(messages, continuations)
-        finally:
-            cache_s = CACHE_SECONDS.get() - cache_before
-            self.seconds += time.perf_counter() - start - cache_s
-
-    def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
 
 
 def _call_row(c: Call) -> dict[str, Any]:
@@ -102,56 +57,6 @@ def _tokens(calls: list[Call]) -> tuple[int, int]:
         sum(c.completion.usage.input_tokens for c in calls),
         sum(c.completion.usage.output_tokens for c in calls),
     )
-
-
-def reads_privileged(component: Any) -> bool:
-    return "reads-privileged" in getattr(component, "tags", ())
-
-
-@dataclass
-class Components:
-    """The components of one episode, built from the run's spellings."""
-
-    env: Env
-    agent: Agent
-    memory: Memory
-    grounding: Grounding
-    world: WorldModel
-    render_obs: Any
-
-    @classmethod
-    def build(cls, spec: RunSpec, seed: int) -> Components:
-        env = make_env(spec.env, max_steps=spec.max_steps)
-        params = GenParams(**spec.params) if spec.params else GenParams()
-        ctx = replace(
-            env_context(
-                spec.env, params, fmt=spec.format, seed=seed, max_steps=spec.max_steps, dry=False
-            ),
-            manual=env.manual,
-        )
-        render_obs = ctx.render_obs
-        grounding = GROUNDINGS.build(spec.grounding, ctx)
-        env.want_image = grounding.needs_vision
-        return cls(
-            env=env,
-            agent=AGENTS.build(spec.agent, ctx),
-            memory=HISTORIES.build(spec.history, ctx),
-            grounding=grounding,
-            world=WORLDMODELS.build(spec.worldmodel, ctx),
-            render_obs=render_obs,
-        )
-
-    def hooked(self) -> list[Component]:
-        """Every component with hooks, in the order the loop calls them."""
-        return [self.memory, self.grounding, self.world, self.agent]
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "agent": describe(self.agent),
-            "history": describe(self.memory),
-            "grounding": describe(self.grounding),
-            "worldmodel": describe(self.world),
-        }
 
 
 @dataclass
@@ -477,16 +382,6 @@ class Episode:
         return ep
 
 
-def prelude_transitions(info: dict[str, Any]) -> list[Transition]:
-    """An env's scripted steps before the agent acts (``info["prelude"]``: ``(action,
-    Observation)`` pairs, e.g. the cooking env's Phase A), as transitions for the memory."""
-    return [
-        Transition(t=0, action=a, reply=a, reward=0.0, observation=o, terminated=False,
-                   truncated=False)
-        for a, o in info.get("prelude", ())
-    ]  # fmt: skip
-
-
 def _gold(info: dict[str, Any]) -> str | None:
     tracked = info.get("privileged", {}).get("tracked")
     return None if tracked is None else json.dumps(tracked, sort_keys=True, default=str)
@@ -506,27 +401,3 @@ async def run_episode(
         return await episode.play()
     finally:
         episode.c.env.close()  # an env holding a process (ScienceWorld's JVM) gives it back
-
-
-def describe_run(spec: RunSpec) -> dict[str, Any]:
-    """The descriptions (spelling, label, tags) of a run's components, built dry: what the
-    store keeps with the run, and what reports select rows by."""
-    params = GenParams(**spec.params) if spec.params else GenParams()
-    ctx = env_context(spec.env, params, fmt=spec.format)
-    out = {"agent": describe(AGENTS.build(spec.agent, ctx))}
-    if spec.uses_model:
-        out["history"] = describe(HISTORIES.build(spec.history, ctx))
-        out["grounding"] = describe(GROUNDINGS.build(spec.grounding, ctx))
-        out["worldmodel"] = describe(WORLDMODELS.build(spec.worldmodel, ctx))
-    return out
-
-
-def spec_dict(spec: RunSpec) -> dict[str, Any]:
-    """A run spec as JSON-able data (stored with the run; model specs without credentials)."""
-    values = {
-        **spec.axes_values,
-        **{k: v for k, v in spec.axes().items() if k in ("model", "writer")},
-    }
-    if not spec.uses_model:
-        values["model"] = "-"
-    return {**values, "params": spec.params, "max_steps": spec.max_steps}

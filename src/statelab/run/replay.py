@@ -33,8 +33,8 @@ from statelab.core import (
     Usage,
     frozen_view,
 )
+from statelab.run.components import Components, prelude_transitions
 from statelab.run.config import RunSpec
-from statelab.run.episode import Components, prelude_transitions
 from statelab.run.spec import env_seed
 from statelab.run.store import Store
 

@@ -17,8 +17,9 @@ from typing import Any, TextIO
 from statelab.core import LLM, ConfigError, ModelError
 from statelab.llm import CachedLLM, make_llm, spec_concurrency
 from statelab.run.axes import NAMES
+from statelab.run.components import describe_run, spec_dict
 from statelab.run.config import Experiment, RunSpec
-from statelab.run.episode import describe_run, run_episode, spec_dict
+from statelab.run.episode import run_episode
 from statelab.run.provenance import guard, record_provenance
 from statelab.run.store import EpisodeRecord, Store, stored_text, writable
 

@@ -18,8 +18,8 @@ from typing import Any
 
 from statelab.agents.reader import normalise, options, reader_messages
 from statelab.core import LLM, Memory, Message, Observation, Prompt, Transition
+from statelab.run.components import Components, prelude_transitions
 from statelab.run.config import RunSpec
-from statelab.run.episode import Components, prelude_transitions
 from statelab.run.replay import replay, spec_of
 from statelab.run.spec import env_seed
 from statelab.run.store import Store

@@ -127,7 +127,7 @@ async def _audit(
     from statelab.core import ModelError, Transition
     from statelab.envs import make_env
     from statelab.run.axes import env_context
-    from statelab.run.episode import prelude_transitions
+    from statelab.run.components import prelude_transitions
     from statelab.state import HISTORIES
     from statelab.state.history import WindowMemory
     from statelab.state.readtime import ReadTimeOracle, reader_nll, reader_prompt
