@@ -1,7 +1,10 @@
 """Logged episodes as training material: trajectories from a store, the reader's prompt.
 
 A :class:`Trajectory` is one stored episode re-simulated with :func:`statelab.replay`: the env's
-scripted prelude (the cooking env's Phase A, as transitions), then every Phase-B decision with
+scripted prelude (the cooking env's Phase A, as transitions) with the memory state in front of
+each of its writes (the logged writer rolled forward from its initial state with the run's
+stored replies, as replay does; the state it ends in must equal replay's first state), then
+every Phase-B decision with
 what the reader had in front of it (the observation, the memory state and its rendering, the
 admissible commands), the action taken, a* from the privileged view, and the transition the
 writer consumed after it. Training reads a* only as a label; no prompt built here carries a
@@ -10,17 +13,28 @@ privileged field.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from statelab.agents.reader import normalise, options, reader_messages
-from statelab.core import LLM, Memory, Message, Observation, Prompt, Transition
+from statelab.analysis.seed003.leaks import privileged_strings
+from statelab.core import (
+    LLM,
+    Memory,
+    Message,
+    Observation,
+    PrivilegedView,
+    Prompt,
+    Transition,
+    frozen_view,
+)
 from statelab.run.components import Components, prelude_transitions
 from statelab.run.config import RunSpec
-from statelab.run.replay import replay, spec_of
+from statelab.run.replay import ReplayMismatch, StoredReplies, replay, spec_of
 from statelab.run.spec import env_seed
 from statelab.run.store import Store
 from statelab.state.view import compose_view
@@ -55,10 +69,50 @@ class Trajectory:
     memory: Memory
     prelude: list[Transition] = field(default_factory=list)
     steps: list[Decision] = field(default_factory=list)
+    #: the memory state in front of each prelude write (``prelude_states[i]`` is the input
+    #: of the write consuming ``prelude[i]``); empty where the prelude was not rolled
+    prelude_states: list[Any] = field(default_factory=list)
+    #: the prelude index of the reveal (the cookbook read), None where the env has none
+    reveal: int | None = None
+    #: the privileged recipe's ingredient and direction lines (a label only, never prompted)
+    directives: tuple[str, ...] = ()
 
     def decision_points(self) -> list[int]:
         """Indices of the steps with an a* among the admissible commands."""
         return [i for i, d in enumerate(self.steps) if d.a_star and d.a_star in d.admissible]
+
+    def input_state(self, phase: str, j: int) -> Any:
+        """The writer's input state at write point ``(phase, j)``: in front of prelude write
+        ``j`` (phase ``a``) or of the write after Phase-B step ``j`` (phase ``b``)."""
+        return self.prelude_states[j] if phase == "a" else self.steps[j].state
+
+    def transition(self, phase: str, j: int) -> Transition:
+        """What the write at ``(phase, j)`` consumes."""
+        return self.prelude[j] if phase == "a" else self.steps[j].transition
+
+    def post_reveal(self, phase: str, j: int) -> bool:
+        """Whether the write's input state comes after the reveal was written (every Phase-B
+        write, and the Phase-A writes after the cookbook's); False without a reveal."""
+        if self.reveal is None:
+            return False
+        return phase == "b" or j > self.reveal
+
+    def holds_directive(self, phase: str, j: int) -> bool:
+        """Whether the input state's rendering holds a recipe directive (case and spacing
+        ignored)."""
+        text = norm(self.memory.render(self.input_state(phase, j)))
+        return any(norm(d) in text for d in self.directives)
+
+
+def norm(text: str) -> str:
+    """Lower case, runs of whitespace as one space (how directives are compared)."""
+    return " ".join(text.lower().split())
+
+
+def recipe_directives(recipe: Any) -> tuple[str, ...]:
+    """The ingredient and direction lines of a privileged recipe (as the leak check reads
+    them: :func:`statelab.analysis.seed003.leaks.privileged_strings`)."""
+    return tuple(privileged_strings({"recipe": recipe}))
 
 
 def reader_prompt(traj: Trajectory, history: str, obs: Observation) -> list[Message]:
@@ -120,11 +174,49 @@ def trajectories(
         yield load_trajectory(store, run, spec, seed)
 
 
+def _prelude_replies(store: str | Path, run: str, seed: int) -> list[str]:
+    """The writer replies the run stored for its prelude writes: the first step's calls after
+    the agent's own (replay reads them so)."""
+    st = Store(store)
+    try:
+        row = st.db.execute(
+            "SELECT t, agent_calls FROM steps WHERE run=? AND seed=? AND rollout=0 ORDER BY t"
+            " LIMIT 1",
+            (run, seed),
+        ).fetchone()
+        if row is None:
+            return []
+        texts = st.db.execute(
+            "SELECT text FROM calls WHERE run=? AND seed=? AND rollout=0 AND t=? ORDER BY i",
+            (run, seed, row[0]),
+        ).fetchall()
+    finally:
+        st.close()
+    return [t for (t,) in texts][int(row[1] or 0) :]
+
+
 def load_trajectory(store: str | Path, run: str, spec: RunSpec, seed: int) -> Trajectory:
     first = env_seed(spec.env, seed, 0)
     c = Components.build(spec, first)
-    _, info = c.env.reset(seed=first)
+    obs, info = c.env.reset(seed=first)
     notes = [n for comp in c.hooked() if (n := comp.instructions())]
+    priv = info.get("privileged") or {}
+    phase_a = priv.get("phase_a") or {}
+    reads = "reads-privileged" in c.memory.tags
+    view = PrivilegedView(frozen_view(info), c.env.expert()) if reads else None
+    # Phase A: roll the logged writer forward from its initial state with the stored replies
+    prelude = [replace(tr, privileged=view) for tr in prelude_transitions(info)]
+    stored = StoredReplies()
+    stored.queue = _prelude_replies(store, run, seed)
+    state = c.memory.init(obs, view)
+    states: list[Any] = []
+    loop = asyncio.new_event_loop()
+    try:
+        for tr in prelude:
+            states.append(state)
+            state, _ = loop.run_until_complete(c.memory.write(state, tr, stored))
+    finally:
+        loop.close()
     traj = Trajectory(
         run=run,
         seed=seed,
@@ -132,7 +224,10 @@ def load_trajectory(store: str | Path, run: str, spec: RunSpec, seed: int) -> Tr
         manual="\n\n".join([c.env.manual, *notes]),
         render_obs=c.render_obs,
         memory=c.memory,
-        prelude=prelude_transitions(info),
+        prelude=prelude,
+        prelude_states=states,
+        reveal=int(phase_a["reveal"]) if "reveal" in phase_a else None,
+        directives=recipe_directives(priv.get("recipe")),
     )
     for s in replay(store, run, seed):
         a_star = s.privileged.get("a_star")
@@ -155,6 +250,11 @@ def load_trajectory(store: str | Path, run: str, spec: RunSpec, seed: int) -> Tr
                     truncated=False,
                 ),
             )
+        )
+    if traj.steps and traj.steps[0].state != state:
+        raise ReplayMismatch(
+            f"{run} seed {seed}: the prelude rolled from the initial state does not end in the"
+            " state replay gives the first decision"
         )
     return traj
 

