@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -17,12 +18,17 @@ from statelab.core import LLM, Completion, GenParams, Message, Observation, Tran
 from statelab.state.bounded import BoundedWriter, WrittenState
 from statelab.train.data import Decision, Trajectory
 from statelab.train.dssr import (
+    At,
     Candidate,
     WritePoint,
+    arm_points,
+    eligible_points,
     preference_pairs,
     recursive_score,
     score_write_point,
     window_score,
+    window_view,
+    write_points,
 )
 
 COMMANDS = ("go north", "take carrot")
@@ -84,6 +90,33 @@ def trajectory(n: int = 4) -> Trajectory:
     return Trajectory("r", 0, "bounded:summary:64", "Cook.", lambda o: o.text, writer, [], steps)
 
 
+def state(text: str) -> WrittenState:
+    return WrittenState("Cook a meal.", text)
+
+
+#: Phase A of the constructed episode: explore, the reveal (prelude index 1), one filler step
+PRELUDE = [("go east", "Kitchen. A cookbook."), ("examine cookbook", "You read it."),
+           ("go west", "Corridor.")]  # fmt: skip
+
+
+def with_prelude(
+    prelude_texts: tuple[str, ...] = ("", "Nothing yet.", "Nothing yet."),
+    step_texts: tuple[str, ...] | None = None,
+) -> Trajectory:
+    """The constructed episode with a Phase A of three writes (the reveal is the second) and
+    the given input states; the recipe's directives are "slice the carrot", "fry the carrot"."""
+    traj = trajectory()
+    traj.prelude = [Transition(0, a, a, 0.0, obs(o), False, False) for a, o in PRELUDE]
+    traj.prelude_states = [state(t) for t in prelude_texts]
+    traj.reveal = 1
+    traj.directives = ("slice the carrot", "fry the carrot")
+    if step_texts is not None:
+        traj.steps = [
+            replace(d, state=state(x)) for d, x in zip(traj.steps, step_texts, strict=True)
+        ]
+    return traj
+
+
 def test_the_recursive_score_differs_from_the_window_score_for_a_lossy_writer():
     traj = trajectory()
     writer = BoundedWriter(lambda o: o.text, "summary", 64)
@@ -131,3 +164,87 @@ def test_preference_pairs_respect_the_gap():
     assert preference_pairs(points, gap=1.0) == [(points[2].prompt, "a", "b")]
     single = WritePoint("r", 0, 0, [], (Candidate("a", None, 0.0, 0.0),), 1)
     assert preference_pairs([single]) == []  # K = 1: no pair
+
+
+# -- Phase-A write points ------------------------------------------------------------------------
+
+
+def test_a_phase_a_point_is_scored_through_the_rest_of_the_prelude_then_phase_b():
+    traj = with_prelude()
+    writer = BoundedWriter(lambda o: o.text, "summary", 64)
+    cand = state("Recipe: carrot")
+    lossy, keep = Writer(lossy=True), Writer(lossy=False)
+
+    def rec(j: int, w: Writer) -> float:
+        return asyncio.run(recursive_score(traj, j, cand, writer, w, Reader(), 2, phase="a"))
+
+    # a0: two prelude writes before decision 0 (the lossy writer drops the carrot at the
+    # first), so decisions 0 and 1 are both at ln 2; it makes 2 + 1 writes
+    assert rec(0, lossy) == pytest.approx(math.log(2), abs=1e-6)
+    # a2 (the last prelude write): decision 0 sees the candidate itself, decision 1 a rewrite
+    assert rec(2, lossy) == pytest.approx(math.log(2) / 2, abs=1e-6)
+    assert rec(0, keep) == pytest.approx(0.0, abs=1e-6)
+    # the window form keeps the candidate: 0 at both decisions, with the prelude's raw steps
+    win = asyncio.run(window_score(traj, 0, cand, writer, Reader(), 2, phase="a"))
+    assert win == pytest.approx(0.0, abs=1e-6)
+    view = window_view(traj, "S", 1, 1, phase="a")
+    assert view == "S\n\nSteps since:\n> go west\nCorridor.\n> go north\nRoom 1."
+
+
+def test_a_phase_a_point_forks_the_rolled_input_state_and_records_its_phase():
+    traj = with_prelude(("", "Nothing yet.", "Recipe: slice the carrot"))
+    writer = BoundedWriter(lambda o: o.text, "summary", 64)
+    fake = Writer(lossy=False, by_seed=True)
+    point = asyncio.run(
+        score_write_point(traj, 2, writer, fake, Reader(), k=4, horizon=2, phase="a")
+    )
+    assert (point.phase, point.j, point.decisions) == ("a", 2, 2)
+    assert point.prompt == writer.messages(traj.prelude_states[2], traj.prelude[2])
+    assert "Recipe: slice the carrot" in point.prompt[-1]["content"]
+    assert "Corridor." in point.prompt[-1]["content"]  # it consumes the filler step
+    # as at a Phase-B point: the carrot candidates are best (ln 2 / 2), the others ln 2
+    assert point.best().text == "Recipe: carrot"
+    assert point.best().recursive == pytest.approx(math.log(2) / 2, abs=1e-6)
+    assert point.worst().recursive == pytest.approx(math.log(2), abs=1e-6)
+    assert point.to_dict()["phase"] == "a"
+    b = asyncio.run(score_write_point(traj, 0, writer, fake, Reader(), k=1, horizon=2))
+    assert b.phase == "b" and b.to_dict()["phase"] == "b"
+
+
+def test_write_points_come_from_the_chosen_phases():
+    traj = with_prelude()
+    a = [At("a", 0), At("a", 1), At("a", 2)]
+    b = [At("b", 0), At("b", 1), At("b", 2)]  # step 3 is the last: nothing after it
+    assert eligible_points(traj) == a + b
+    assert eligible_points(traj, ("b",)) == b
+    assert eligible_points(traj, ("a",)) == a
+    # within a horizon of 1 step every point still has its next decision
+    assert eligible_points(traj, horizon=1) == a + b
+    # no rolled prelude (a trajectory without one): Phase B only
+    assert eligible_points(trajectory()) == b
+    import random
+
+    got = write_points(traj, 4, random.Random(0))
+    assert len(got) == 4 and got == sorted(got) and set(got) <= set(a + b)
+    assert write_points(traj, 10, random.Random(0), phases=("a",)) == a
+
+
+def test_a4_keeps_exactly_the_post_reveal_points_whose_input_state_holds_a_directive():
+    # inputs: a0, a1 (the reveal's write) are pre-reveal; a2 and b0..b2 post-reveal
+    traj = with_prelude(
+        ("", "Nothing yet.", "Recipe: SLICE  the\ncarrot, then fry it."),
+        ("Fry the carrot.", "Went north.", "recipe: slice the carrot", "done"),
+    )
+    pool = eligible_points(traj)
+    assert [traj.post_reveal(*p) for p in pool] == [False, False, True, True, True, True]
+    assert [traj.holds_directive(*p) for p in pool] == [False, False, True, True, False, True]
+    assert arm_points(traj, pool, "main") == pool
+    assert arm_points(traj, pool, "a4") == [
+        At("a", 0), At("a", 1), At("a", 2), At("b", 0), At("b", 2)
+    ]  # fmt: skip
+    import random
+
+    drawn = write_points(traj, 10, random.Random(1), arm="a4")
+    assert At("b", 1) not in drawn and len(drawn) == 5
+    with pytest.raises(ValueError, match="arm"):
+        arm_points(traj, pool, "a5")
