@@ -74,7 +74,7 @@ class Trajectory:
     prelude_states: list[Any] = field(default_factory=list)
     #: the prelude index of the reveal (the cookbook read), None where the env has none
     reveal: int | None = None
-    #: the privileged recipe's ingredient and direction lines (a label only, never prompted)
+    #: the privileged recipe's direction lines (a label only, never prompted)
     directives: tuple[str, ...] = ()
 
     def decision_points(self) -> list[int]:
@@ -110,9 +110,16 @@ def norm(text: str) -> str:
 
 
 def recipe_directives(recipe: Any) -> tuple[str, ...]:
-    """The ingredient and direction lines of a privileged recipe (as the leak check reads
-    them: :func:`statelab.analysis.seed003.leaks.privileged_strings`)."""
-    return tuple(privileged_strings({"recipe": recipe}))
+    """The direction lines of a privileged recipe ("slice the carrot", ..., "prepare meal"),
+    read as the leak check reads the recipe
+    (:func:`statelab.analysis.seed003.leaks.privileged_strings`) but without the ingredient
+    lines: Phase A shows every ingredient before the reveal, so naming one is no sign that
+    the recipe was kept."""
+    lines = privileged_strings({"recipe": recipe})
+    if not isinstance(recipe, str) or "Directions:" not in recipe:
+        return ()
+    body = recipe.split("Directions:", 1)[1]
+    return tuple(s for s in lines if s in {ln.strip() for ln in body.splitlines()})
 
 
 def reader_prompt(traj: Trajectory, history: str, obs: Observation) -> list[Message]:
