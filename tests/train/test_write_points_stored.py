@@ -115,3 +115,41 @@ def test_a4_keeps_the_post_reveal_points_that_still_hold_the_directive(stored):
     main = WriterConfig(name="x", store=str(path), reader="hf:x", phases=["b"])
     assert main.k == 4
     assert arm_counts(main, [traj])["kept"] == sum(p.phase == "b" for p in pool)
+
+
+def test_train_writer_records_each_points_phase_and_the_arms_count(stored, tmp_path, monkeypatch):
+    """The writer job end to end with the trainers replaced (no torch): scores_round0.jsonl
+    holds a phase per point, summary.json the A4 line."""
+    import json
+    from pathlib import Path
+
+    import statelab.llm
+    from statelab.train import pipeline
+    from statelab.train.trainers import TrainResult
+
+    path, _, key, walk = stored
+    model = Model([walk, f"Recipe: {key}."])
+    monkeypatch.setattr(statelab.llm, "make_llm", lambda spec: model)
+    seen: list[list[tuple[object, str]]] = []
+
+    def fake_sft(examples, out, **kw):
+        seen.append([(m, c) for m, c in examples])
+        return TrainResult(Path(out), len(examples), 1, 0.0, [0.5])
+
+    monkeypatch.setattr(pipeline, "sft", fake_sft)
+    cfg = pipeline.WriterConfig(
+        name="w", store=str(path), reader="hf:x", arm="a4", k=2, points=100, rounds=1,
+        horizon=2, out=str(tmp_path),
+    )  # fmt: skip
+    summary = pipeline.train_writer(cfg)
+    scores = tmp_path / "w" / "scores_round0.jsonl"
+    rows = [json.loads(x) for x in scores.read_text().splitlines()]
+    kept = summary["write_points_kept"]
+    assert (summary["arm"], summary["phases"], summary["k"]) == ("a4", ["a", "b"], 2)
+    assert kept["kept"] < kept["of"] and len(rows) == kept["kept"]  # every kept point drawn
+    assert {r["phase"] for r in rows} == {"a", "b"}
+    assert summary["rounds"][0]["by_phase"] == {
+        ph: sum(r["phase"] == ph for r in rows) for ph in ("a", "b")
+    }
+    assert all(len(r["candidates"]) == 2 for r in rows)
+    assert len(seen[0]) == len(rows)  # one best candidate per point to round 0's SFT
