@@ -248,3 +248,14 @@ def test_a4_keeps_exactly_the_post_reveal_points_whose_input_state_holds_a_direc
     assert At("b", 1) not in drawn and len(drawn) == 5
     with pytest.raises(ValueError, match="arm"):
         arm_points(traj, pool, "a5")
+
+
+def test_directives_are_the_directions_that_name_an_ingredient():
+    from statelab.train.data import recipe_directives
+
+    recipe = (
+        "Recipe #1\nIngredients:\n  red potato\n  carrot\nDirections:\n  slice the red potato\n"
+        "  fry the carrot\n  prepare meal\n"
+    )
+    assert recipe_directives(recipe) == ("slice the red potato", "fry the carrot")
+    assert recipe_directives(None) == () and recipe_directives("no recipe") == ()

@@ -16,6 +16,9 @@ textworld = pytest.importorskip("textworld")
 
 
 
+SUMMARY = "bounded:summary:64"
+
+
 class Model(LLM):
     """Writer replies cycle through ``replies``; the reader is uniform (it only acts)."""
 
@@ -54,7 +57,7 @@ def stored(tmp_path_factory):
             "model": "scripted:unused",
             "seeds": [1],
             "grid": {"env": ["cooking:lag=2"], "agent": ["reader"],
-                     "history": ["bounded:summary:64"]},
+                     "history": ["bounded:summary:64", "last-k:64", "oracle-bounded:64"]},
             "out": str(tmp_path_factory.mktemp("dssr") / "results"),
             "cache": None,
             "max_steps": 3,
@@ -70,7 +73,7 @@ def test_phase_a_input_states_are_the_logged_writer_rolled_through_the_prelude(s
     from statelab.train.data import trajectories
 
     path, info, key, walk = stored
-    (traj,) = list(trajectories(path))
+    (traj,) = list(trajectories(path, histories=[SUMMARY]))
     n = len(info["prelude"])
     assert len(traj.prelude) == len(traj.prelude_states) == n
     assert traj.reveal == info["privileged"]["phase_a"]["reveal"] == n - 3  # F' = 2
@@ -82,7 +85,7 @@ def test_phase_a_input_states_are_the_logged_writer_rolled_through_the_prelude(s
     first = next(iter(replay(path, traj.run, 1)))
     assert traj.steps[0].state == first.state
     assert first.state.text == (walk if (n - 1) % 2 == 0 else f"Recipe: {key.upper()}.")
-    assert key in traj.directives and "prepare meal" in traj.directives
+    assert key in traj.directives and "prepare meal" not in traj.directives
     assert not any(d in walk for d in traj.directives)  # ingredient names are not directives
 
 
@@ -92,7 +95,7 @@ def test_a4_keeps_the_post_reveal_points_that_still_hold_the_directive(stored):
     from statelab.train.pipeline import WriterConfig, arm_counts
 
     path, _, _, _ = stored
-    (traj,) = list(trajectories(path))
+    (traj,) = list(trajectories(path, histories=[SUMMARY]))
     n, reveal = len(traj.prelude), traj.reveal
     assert reveal is not None and len(traj.steps) == 3
     pool = eligible_points(traj)
@@ -138,8 +141,8 @@ def test_train_writer_records_each_points_phase_and_the_arms_count(stored, tmp_p
 
     monkeypatch.setattr(pipeline, "sft", fake_sft)
     cfg = pipeline.WriterConfig(
-        name="w", store=str(path), reader="hf:x", arm="a4", k=2, points=100, rounds=1,
-        horizon=2, out=str(tmp_path),
+        name="w", store=str(path), histories=[SUMMARY], reader="hf:x", arm="a4", k=2,
+        points=100, rounds=1, horizon=2, out=str(tmp_path),
     )  # fmt: skip
     summary = pipeline.train_writer(cfg)
     scores = tmp_path / "w" / "scores_round0.jsonl"
@@ -153,3 +156,20 @@ def test_train_writer_records_each_points_phase_and_the_arms_count(stored, tmp_p
     }
     assert all(len(r["candidates"]) == 2 for r in rows)
     assert len(seen[0]) == len(rows)  # one best candidate per point to round 0's SFT
+
+
+def test_memories_without_model_writes_roll_their_prelude_too(stored):
+    """last-k and the privileged oracle (which reads the reset's privileged view, as replay
+    gives it): the rolled prelude ends in replay's first state (else loading raises)."""
+    from statelab.train.data import trajectories
+
+    path, info, _, _ = stored
+    got = {t.history: t for t in trajectories(path, histories=["last-k:64", "oracle-bounded:64"])}
+    assert set(got) == {"last-k:64", "oracle-bounded:64"}
+    for traj in got.values():
+        assert len(traj.prelude_states) == len(info["prelude"])
+    # the oracle renders the recipe compactly ("carrot (slice, fry)"): no direction line as
+    # written, so no directive by the A4 test (which is meant for written states)
+    oracle = got["oracle-bounded:64"]
+    assert "Recipe:" in oracle.memory.render(oracle.input_state("a", 1))
+    assert not oracle.holds_directive("a", 1)

@@ -74,7 +74,7 @@ class Trajectory:
     prelude_states: list[Any] = field(default_factory=list)
     #: the prelude index of the reveal (the cookbook read), None where the env has none
     reveal: int | None = None
-    #: the privileged recipe's direction lines (a label only, never prompted)
+    #: the privileged recipe's directions naming an ingredient (a label only, never prompted)
     directives: tuple[str, ...] = ()
 
     def decision_points(self) -> list[int]:
@@ -110,16 +110,20 @@ def norm(text: str) -> str:
 
 
 def recipe_directives(recipe: Any) -> tuple[str, ...]:
-    """The direction lines of a privileged recipe ("slice the carrot", ..., "prepare meal"),
-    read as the leak check reads the recipe
-    (:func:`statelab.analysis.seed003.leaks.privileged_strings`) but without the ingredient
-    lines: Phase A shows every ingredient before the reveal, so naming one is no sign that
-    the recipe was kept."""
-    lines = privileged_strings({"recipe": recipe})
-    if not isinstance(recipe, str) or "Directions:" not in recipe:
+    """The directions of a privileged recipe that name one of its ingredients ("slice the
+    carrot", "fry the carrot"; not "prepare meal", which every recipe ends with), read as the
+    leak check reads the recipe (:func:`statelab.analysis.seed003.leaks.privileged_strings`).
+    The ingredient lines themselves are not directives: Phase A shows every ingredient before
+    the reveal, so a state naming one says nothing about whether the recipe was kept."""
+    if not isinstance(recipe, str) or "Directions:" not in recipe or "Ingredients:" not in recipe:
         return ()
-    body = recipe.split("Directions:", 1)[1]
-    return tuple(s for s in lines if s in {ln.strip() for ln in body.splitlines()})
+    head, body = recipe.split("Ingredients:", 1)[1].split("Directions:", 1)
+    foods = [norm(x) for x in head.splitlines() if x.strip()]
+    directions = {ln.strip() for ln in body.splitlines() if ln.strip()}
+    return tuple(
+        s for s in privileged_strings({"recipe": recipe})
+        if s in directions and any(f in norm(s) for f in foods)
+    )  # fmt: skip
 
 
 def reader_prompt(traj: Trajectory, history: str, obs: Observation) -> list[Message]:
