@@ -73,10 +73,13 @@ def build_context(env: str, fmt: str | None = None, seed: int = 0) -> BuildConte
 @functools.cache
 def first(env: str, seed: int = 0) -> tuple[Env, Observation, dict[str, Any]]:
     """An env reset with ``seed`` (images on), its first observation and info (cached: some
-    envs take a while to reset). Callers must not step the env."""
+    envs take a while to reset). Callers must not step the env: it is closed once reset, so
+    the cache holds no process (a ScienceWorld env would keep its JVM, ~0.5-1 GB, for the
+    whole session: the slow suite's 24 tasks filled 23 GiB)."""
     e = make_env(env)
     e.want_image = True
     obs, info = e.reset(seed=seed)
+    e.close()
     return e, obs, info
 
 

@@ -70,6 +70,9 @@ class Env(gym.Env[Observation, str], abc.ABC):
     splits: ClassVar[dict[str, range]] = {}
     #: whether ``info["privileged"]["map"]`` holds the true ASCII map (``oracle-vot``)
     privileged_map: ClassVar[bool] = False
+    #: the least normalised score of a won episode (1.0: a win is a full score; ScienceWorld
+    #: counts a task won at 70 of its 100 points, so 0.7 there)
+    win_score: ClassVar[float] = 1.0
     #: static task manual shown first in every prompt
     manual: str
 

@@ -252,6 +252,8 @@ class ScienceWorldEnv(Env):
 
     name: ClassVar[str] = "scienceworld"
     task: ClassVar[str] = "boil"
+    #: a task is won at 70 of its 100 points (the anchor's and MPO's success)
+    win_score: ClassVar[float] = SUCCESS_SCORE / 100
     max_steps: ClassVar[int] = 100
     history_len: ClassVar[int] = 100
     facts_type: ClassVar[type] = TextFacts
