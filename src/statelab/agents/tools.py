@@ -73,13 +73,17 @@ from statelab.agents._tool_replies import (
 from statelab.core import (
     LLM,
     Agent,
+    Args,
     Call,
     ConfigError,
     Decision,
     GenParams,
     Message,
+    Param,
+    Params,
     Prompt,
     StepContext,
+    count,
 )
 from statelab.facts import TrafficFacts as _Facts
 from statelab.tools.describe import LIBRARY_HEADER
@@ -127,49 +131,71 @@ class Options:
 NATIVE_THINK_TOKENS = 32768
 
 
-def parse_options(kind: str, arg: str | None) -> Options:
-    """``tools``/``plan`` options from the part of a spelling after the colon."""
-    opts: dict[str, Any] = {"kind": kind}
-    flags = {"think", "kin"} | (
-        {"cc", "short", "long", "json", "visible", "random"} if kind == "tools" else {"wait"}
+def _think(value: str) -> int | str:
+    if value == "native":
+        return value
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError("expected a positive number of tokens or native")
+    return int(value)
+
+
+_think.spelled = "int >= 1|native"  # type: ignore[attr-defined]
+
+
+def _flag(name: str, word: str, help: str, value: Any = True, default: Any = False) -> Param:
+    return Param(name, str, default, help, words={word: value}, named=False)
+
+
+#: ``think`` (a rationale, 1024 tokens), ``think=N`` (N tokens) or ``think=native``
+THINK = Param(
+    "think", _think, None, "reasoning before the choice: think, think=N tokens, think=native",
+    words={"think": DEFAULT_THINK_TOKENS},
+)
+KIN = _flag("kinematics", "kin", "the prompt explains closing speeds (seed 001's prompt)")
+#: the parameters of ``tools`` (see the module docstring)
+TOOLS_PARAMS = Params(
+    (
+        _flag("collision_check", "cc", "offer only the tools a collision check finds safe"),
+        Param(
+            "form", str, None, "tool descriptions (default: short with cc, else long)",
+            words={"short": "short", "long": "long"}, named=False,
+        ),
+        THINK,
+        _flag("json", "json", "the decision as one JSON object (structured output)"),
+        _flag("visible", "visible", "geodesics planned with the cars visible from their start"),
+        _flag("ties", "random", "ties between geodesics broken at random", "random", "frontier"),
+        KIN,
+        Param("k", count(1), 5, "tools in the library (K medoids)"),
+        Param("n", count(1), 250, "geodesics sampled"),
+        Param("seed", count(0), 0, "the geodesics' sampling seed"),
+        Param("cars", count(1), 25, "cars of the grid the geodesics are sampled in"),
     )
-    numbers = {"think", "k", "n", "seed", "cars"} if kind == "tools" else {"think"}
-    for i, token in enumerate(t.strip() for t in (arg or "").split("+") if t.strip()):
-        name, sep, value = token.partition("=")
-        if kind == "plan" and i == 0 and token.isdigit():
-            name, sep, value = "k", "=", token
-        elif token == "think=native":  # room for a reasoning model's thinking, as seed 001's
-            opts.update(thinking=True, native=True, think_tokens=NATIVE_THINK_TOKENS)
-            continue
-        elif sep and name in numbers:
-            if not value.isdigit() or int(value) < (0 if name == "seed" else 1):
-                raise ConfigError(f"agent {kind}:{arg}: {name} needs a positive number")
-        elif sep or name not in flags:
-            allowed = sorted(flags) + [f"{n}=N" for n in sorted(numbers)] + ["think=native"]
-            raise ConfigError(
-                f"agent {kind}:{arg}: unknown option {token!r}; allowed: {', '.join(allowed)}"
-            )
-        if name == "cc":
-            opts["collision_check"] = True
-        elif name in ("short", "long"):
-            opts["form"] = name
-        elif name == "json":
-            opts["json"] = True
-        elif name == "visible":
-            opts["visible"] = True
-        elif name == "random":
-            opts["ties"] = "random"
-        elif name == "kin":
-            opts["kinematics"] = True
-        elif name == "wait":
-            opts["wait_invalid"] = True
-        elif name == "think":
-            opts["thinking"] = True
-            if sep:
-                opts["think_tokens"] = int(value)
-        else:
-            opts[name] = int(value)
-    return Options(**opts)
+)  # fmt: skip
+#: the parameters of ``plan``
+PLAN_PARAMS = Params(
+    (
+        Param("k", count(1), 5, "primitive actions proposed per decision", positional=True),
+        THINK,
+        KIN,
+        _flag("wait_invalid", "wait", "an unreadable plan waits (seed 001's code)"),
+    )
+)
+
+
+def options_of(kind: str, args: Args) -> Options:
+    """The :class:`Options` of ``tools`` or ``plan`` built with ``args`` (their parsed
+    parameters)."""
+    think = args["think"]
+    fields = {k: v for k, v in args.items() if k in Options.__dataclass_fields__}
+    return Options(
+        kind,
+        **fields,
+        thinking=think is not None,
+        native=think == "native",
+        think_tokens=(
+            NATIVE_THINK_TOKENS if think == "native" else think or DEFAULT_THINK_TOKENS
+        ),
+    )
 
 
 # -- shared decision machinery ---------------------------------------------------------------

@@ -19,7 +19,15 @@ from statelab.envs import (
     textcraft,  # noqa: F401
     traffic,  # noqa: F401
 )
-from statelab.envs._registry import ENV_CLASSES, ENVS, GYM_IDS, register_env
+from statelab.envs._options import Option, count, on_off, option_parser
+from statelab.envs._registry import (
+    ENV_CLASSES,
+    ENVS,
+    GYM_IDS,
+    env_family,
+    env_kwargs,
+    register_env,
+)
 
 
 def _resolve(spelling: str) -> str:
@@ -40,4 +48,17 @@ def env_class(spelling: str) -> type[Env]:
     return ENV_CLASSES[ENVS.split(_resolve(spelling))[0]]
 
 
-__all__ = ["ENVS", "GYM_IDS", "env_class", "hanoi", "make_env", "register_env"]
+__all__ = [
+    "ENVS",
+    "GYM_IDS",
+    "Option",
+    "count",
+    "env_class",
+    "env_family",
+    "env_kwargs",
+    "hanoi",
+    "make_env",
+    "on_off",
+    "option_parser",
+    "register_env",
+]

@@ -27,7 +27,7 @@ def _format(name: str, help: str) -> Any:
     fn: Any = functools.singledispatch(_unsupported)
     fn.__name__ = name
 
-    def factory(arg: str | None, ctx: BuildContext) -> Formatter:
+    def factory(args: Any, ctx: BuildContext) -> Formatter:
         if ctx.facts_type is not object and not supports(name, ctx.facts_type):
             raise ConfigError(
                 f"format {name!r} does not apply to env {ctx.env!r}; formats that do: "

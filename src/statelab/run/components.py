@@ -22,7 +22,7 @@ from statelab.core import (
     WorldModel,
     describe,
 )
-from statelab.envs import make_env
+from statelab.envs import ENVS, make_env
 from statelab.llm.cache import CACHE_SECONDS
 from statelab.run.axes import env_context
 from statelab.run.config import RunSpec
@@ -125,11 +125,11 @@ def prelude_transitions(info: dict[str, Any]) -> list[Transition]:
 
 
 def describe_run(spec: RunSpec) -> dict[str, Any]:
-    """The descriptions (spelling, label, tags) of a run's components, built dry: what the
+    """The descriptions (spelling, label, tags, args) of a run's components, built dry: what the
     store keeps with the run, and what reports select rows by."""
     params = GenParams(**spec.params) if spec.params else GenParams()
     ctx = env_context(spec.env, params, fmt=spec.format)
-    out = {"agent": describe(AGENTS.build(spec.agent, ctx))}
+    out = {"env": ENVS.description(spec.env), "agent": describe(AGENTS.build(spec.agent, ctx))}
     if spec.uses_model:
         out["history"] = describe(HISTORIES.build(spec.history, ctx))
         out["grounding"] = describe(GROUNDINGS.build(spec.grounding, ctx))

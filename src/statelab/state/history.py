@@ -18,15 +18,18 @@ from typing import Any
 
 from statelab.core import (
     LLM,
+    Args,
     BuildContext,
     Call,
     ConfigError,
     GenParams,
     Memory,
     Observation,
+    Param,
     PrivilegedView,
     Registry,
     Transition,
+    count,
 )
 from statelab.state.formats import render
 
@@ -166,17 +169,8 @@ class OracleSummaryMemory(Memory):
         return f"Summary of the current state (from the simulator):\n{state}"
 
 
-def window_size(arg: str | None) -> int:
-    """The k of ``window:k`` (a one-line ConfigError when it is not a positive number)."""
-    if arg is None or not arg.isdigit() or int(arg) < 1:
-        raise ConfigError(
-            f"history 'window:{arg or ''}' needs a positive step count, e.g. window:5"
-        )
-    return int(arg)
-
-
 @HISTORIES.register("full", "full")
-def _full(arg: str | None, c: BuildContext) -> Memory:
+def _full(args: Args, c: BuildContext) -> Memory:
     return WindowMemory(c.render_obs, k=c.history_len)
 
 
@@ -199,20 +193,24 @@ class NoMemory(Memory):
 
 
 @HISTORIES.register("none", "none")
-def _none(arg: str | None, c: BuildContext) -> Memory:
+def _none(args: Args, c: BuildContext) -> Memory:
     return NoMemory()
 
 
-@HISTORIES.register("window", "window:<k>")
-def _window(arg: str | None, c: BuildContext) -> Memory:
-    return WindowMemory(c.render_obs, k=window_size(arg))
+@HISTORIES.register(
+    "window",
+    "window:<k>",
+    params=(Param("k", count(1), help="the past steps the prompt keeps", positional=True),),
+)
+def _window(args: Args, c: BuildContext) -> Memory:
+    return WindowMemory(c.render_obs, k=args.k)
 
 
 @HISTORIES.register("summary", "summary", tags=("needs-model",))
-def _summary(arg: str | None, c: BuildContext) -> Memory:
+def _summary(args: Args, c: BuildContext) -> Memory:
     return SummaryMemory(c.render_obs, c.seed, params=c.params)
 
 
 @HISTORIES.register("oracle-summary", "oracle-summary", tags=("reads-privileged",))
-def _oracle(arg: str | None, c: BuildContext) -> Memory:
+def _oracle(args: Args, c: BuildContext) -> Memory:
     return OracleSummaryMemory(c.format)

@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 
 from statelab.core import (
     LLM,
+    Args,
     BuildContext,
     Call,
     ConfigError,
@@ -49,10 +50,13 @@ from statelab.core import (
     Memory,
     Message,
     Observation,
+    Param,
+    Params,
     PrivilegedView,
     Transition,
+    count,
 )
-from statelab.state.bounded import fit, parse_budget
+from statelab.state.bounded import BUDGET, fit
 from statelab.state.history import HISTORIES, RenderObs, call_seed, step_text
 from statelab.state.view import compose_view
 
@@ -242,16 +246,16 @@ class ReadTimeOracle(Memory):
 
 
 @HISTORIES.register(
-    "oracle-readtime", "oracle-readtime:<B>[:<samples>]", tags=("reads-privileged", "needs-model")
+    "oracle-readtime",
+    "oracle-readtime:<B>[:<samples>]",
+    tags=("reads-privileged", "needs-model"),
+    params=Params(
+        (
+            Param("budget", BUDGET, help="the token budget B"),
+            Param("samples", count(1, 64), SAMPLES, "candidate states sampled per step"),
+        ),
+        pattern=r"(?P<budget>[^:]*)(?::(?P<samples>.*))?",
+    ),
 )
-def _oracle_readtime(arg: str | None, c: BuildContext) -> Memory:
-    budget, _, samples = (arg or "").partition(":")
-    if samples and (not samples.isdigit() or not 1 <= int(samples) <= 64):
-        raise ConfigError(
-            f"history 'oracle-readtime:{arg}': samples is a number from 1 to 64 "
-            f"(default {SAMPLES}), e.g. oracle-readtime:128:8"
-        )
-    n = int(samples) if samples else SAMPLES
-    return ReadTimeOracle(
-        c.render_obs, parse_budget("oracle-readtime", budget or None), c.manual, c.seed, n
-    )
+def _oracle_readtime(args: Args, c: BuildContext) -> Memory:
+    return ReadTimeOracle(c.render_obs, args.budget, c.manual, c.seed, args.samples)
