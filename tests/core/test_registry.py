@@ -20,7 +20,7 @@ def test_an_argument_to_a_component_whose_help_names_none_is_refused_before_its_
     assert called == []  # the factory never ran
     reg.build("plain")
     reg.build("sized:4")
-    assert called == [{}, "4"]  # no parameters: empty arguments; undeclared: the raw text
+    assert called == [None, "4"]  # registered without params: the raw text (None: none)
 
 
 @pytest.mark.parametrize(

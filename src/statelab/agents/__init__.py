@@ -48,7 +48,7 @@ def _act(args: Args, ctx: BuildContext) -> Agent:
 
 
 @AGENTS.register("expert", "expert", tags=("reads-privileged", "expert"))
-def _expert(args: Args, ctx: BuildContext) -> Agent:
+def _expert(arg: None, ctx: BuildContext) -> Agent:
     return ExpertAgent()
 
 
@@ -70,7 +70,7 @@ def _plan(args: Args, ctx: BuildContext) -> Agent:
 
 
 @AGENTS.register("reader", "reader", tags=("needs-model",))
-def _reader(args: Args, ctx: BuildContext) -> Agent:
+def _reader(arg: None, ctx: BuildContext) -> Agent:
     return ReaderAgent()
 
 

@@ -82,6 +82,8 @@ PARAMS = Params(
 
 @dataclass(frozen=True)
 class Plan:
+    """A decomposition: its sub-tasks, in order, and how they combine (AND / OR)."""
+
     subtasks: tuple[str, ...]
     op: str = "AND"
 

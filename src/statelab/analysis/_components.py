@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from statelab.agents import AGENTS
-from statelab.core import ConfigError, Registry
+from statelab.core import MODEL_FREE, ConfigError, Registry
 from statelab.envs import ENVS
 from statelab.state import HISTORIES
 from statelab.state.grounding import GROUNDINGS
@@ -54,10 +54,10 @@ def description(axis: str, spelling: Any, stored: Any = None) -> dict[str, Any]:
         stored = json.loads(stored)
     if isinstance(stored, dict) and isinstance(stored.get(axis), dict):
         out = dict(stored[axis])
-        if "args" not in out and isinstance(spelling, str) and spelling not in ("", "-"):
+        if "args" not in out and isinstance(spelling, str) and spelling not in ("", MODEL_FREE):
             out["args"] = json.loads(_built(axis, spelling))["args"]
         return out
-    if not isinstance(spelling, str) or spelling in ("", "-"):
+    if not isinstance(spelling, str) or spelling in ("", MODEL_FREE):
         return {"spelling": str(spelling), "label": str(spelling), "tags": [], "args": {}}
     return dict(json.loads(_built(axis, spelling)))
 

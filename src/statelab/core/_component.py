@@ -27,7 +27,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:  # the contexts the hooks are given (no import at run time: no cycle)
+    from statelab.core._context import StepContext, Transition
 
 #: the tags a component may carry, with what they mean (reports and checks read them)
 TAGS: dict[str, str] = {
@@ -67,21 +70,21 @@ class Component:
         return describe(self)
 
     # -- the optional hooks --------------------------------------------------------------
-    def reset(self, ctx: Any) -> None:
+    def reset(self, ctx: StepContext) -> None:
         """A new episode starts."""
 
-    def answer(self, query: str, ctx: Any) -> str | None:
+    def answer(self, query: str, ctx: StepContext) -> str | None:
         """Answer a question asked during *decide* (``None``: not mine to answer)."""
         return None
 
-    def validate(self, action: str, ctx: Any) -> str | None:
+    def validate(self, action: str, ctx: StepContext) -> str | None:
         """``None`` accepts ``action``; a string rejects it with that feedback."""
         return None
 
-    def after_step(self, transition: Any) -> None:
+    def after_step(self, transition: Transition) -> None:
         """The env has stepped with ``transition.action``."""
 
-    def intercept(self, action: str, ctx: Any) -> str | None:
+    def intercept(self, action: str, ctx: StepContext) -> str | None:
         """A string answers ``action`` in place of the env (no env step); ``None``: the
         action is not mine."""
         return None

@@ -252,6 +252,7 @@ def choice(*values: str) -> Callable[[str], str]:
 
 
 def _on_off(value: str) -> bool:
+    """``on`` or ``off``, as a bool."""
     if value not in ("on", "off"):
         raise ValueError("expected on or off")
     return value == "on"

@@ -9,9 +9,11 @@ bad argument on any axis is refused when a config is read, with one line naming 
 A built component is stamped with its spelling, a label, its tags and its parsed arguments
 (:mod:`statelab.core._component`): logs and reports never re-parse spellings.
 
-A factory registered without ``params`` whose help spells an argument (``scripted:<file>``)
-is given the raw text instead (``factory(arg: str | None, ctx)``) and parses it itself; that
-form is kept for backends that have not declared their parameters yet.
+A factory registered without ``params`` is given the raw text instead (``factory(arg: str |
+None, ctx)``): ``None`` for a component whose help names no argument (``summary``: the
+registry refuses ``summary:x``), and for one whose help spells an argument
+(``scripted:<file>``) the text, which it parses itself; that form is kept for backends and
+plugins that have not declared their parameters yet.
 """
 
 from __future__ import annotations
@@ -81,6 +83,8 @@ class Registry(Generic[T]):
         self._tags: dict[str, frozenset[str]] = {}
         #: declared parameters (None: a factory given the raw argument text)
         self._params: dict[str, Params | None] = {}
+        #: registered without ``params``: the factory is given the raw text, not Args
+        self._raw: dict[str, bool] = {}
 
     def register(
         self,
@@ -93,13 +97,15 @@ class Registry(Generic[T]):
         ``tags`` hold for every spelling (a component adds argument-dependent tags itself).
         ``help`` spells the component as a config writes it. A component declaring no
         parameters whose help has no colon (``summary``) takes no argument: ``summary:x``
-        is refused before the factory runs. Without ``params`` but with a colon in ``help``,
-        the factory is given the raw argument text (see the module docstring)."""
+        is refused before the factory runs (and, registered without ``params``, its factory
+        is given ``None``). Without ``params`` but with a colon in ``help``, the factory is
+        given the raw argument text (see the module docstring)."""
         unknown = set(tags) - set(TAGS)
         if unknown:
             raise ValueError(f"{self.axis} {name!r}: unknown tags {sorted(unknown)}")
         if isinstance(params, tuple):
             params = Params(params)
+        raw = params is None  # the factory is given the raw text (None: no argument)
         if params is None and ":" not in (help or name):
             params = Params()
 
@@ -110,13 +116,14 @@ class Registry(Generic[T]):
             self._help[name] = help or name
             self._tags[name] = frozenset(tags)
             self._params[name] = params
+            self._raw[name] = raw
             return factory
 
         return deco
 
     def unregister(self, name: str) -> None:
         """Remove ``name`` (tests that register a component for one experiment)."""
-        for d in (self._items, self._help, self._tags, self._params):
+        for d in (self._items, self._help, self._tags, self._params, self._raw):
             d.pop(name, None)
 
     def split(self, spelling: str) -> tuple[str, str | None]:
@@ -170,7 +177,7 @@ class Registry(Generic[T]):
         traceback."""
         name, arg = self.split(spelling)
         args = self.parse(spelling)
-        raw = self._params[name] is None
+        raw = self._raw[name]
         try:
             obj = self._items[name](arg if raw else args, ctx)
         except ConfigError as e:
@@ -178,7 +185,7 @@ class Registry(Generic[T]):
                 raise
             raise ConfigError(f"{self.axis} {spelling!r}: {e}") from None
         except ValueError as e:
-            if not raw:  # a factory parsing its own text refuses it with ValueError
+            if self._params[name] is not None:  # not a factory parsing its own text: a bug
                 raise
             raise ConfigError(f"{self.axis} {spelling!r}: {e}") from None
         return stamp(obj, spelling, self._tags[name], args.record())

@@ -45,6 +45,7 @@ def make_env(spelling: str, max_steps: int | None = None) -> Env:
 
 
 def env_class(spelling: str) -> type[Env]:
+    """The env class of a config spelling or Gymnasium id (its facts kind, budget ...)."""
     return ENV_CLASSES[ENVS.split(_resolve(spelling))[0]]
 
 

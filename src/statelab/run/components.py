@@ -11,6 +11,8 @@ from typing import Any
 from statelab.agents import AGENTS
 from statelab.core import (
     LLM,
+    MODEL_AXES,
+    MODEL_FREE,
     Agent,
     Completion,
     Component,
@@ -141,8 +143,8 @@ def spec_dict(spec: RunSpec) -> dict[str, Any]:
     """A run spec as JSON-able data (stored with the run; model specs without credentials)."""
     values = {
         **spec.axes_values,
-        **{k: v for k, v in spec.axes().items() if k in ("model", "writer")},
+        **{k: v for k, v in spec.axes().items() if k in MODEL_AXES},
     }
     if not spec.uses_model:
-        values["model"] = "-"
+        values["model"] = MODEL_FREE
     return {**values, "params": spec.params, "max_steps": spec.max_steps}

@@ -68,6 +68,7 @@ def estimate(text: str) -> int:
 
 
 def counter(model: LLM | None) -> Count:
+    """The model's own token counter, else the estimate (no model: the expert's runs)."""
     return model.count_tokens if model is not None else estimate
 
 
@@ -95,6 +96,8 @@ BUDGET = count(MIN_B, MAX_B)
 # -- last-k ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class LastKState:
+    """The state of ``last-k:B``: the steps so far and the ones that fit in B tokens."""
+
     #: every step so far (action, observation text), oldest first, at most B of them
     steps: tuple[tuple[str, str], ...] = ()
     #: the rendered context: the recent steps that fit in B tokens, plus the last action
@@ -102,7 +105,7 @@ class LastKState:
     t: int = 0
 
 
-class LastKMemory(Memory):
+class LastKMemory(Memory[LastKState]):
     """The recent raw steps that fit in B tokens, plus the last action (seed 003's LASTK)."""
 
     name = "last-k"
@@ -169,6 +172,8 @@ FORMS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class WrittenState:
+    """The state of ``bounded:<form>:B``: the text the writer wrote (at most B tokens)."""
+
     goal: str
     text: str = ""
     t: int = 0
@@ -177,7 +182,7 @@ class WrittenState:
     overflows: int = 0
 
 
-class BoundedWriter(Memory):
+class BoundedWriter(Memory[WrittenState]):
     """A writer that rewrites a state of at most B tokens each step (seed 003's W)."""
 
     name = "bounded"
@@ -293,12 +298,14 @@ def dssr_model_spec(adapter: str) -> str:
 # -- the privileged oracle ------------------------------------------------------------------
 @dataclass(frozen=True)
 class OracleState:
+    """The state of ``oracle-bounded:B``: the true state rendered within B tokens."""
+
     text: str
     #: whether the truth had to be cut to fit B
     cut: bool = False
 
 
-class OracleBounded(Memory):
+class OracleBounded(Memory[OracleState]):
     """The env's privileged facts rendered within B tokens (seed 003's ORACLE-B)."""
 
     name = "oracle-bounded"

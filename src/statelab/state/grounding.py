@@ -58,6 +58,8 @@ class Grounded:
 
 
 class Grounding(Component, abc.ABC):
+    """The grounding axis: what joins the text prompt (an image, a drawn map, a close-up)."""
+
     name = "none"
 
     @property
@@ -71,6 +73,8 @@ class Grounding(Component, abc.ABC):
 
 
 class NoGrounding(Grounding):
+    """No grounding: the prompt as composed."""
+
     async def apply(self, ctx: StepContext, llm: LLM | None) -> Grounded:
         return Grounded(ctx.prompt)
 
@@ -86,10 +90,13 @@ def png_data_url(image: Any) -> str:
 
 
 def image_part(image: Any) -> dict[str, Any]:
+    """An image as an OpenAI-style message part (a PNG data URL)."""
     return {"type": "image_url", "image_url": {"url": png_data_url(image)}}
 
 
 class ImageGrounding(Grounding):
+    """The env's image of the observation joins the prompt (seed 000's image grounding)."""
+
     name = "image"
     tags = frozenset({"needs-vision"})
 
@@ -167,6 +174,8 @@ VOT_INSTRUCTION = (
 
 
 class VotGrounding(Grounding):
+    """Visualization-of-thought: the model draws the map first, then decides (seed 000)."""
+
     name = "vot"
     tags = frozenset({"needs-model"})
 
@@ -190,6 +199,8 @@ class VotGrounding(Grounding):
 
 
 class OracleVotGrounding(Grounding):
+    """The env's true ASCII map in place of the model's drawing (seed 000's oracle VoT)."""
+
     name = "oracle-vot"
     tags = frozenset({"reads-privileged"})
 
@@ -216,6 +227,8 @@ def _takes_images(llm: LLM | None) -> bool:
 
 
 class ZoomGrounding(Grounding):
+    """An agent-centred close-up of the observation, as text or image (seed 001's zoom)."""
+
     name = "zoom"
 
     def __init__(self, mode: str = "auto", half: int = 3) -> None:
@@ -271,24 +284,24 @@ class AnchorZoomGrounding(Grounding):
 
 
 @GROUNDINGS.register("none", "none")
-def _none(args: Args, ctx: BuildContext) -> Grounding:
+def _none(arg: None, ctx: BuildContext) -> Grounding:
     return NoGrounding()
 
 
 @GROUNDINGS.register("image", "image", tags=("needs-vision",))
-def _image(args: Args, ctx: BuildContext) -> Grounding:
+def _image(arg: None, ctx: BuildContext) -> Grounding:
     if not ctx.has_image:
         raise ConfigError(f"grounding 'image': env {ctx.env!r} draws no image of its observations")
     return ImageGrounding()
 
 
 @GROUNDINGS.register("vot", "vot", tags=("needs-model",))
-def _vot(args: Args, ctx: BuildContext) -> Grounding:
+def _vot(arg: None, ctx: BuildContext) -> Grounding:
     return VotGrounding(ctx.params)
 
 
 @GROUNDINGS.register("oracle-vot", "oracle-vot", tags=("reads-privileged",))
-def _oracle_vot(args: Args, ctx: BuildContext) -> Grounding:
+def _oracle_vot(arg: None, ctx: BuildContext) -> Grounding:
     if not ctx.has_map:
         raise ConfigError(f"grounding 'oracle-vot': env {ctx.env!r} gives no ground-truth map")
     return OracleVotGrounding()

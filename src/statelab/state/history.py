@@ -53,11 +53,13 @@ def step_text(t: int, action: str, reward: float, text: str, reply: str = "") ->
 
 @dataclass(frozen=True)
 class WindowState:
+    """The state of ``window:k`` / ``full``: the step count and the last k rendered steps."""
+
     t: int = 0
     steps: tuple[str, ...] = ()
 
 
-class WindowMemory(Memory):
+class WindowMemory(Memory[WindowState]):
     """Long Form: the last ``k`` transitions, each as action, reward and observation."""
 
     name = "full"
@@ -93,12 +95,14 @@ SUMMARY_INSTRUCTION = (
 
 @dataclass(frozen=True)
 class SummaryState:
+    """The state of ``summary``: the goal and the model's rolling summary."""
+
     goal: str
     summary: str = ""
     t: int = 0
 
 
-class SummaryMemory(Memory):
+class SummaryMemory(Memory[SummaryState]):
     """Rolling summary m_t = psi(m_{t-1}, o_t, a_t, r_t), one writer call per step."""
 
     name = "summary"
@@ -142,7 +146,7 @@ class SummaryMemory(Memory):
         return f"Summary of past actions:\n{state.summary}" if state.summary else ""
 
 
-class OracleSummaryMemory(Memory):
+class OracleSummaryMemory(Memory[str]):
     """The true current state and goal from the simulator, rendered in the run's format
     (so ``dict-list x oracle-summary`` shows one structure, not two)."""
 
@@ -170,11 +174,11 @@ class OracleSummaryMemory(Memory):
 
 
 @HISTORIES.register("full", "full")
-def _full(args: Args, c: BuildContext) -> Memory:
+def _full(arg: None, c: BuildContext) -> Memory:
     return WindowMemory(c.render_obs, k=c.history_len)
 
 
-class NoMemory(Memory):
+class NoMemory(Memory[None]):
     """Memoryless: the prompt carries no past (seed 001's agent decides from the current
     observation alone)."""
 
@@ -193,7 +197,7 @@ class NoMemory(Memory):
 
 
 @HISTORIES.register("none", "none")
-def _none(args: Args, c: BuildContext) -> Memory:
+def _none(arg: None, c: BuildContext) -> Memory:
     return NoMemory()
 
 
@@ -207,10 +211,10 @@ def _window(args: Args, c: BuildContext) -> Memory:
 
 
 @HISTORIES.register("summary", "summary", tags=("needs-model",))
-def _summary(args: Args, c: BuildContext) -> Memory:
+def _summary(arg: None, c: BuildContext) -> Memory:
     return SummaryMemory(c.render_obs, c.seed, params=c.params)
 
 
 @HISTORIES.register("oracle-summary", "oracle-summary", tags=("reads-privileged",))
-def _oracle(args: Args, c: BuildContext) -> Memory:
+def _oracle(arg: None, c: BuildContext) -> Memory:
     return OracleSummaryMemory(c.format)

@@ -86,6 +86,7 @@ def reader_prompt(manual: str, goal: str, view: str, actions: tuple[str, ...]) -
 
 
 def log_softmax(scores: list[float]) -> list[float]:
+    """Normalised log-probabilities of ``scores`` (log-likelihoods of the choices)."""
     top = max(scores)
     log_z = top + math.log(sum(math.exp(s - top) for s in scores))
     return [s - log_z for s in scores]
@@ -109,6 +110,8 @@ def state_header(budget: int, text: str) -> str:
 
 @dataclass(frozen=True)
 class ReadTimeState:
+    """The state of ``oracle-readtime``: the full history and the compression chosen."""
+
     goal: str
     #: every raw step so far (the full history), oldest first
     steps: tuple[str, ...] = ()
@@ -122,7 +125,7 @@ class ReadTimeState:
     t: int = 0
 
 
-class ReadTimeOracle(Memory):
+class ReadTimeOracle(Memory[ReadTimeState]):
     """Best of 8 hindsight compressions of the full history by reader NLL of a*."""
 
     name = "oracle-readtime"
