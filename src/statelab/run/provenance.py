@@ -181,7 +181,10 @@ def guard(exp: Experiment) -> None:
 
 
 def family(env: str) -> str:
-    return env.split(":")[0]
+    """The env's registered name (``cooking:lag=10``: ``cooking``), parsed by its registry."""
+    from statelab.envs import ENVS
+
+    return ENVS.split(env)[0]
 
 
 def ledger_entries(out: Path) -> list[dict[str, Any]]:
