@@ -107,3 +107,23 @@ def test_list_long_prints_every_parameter_with_its_help():
         "colour: red|blue = 'red'  its colour",
     ]
     assert reg.parameters("pair") == ["a: int >= 0", "b: int >= 0 = 1"]
+
+
+def test_a_nested_parameter_list_reads_a_query_string():
+    # how a model spec (``<base_url>#<model>[?timeout=s&retries=n]``) declares itself
+    options = Params(
+        (Param("timeout", float, None, "seconds"), Param("retries", count(0), None, "retries")),
+        sep="&",
+    )
+    spec = Params(
+        (Param("base_url"), Param("model"), Param("options", options, None, "HTTP options")),
+        pattern=r"(?P<base_url>[^#]+)#(?P<model>[^?]*)(?:\?(?P<options>.*))?",
+    )
+    args = spec.parse("http://h:8000/v1#m?timeout=2.5&retries=3")
+    assert (args.base_url, args.model, args.options.timeout, args.options.retries) == (
+        "http://h:8000/v1", "m", 2.5, 3
+    )  # fmt: skip
+    assert args.record()["options"] == {"timeout": 2.5, "retries": 3}
+    assert spec.parse("http://h/v1#m").options is None
+    with pytest.raises(ValueError, match="options: retries: expected a whole number"):
+        spec.parse("http://h/v1#m?retries=x")

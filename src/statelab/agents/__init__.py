@@ -100,6 +100,8 @@ def _reflact(args: Args, ctx: BuildContext) -> Agent:
 
 @AGENTS.register("adapt", "adapt[:<base agent>][@<d_max>[,<steps>]]", params=adapt.PARAMS)
 def _adapt(args: Args, ctx: BuildContext) -> Agent:
+    if AGENTS.split(args.base)[0] == "adapt":
+        raise ConfigError(f"agent 'adapt:{args.base}': the base agent cannot be adapt itself")
     return AdaptAgent(AGENTS.build(args.base, ctx), ctx.params, d_max=args.d_max, steps=args.steps)
 
 

@@ -62,8 +62,6 @@ _ORDER = re.compile(r"execution\s+order\s*[:：]\s*(.*)$", re.IGNORECASE | re.MU
 
 
 def _base(spelling: str) -> str:
-    if spelling.partition(":")[0] == "adapt":
-        raise ValueError("the base agent cannot be adapt itself")
     return spelling or "react"
 
 
