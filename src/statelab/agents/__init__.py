@@ -11,6 +11,7 @@ from statelab.agents import adapt, react, stateact
 from statelab.agents._anchor import anchor_options
 from statelab.agents._parse import parse_action
 from statelab.agents._prompting import messages
+from statelab.agents._tool_options import PLAN_PARAMS, TOOLS_PARAMS, options_of
 from statelab.agents.act import ActAgent
 from statelab.agents.adapt import AdaptAgent
 from statelab.agents.expert import ExpertAgent
@@ -18,7 +19,7 @@ from statelab.agents.react import make_react
 from statelab.agents.reader import ReaderAgent
 from statelab.agents.reflact import ReflActAgent
 from statelab.agents.stateact import StateActAgent, Variant, variant_of
-from statelab.agents.tools import PLAN_PARAMS, TOOLS_PARAMS, PlanAgent, ToolsAgent, options_of
+from statelab.agents.tools import PlanAgent, ToolsAgent
 from statelab.core import (
     Agent,
     Args,
