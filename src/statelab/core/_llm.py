@@ -44,6 +44,8 @@ class GenParams:
 
 @dataclass(frozen=True)
 class Usage:
+    """Tokens of one model call (or a sum of calls: ``a + b``), in and out."""
+
     input_tokens: int = 0
     output_tokens: int = 0
 
@@ -55,6 +57,9 @@ class Usage:
 
 @dataclass(frozen=True)
 class Completion:
+    """One model reply: its ``text``, token ``usage``, ``latency`` in seconds, whether it came
+    from the response cache (``cached``) and the ``logprobs`` of its tokens when asked for."""
+
     text: str
     usage: Usage = field(default_factory=Usage)
     latency: float = 0.0

@@ -11,6 +11,8 @@ from typing import Any
 from statelab.agents import AGENTS
 from statelab.core import (
     LLM,
+    MODEL_AXES,
+    MODEL_FREE,
     Agent,
     Completion,
     Component,
@@ -22,7 +24,7 @@ from statelab.core import (
     WorldModel,
     describe,
 )
-from statelab.envs import make_env
+from statelab.envs import ENVS, make_env
 from statelab.llm.cache import CACHE_SECONDS
 from statelab.run.axes import env_context
 from statelab.run.config import RunSpec
@@ -125,11 +127,11 @@ def prelude_transitions(info: dict[str, Any]) -> list[Transition]:
 
 
 def describe_run(spec: RunSpec) -> dict[str, Any]:
-    """The descriptions (spelling, label, tags) of a run's components, built dry: what the
+    """The descriptions (spelling, label, tags, args) of a run's components, built dry: what the
     store keeps with the run, and what reports select rows by."""
     params = GenParams(**spec.params) if spec.params else GenParams()
     ctx = env_context(spec.env, params, fmt=spec.format)
-    out = {"agent": describe(AGENTS.build(spec.agent, ctx))}
+    out = {"env": ENVS.description(spec.env), "agent": describe(AGENTS.build(spec.agent, ctx))}
     if spec.uses_model:
         out["history"] = describe(HISTORIES.build(spec.history, ctx))
         out["grounding"] = describe(GROUNDINGS.build(spec.grounding, ctx))
@@ -141,8 +143,8 @@ def spec_dict(spec: RunSpec) -> dict[str, Any]:
     """A run spec as JSON-able data (stored with the run; model specs without credentials)."""
     values = {
         **spec.axes_values,
-        **{k: v for k, v in spec.axes().items() if k in ("model", "writer")},
+        **{k: v for k, v in spec.axes().items() if k in MODEL_AXES},
     }
     if not spec.uses_model:
-        values["model"] = "-"
+        values["model"] = MODEL_FREE
     return {**values, "params": spec.params, "max_steps": spec.max_steps}

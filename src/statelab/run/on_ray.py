@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from statelab.core import LLM, ConfigError
+from statelab.core import ACTING, LLM, ConfigError
 from statelab.llm import MODELS, CachedLLM, make_llm, spec_concurrency
 from statelab.run.config import Experiment, RunSpec
 from statelab.run.provenance import guard
@@ -89,7 +89,7 @@ class EpisodeWorker:
             ep, model_error = await play_episode(spec, seed, rollout, None, None)
             return ep, model_error, None
         llm = self._llm(spec.model)
-        writer = self._llm(spec.writer) if spec.writer != "acting" else None
+        writer = self._llm(spec.writer) if spec.writer != ACTING else None
         if spec.model not in self.gates:  # what this worker's own model serves at once
             self.gates[spec.model] = asyncio.Semaphore(gate_size(self.exp, spec.model, llm))
         async with self.gates[spec.model]:

@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from statelab.core import ConfigError
+from statelab.core import ACTING, ConfigError
 from statelab.envs import env_class
 from statelab.llm import public_spec
 from statelab.run.config import Experiment, RunSpec
@@ -119,7 +119,7 @@ def spelling_hash(spelling: str) -> str | None:
 
 def hashes(spec: RunSpec) -> dict[str, Any]:
     """Model, writer and history spellings of a run with the hashes of what they name."""
-    writer = spec.writer if spec.writer != "acting" else spec.model
+    writer = spec.writer if spec.writer != ACTING else spec.model
     return {
         "model": public_spec(spec.model),
         "model_hash": spelling_hash(spec.model) if spec.uses_model else None,
@@ -181,7 +181,10 @@ def guard(exp: Experiment) -> None:
 
 
 def family(env: str) -> str:
-    return env.split(":")[0]
+    """The env's registered name (``cooking:lag=10``: ``cooking``), parsed by its registry."""
+    from statelab.envs import ENVS
+
+    return ENVS.split(env)[0]
 
 
 def ledger_entries(out: Path) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from statelab.core import LLM, ConfigError, ModelError
+from statelab.core import ACTING, LLM, ConfigError, ModelError
 from statelab.llm import CachedLLM, make_llm, spec_concurrency
 from statelab.run.axes import NAMES
 from statelab.run.components import describe_run, spec_dict
@@ -287,7 +287,7 @@ async def _play(
     for spec, _, _ in todo:
         if not spec.uses_model:
             continue
-        for m in {spec.model, spec.writer} - {"acting"}:
+        for m in {spec.model, spec.writer} - {ACTING}:
             if m not in llms:
                 llms[m] = factory(m)
         if spec.model not in gates:
