@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from statelab.core import LLM, ConfigError
-from statelab.llm import MODELS, CachedLLM, make_llm, spec_concurrency
+from statelab.llm import CachedLLM, make_llm, serves_remotely, spec_concurrency
 from statelab.run.config import Experiment, RunSpec
 from statelab.run.provenance import guard
 from statelab.run.runner import (
@@ -41,9 +41,6 @@ from statelab.run.runner import (
     prepare,
 )
 from statelab.run.store import EpisodeRecord
-
-#: backends that serve many requests at once from elsewhere (the gate is the endpoint's)
-_SERVED = ("openai", "openai-compat")
 
 
 def _ray() -> Any:
@@ -131,7 +128,7 @@ def ray_gate(exp: Experiment, model: str, workers: int) -> int:
     own = spec_concurrency(model)
     if own is not None:
         return own
-    if MODELS.split(model)[0] in _SERVED:
+    if serves_remotely(model):  # a server elsewhere: the gate is the endpoint's
         return max(1, exp.concurrency)
     return workers
 
