@@ -25,7 +25,7 @@ from typing import Any
 
 from statelab.core import LLM, BuildContext, ConfigError, Registry
 from statelab.llm._model import Model, Provider, RetryPolicy, Role, TimedLLM
-from statelab.llm._options import ModelOptions, option_help
+from statelab.llm._options import MAX_BODY, MAX_REPLY, ModelOptions, option_help
 from statelab.llm._pool import ModelPool, shared_model, use_models
 from statelab.llm._safe import Redactor, public_spec, storable, terminal_safe
 from statelab.llm.cache import CachedLLM, ResponseCache
@@ -194,6 +194,8 @@ def make_llm(
 
 
 __all__ = [
+    "MAX_BODY",
+    "MAX_REPLY",
     "MODELS",
     "CachedLLM",
     "Model",

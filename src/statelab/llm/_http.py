@@ -134,7 +134,10 @@ class Clients:
                 if promised is not None and promised.strip().isdigit():
                     capped(int(promised), self.max_body)
                 content = bytearray()
-                async for part in response.aiter_bytes():
+                # the raw stream (asked for identity encoding), not aiter_bytes: that one hands
+                # the connection back at its end, with no time for a stray response to show
+                stream: Any = response.stream
+                async for part in stream:
                     capped(len(content) + len(part), self.max_body)
                     content += part
                 done = True
