@@ -93,8 +93,9 @@ class Clients:
         share = -(-self.n // k)
         limits = httpx.Limits(max_connections=2 * share, max_keepalive_connections=share)
         self._clients = [
-            httpx.AsyncClient(timeout=timeout, transport=self.transport, limits=limits,
-                              verify=_tls())  # fmt: skip
+            httpx.AsyncClient(
+                timeout=timeout, transport=self.transport, limits=limits, verify=_tls()
+            )
             for _ in range(k)
         ]
         self._load = [0] * k

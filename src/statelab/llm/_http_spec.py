@@ -61,7 +61,9 @@ def check_base_url(base_url: str) -> SplitResult:
         try:
             ipaddress.IPv6Address(host.partition("%")[0])
         except ValueError:
-            raise ConfigError(f"model URL {shown!r}: bad IPv6 address{_show(host, pieces)}") from None
+            raise ConfigError(
+                f"model URL {shown!r}: bad IPv6 address{_show(host, pieces)}"
+            ) from None
     elif not all(c.isalnum() or c in "-._" for c in host):
         raise ConfigError(f"model URL {shown!r}: bad host name{_show(host, pieces)}")
     secret = [k for k, _ in parse_qsl(url.query) if looks_secret(k)]
@@ -91,13 +93,14 @@ def _why(e: Exception, pieces: list[str]) -> str:
     return "percent-encode '/', '?' and '#' in a password" if _leaks(text, pieces) else text
 
 
-
 def parse_compat(arg: str) -> HTTPSpec:
     """``<base_url>#<model>[?options]``, checked."""
     spec = public_spec(f"openai-compat:{arg}")
     base_url, _, rest = arg.partition("#")
     model, _, query = rest.partition("?")
-    if "@" in model and "@" not in base_url and ("/" in model or ":" in model):  # the '#' was a password's: the URL is cut there
+    if (
+        "@" in model and "@" not in base_url and ("/" in model or ":" in model)
+    ):  # the '#' was a password's: the URL is cut there
         raise ConfigError(
             f"model {spec!r}: a '#', '?' or '/' in a URL's password must be percent-encoded "
             "(%23, %3F, %2F)"

@@ -96,9 +96,7 @@ class RetryPolicy:
     retries: int = 5
     backoff: float = 1.0
     max_sleep: float = 30.0
-    kind_retries: Mapping[str, int] = field(
-        default_factory=lambda: {"timeout": 1, "malformed": 2}
-    )
+    kind_retries: Mapping[str, int] = field(default_factory=lambda: {"timeout": 1, "malformed": 2})
     kind_sleep: Mapping[str, float] = field(default_factory=lambda: {"connect": 0.5})
 
     def wait(self, error: ModelError, attempt: int) -> float:

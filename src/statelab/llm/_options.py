@@ -36,22 +36,30 @@ class ModelOptions:
 
     timeout: float | None = _opt(
         "seconds the whole request may take (connecting, sending, every byte of the reply); "
-        "default 60", "> 0", 1e-9
+        "default 60",
+        "> 0",
+        1e-9,
     )
     retries: int | None = _opt(
         "retries of a failed request (429, 5xx, dropped connections, timeouts at most once); "
-        "default 5", ">= 0", 0
+        "default 5",
+        ">= 0",
+        0,
     )
     concurrency: int | None = _opt(
         "requests in flight at once; default the experiment's concurrency", ">= 1", 1
     )
     max_body: int | None = _opt(
         f"the largest response body read, in bytes (default {MAX_BODY}); a larger one fails "
-        "the call", ">= 1", 1
+        "the call",
+        ">= 1",
+        1,
     )
     max_reply: int | None = _opt(
         f"the longest reply text kept, in characters (default {MAX_REPLY}); a longer one is "
-        "cut and marked", ">= 1", 1
+        "cut and marked",
+        ">= 1",
+        1,
     )
 
     def over(self, base: ModelOptions) -> ModelOptions:
@@ -91,7 +99,9 @@ def parse_options(spec: str, query: str) -> ModelOptions:
     for name, raw in pairs:
         f = _FIELDS.get(name)
         if f is None:
-            raise ConfigError(f"model {spec!r}: unknown option {name!r}; allowed: {', '.join(_FIELDS)}")
+            raise ConfigError(
+                f"model {spec!r}: unknown option {name!r}; allowed: {', '.join(_FIELDS)}"
+            )
         if name in out:
             raise ConfigError(f"model {spec!r}: option {name!r} given twice")
         try:

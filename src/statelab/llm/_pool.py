@@ -40,7 +40,7 @@ class ModelPool:
             else:
                 from statelab.llm import make_llm
 
-                self.models[spec] = make_llm(spec, role=role)
+                self.models[spec] = make_llm(spec)
         self.roles.setdefault(spec, set()).add(role)
         return self.models[spec]
 

@@ -239,7 +239,8 @@ class OpenAICompatLLM(Provider):
         try:
             r = await self._http.post(path, body, headers, auth)
         except (httpx.UnsupportedProtocol, httpx.InvalidURL) as e:
-            raise ModelServerError(f"cannot talk to {shown}: {self._scrub(str(e))}", "protocol")
+            reason = f"cannot talk to {shown}: {self._scrub(str(e))}"
+            raise ModelServerError(reason, "protocol") from None
         except httpx.TimeoutException as e:
             reason = f"{type(e).__name__} after {self.timeout:g} s talking to {shown}"
             raise ModelServerError(reason, "timeout", retryable=True) from None
@@ -322,8 +323,8 @@ def _parse_echo(data: Any) -> tuple[list[int], list[float | None]]:
 def _constructor(options: dict[str, Any], spec: ModelOptions) -> dict[str, Any]:
     """The provider's arguments: the caller's ``timeout``/``concurrency``/``max_body``
     under the spec's own (retries and the reply cap are the wrapper's)."""
-    merged = spec.over(ModelOptions(**{k: v for k, v in options.items()
-                                       if k in ("timeout", "concurrency", "max_body")}))  # fmt: skip
+    names_given = ("timeout", "concurrency", "max_body")
+    merged = spec.over(ModelOptions(**{k: v for k, v in options.items() if k in names_given}))
     names = {"timeout": "timeout", "concurrency": "max_concurrency", "max_body": "max_body"}
     return {names[k]: v for k, v in merged.given().items() if k in names}
 
@@ -344,7 +345,9 @@ def from_spec_openai(arg: str, **options: Any) -> OpenAICompatLLM:
     OPENAI_API_KEY."""
     spec = parse_openai(arg)
     if not os.environ.get("OPENAI_API_KEY"):
-        raise ConfigError(f"model 'openai:{spec.model}' needs the OPENAI_API_KEY environment variable")
+        raise ConfigError(
+            f"model 'openai:{spec.model}' needs the OPENAI_API_KEY environment variable"
+        )
     base_url = os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
     return OpenAICompatLLM(base_url, spec.model, api_key_env="OPENAI_API_KEY",
                            **_constructor(options, spec.options))  # fmt: skip
