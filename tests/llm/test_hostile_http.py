@@ -331,3 +331,56 @@ def test_a_null_content_is_a_distinct_error_never_cached(message, monkeypatch, t
     assert hostile.requests == 1
     with sqlite3.connect(tmp_path / "c.sqlite") as db:
         assert db.execute("SELECT count(*) FROM completions").fetchone() == (0,)
+
+
+# -- in a run: the breaker sees what used to escape it ------------------------------------
+
+
+class Threaded:
+    """A :class:`Hostile` server on its own event loop in a thread (a run has its own)."""
+
+    def __init__(self, respond: Respond) -> None:
+        import threading
+
+        self.hostile = Hostile(respond)
+        self.loop = asyncio.new_event_loop()
+        started = threading.Event()
+
+        async def serve() -> None:
+            self.server = await asyncio.start_server(self.hostile.handle, "127.0.0.1", 0)
+            self.port = self.server.sockets[0].getsockname()[1]
+            started.set()
+
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(serve(), self.loop)
+        assert started.wait(5)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.server.close)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+def test_a_run_against_deep_json_fails_episodes_as_model_errors_and_stops(tmp_path):
+    """Before: 12 of 12 episodes failed in RecursionError and the run went on."""
+    from statelab.run.config import parse_experiment
+    from statelab.run.runner import run_sync
+
+    async def nested(n: int, headers: dict[str, str], writer: asyncio.StreamWriter) -> None:
+        writer.write(http(b"[" * 200_000 + b"]" * 200_000))
+        await writer.drain()
+
+    srv = Threaded(nested)
+    try:
+        exp = parse_experiment({
+            "name": "deep", "model": f"openai-compat:http://127.0.0.1:{srv.port}/v1#m",
+            "seeds": list(range(12)), "grid": {"env": ["hanoi"]}, "out": str(tmp_path / "r"),
+            "cache": None, "expert": False, "concurrency": 1, "max_consecutive_failures": 3,
+        })  # fmt: skip
+        res = run_sync(exp, progress=None)
+    finally:
+        srv.close()
+    assert res.failed == 3 and res.done == 0 and res.stopped.startswith("stopped early: 3")
+    (reason,) = res.reasons
+    assert "nested too deeply" in reason and srv.hostile.requests == 3

@@ -268,3 +268,13 @@ def test_the_dssr_writer_writes_with_the_pools_model_and_its_time_counts(tmp_pat
     assert state.text == "the key is in the box" and calls[0].completion.usage == Usage(5, 6)
     assert acting.seconds >= 0.05  # the writer's own model counted on the episode's clock
     assert TimedFromRun is TimedLLM  # still importable where it was
+
+
+def test_a_steps_call_row_keeps_the_flags_of_a_changed_reply() -> None:
+    from statelab.core import Call
+    from statelab.run.episode import _call_row
+
+    plain = _call_row(Call("act", MSGS, Completion("x", Usage(1, 1))))
+    assert "flags" not in plain  # rows of replies taken as they came: as they always were
+    cut = _call_row(Call("act", MSGS, Completion("x", Usage(1, 1), flags=("reply-cut",))))
+    assert cut["flags"] == ["reply-cut"]
