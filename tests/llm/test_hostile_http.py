@@ -384,3 +384,22 @@ def test_a_run_against_deep_json_fails_episodes_as_model_errors_and_stops(tmp_pa
     assert res.failed == 3 and res.done == 0 and res.stopped.startswith("stopped early: 3")
     (reason,) = res.reasons
     assert "nested too deeply" in reason and srv.hostile.requests == 3
+
+
+def test_a_cached_row_with_impossible_counts_is_asked_again_not_replayed(tmp_path):
+    """Before: the cached usage of 10**20 failed every rerun the same way."""
+    from statelab.llm import CachedLLM, ResponseCache, ScriptedLLM
+
+    cache = tmp_path / "c.sqlite"
+    backend = ScriptedLLM(["fresh"])
+    llm = CachedLLM(backend, ResponseCache(cache))
+    assert asyncio.run(llm.complete(MSGS, GenParams())).text == "fresh"
+    llm.cache.close()
+    with sqlite3.connect(cache) as db:  # as a cache written before the counts were checked
+        (key, response) = db.execute("SELECT key, response FROM completions").fetchone()
+        bad = {**json.loads(response), "text": "stale", "usage": [10**20, -5]}
+        db.execute("UPDATE completions SET response=? WHERE key=?", (json.dumps(bad), key))
+    llm = CachedLLM(backend, ResponseCache(cache))
+    again = asyncio.run(llm.complete(MSGS, GenParams()))
+    llm.cache.close()
+    assert (again.text, again.cached, backend.calls) == ("fresh", False, 2)

@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 #: the most tokens a server may claim for one request; more (or fewer than 0) is not a count
+#: (the response cache holds rows to the same bound: :data:`statelab.llm.cache._MAX_TOKENS`)
 MAX_TOKENS = 10**9
 
 
