@@ -29,7 +29,7 @@ def test_native_thinking_asks_the_server_for_its_reasoning_mode_and_reads_after_
         msg = {"role": "assistant", "reasoning_content": "Tool: DDDDD would crash.", "content": ""}
         msg["content"] = "Tool: RRRRR"
         server.default = Reply(body={"choices": [{"message": msg}]})
-        llm = OpenAICompatLLM(server.url, "qwen3", backoff=0.01)
+        llm = OpenAICompatLLM(server.url, "qwen3")
         d = _decide("tools:think=native", llm)
         body = server.seen[-1].body
         assert body["chat_template_kwargs"] == {"enable_thinking": True}

@@ -255,16 +255,22 @@ class DSSRWriter(BoundedWriter):
         self._model: LLM | None = None
 
     def own_model(self) -> LLM:
+        """The adapter's model: the run's model for its spec (built with the run's cache,
+        retries and limits, closed with the run's models; :func:`statelab.llm.shared_model`)."""
         if self._model is None:
-            from statelab.llm import make_llm
+            from statelab.llm import Role, shared_model
 
-            self._model = make_llm(self.model_spec)
+            self._model = shared_model(self.model_spec, Role.WRITER)
         return self._model
 
     async def write(
         self, state: WrittenState, transition: Transition, model: LLM | None
     ) -> tuple[WrittenState, list[Call]]:
+        from statelab.llm import TimedLLM
+
         own = self.own_model()
+        if isinstance(model, TimedLLM):  # the episode's model clock counts this one too
+            own = model.sharing(own)
         t = state.t + 1
         msgs = self.messages(state, transition)
         params = replace(self.params, seed=call_seed(self.seed, t, "write-dssr"))
