@@ -11,18 +11,11 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from statelab.agents import AGENTS
 from statelab.core import ConfigError, Registry
-from statelab.state import HISTORIES
-from statelab.state.grounding import GROUNDINGS
-from statelab.worldmodels import WORLDMODELS
+from statelab.run.axes import COMPONENT_AXES
 
-_REGISTRIES: dict[str, Registry[Any]] = {
-    "agent": AGENTS,
-    "history": HISTORIES,
-    "grounding": GROUNDINGS,
-    "worldmodel": WORLDMODELS,
-}
+#: the registries of the axes that build a component (the table of axes says which)
+_REGISTRIES: dict[str, Registry[Any]] = {a.name: a.registry for a in COMPONENT_AXES}
 
 
 @lru_cache(maxsize=512)

@@ -9,7 +9,18 @@ from statelab.core._context import (
     WorldHandle,
     frozen_view,
 )
-from statelab.core._env import Env, Observation, ObservationSpace, Policy
+from statelab.core._env import (
+    CAPABILITIES,
+    Capability,
+    Env,
+    Observation,
+    ObservationSpace,
+    Policy,
+    a_star_of,
+    prelude_of,
+    task_type_of,
+    tracked_of,
+)
 from statelab.core._llm import LLM, Completion, GenParams, Message, ModelError, Usage
 from statelab.core._prompt import Prompt
 from statelab.core._registry import DRY, BuildContext, ConfigError, Registry
@@ -17,12 +28,14 @@ from statelab.core._state import Memory
 from statelab.core._worldmodel import WorldModel
 
 __all__ = [
+    "CAPABILITIES",
     "DRY",
     "LLM",
     "TAGS",
     "Agent",
     "BuildContext",
     "Call",
+    "Capability",
     "Completion",
     "Component",
     "ConfigError",
@@ -43,6 +56,10 @@ __all__ = [
     "Usage",
     "WorldHandle",
     "WorldModel",
+    "a_star_of",
     "describe",
     "frozen_view",
+    "prelude_of",
+    "task_type_of",
+    "tracked_of",
 ]
