@@ -94,8 +94,8 @@ def envs(
     ] = False,
 ) -> None:
     """List the environments: the name a config takes, with its options, and its Gymnasium id."""
-    from statelab.envs import ENVS, GYM_IDS, env_class
     from statelab.core import CAPABILITIES
+    from statelab.envs import ENVS, GYM_IDS, env_class
     from statelab.envs.checker import capability_report
 
     if capabilities:

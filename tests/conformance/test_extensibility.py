@@ -158,7 +158,7 @@ def test_the_env_and_the_history_are_installed_packages_loaded_by_entry_point():
     from statelab.state import HISTORIES
 
     site = plugins.installed()
-    for dist, (axis, name) in plugins.PACKAGES.items():
+    for dist, (_axis, name) in plugins.PACKAGES.items():
         d = importlib.metadata.distribution(dist)
         (ep,) = [e for e in d.entry_points if e.group == GROUP]
         assert ep.name == name
@@ -226,12 +226,12 @@ def test_statelab_list_and_run_see_the_installed_plugins(tmp_path):
 
 
 def test_a_module_name_spelling_imports_the_module_and_uses_the_class():
+    import statelab_echo
+    import statelab_last_action
+
     from statelab.envs import env_class, make_env
     from statelab.envs.checker import check_env
     from statelab.state import HISTORIES
-
-    import statelab_echo
-    import statelab_last_action
 
     env = make_env("statelab_echo:EchoEnv")
     assert type(env) is statelab_echo.EchoEnv and env_class("statelab_echo:EchoEnv").name == "echo"
@@ -250,5 +250,5 @@ def test_a_module_name_spelling_imports_the_module_and_uses_the_class():
         make_env("statelab_echo:EchoExpert")
     with pytest.raises(ConfigError, match="has no 'Nothing'"):
         make_env("statelab_echo:Nothing")
-    with pytest.raises(ConfigError, match="unknown history 'no_such_module.x:Y'"):
+    with pytest.raises(ConfigError, match=r"unknown history 'no_such_module\.x:Y'"):
         HISTORIES.build("no_such_module.x:Y")
