@@ -115,3 +115,14 @@ def test_statelab_envs_capabilities_prints_one_line_per_env_and_a_legend():
     (house,) = [x for x in lines if x.startswith("household ")]
     assert house.split("  - ")[1].split() == ["sealed-splits", "a-star", "prelude", "oracle",
                                               "images", "map"]  # fmt: skip
+
+
+def test_check_env_refuses_an_env_without_privileged_facts():
+    class Blind(HanoiEnv):
+        def _privileged(self, valid: bool = True) -> dict[str, Any]:
+            info = super()._privileged(valid)
+            del info["privileged"]["facts"]
+            return info
+
+    with pytest.raises(AssertionError, match="must hold 'facts'"):
+        check_env(Blind())

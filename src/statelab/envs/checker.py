@@ -111,6 +111,10 @@ def check_env(env: Env, seeds: tuple[int, ...] = (0, 1)) -> EnvReport:
         assert isinstance(obs, Observation), "reset() must return an Observation"
         assert isinstance(obs.facts, env.facts_type), "facts are not of the declared kind"
         assert "privileged" in info, "info must carry 'privileged'"
+        assert isinstance(info["privileged"].get("facts"), env.facts_type), (
+            "info['privileged'] must hold 'facts', the true state of the declared kind "
+            "(oracle-summary renders it)"
+        )
         for key in ("score", "success", "steps"):
             assert key in info, f"info lacks {key!r}"
         assert 0.0 <= info["score"] <= 1.0, "score must be normalised to [0, 1]"

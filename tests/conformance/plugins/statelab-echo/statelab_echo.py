@@ -42,7 +42,11 @@ class EchoEnv(Env):
 
     def _privileged(self, valid: bool = True) -> dict[str, Any]:
         plan = [] if self.open else (["open door"] if self.has_key else ["take key", "open door"])
-        return {"valid": valid, "privileged": {"key": "under the mat", "plan": plan}}
+        truth = TextFacts("The key is " + ("held." if self.has_key else "under the mat."))
+        return {
+            "valid": valid,
+            "privileged": {"key": "under the mat", "plan": plan, "facts": truth},
+        }
 
     def _reset(self, rng_seed: int | None, options: dict[str, Any]) -> tuple[Observation, dict]:
         self.has_key = self.open = False
