@@ -58,8 +58,10 @@ def installed() -> Path:
             check=True, capture_output=True, text=True,
         )  # fmt: skip
         (tmp_dest / ".complete").write_text("ok\n")
-        if not dest.exists():
+        try:
             tmp_dest.rename(dest)
+        except OSError:  # another session installed it meanwhile
+            assert (dest / ".complete").is_file(), dest
     finally:
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(tmp_dest, ignore_errors=True)
