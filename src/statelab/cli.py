@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from statelab.core import ConfigError, ModelError
+from statelab.core import ConfigError, ModelError, prelude_of
 
 #: set to 1 to see the traceback of any error instead of its one line
 DEBUG_ENV = "STATELAB_DEBUG"
@@ -88,11 +88,27 @@ def _fail(msg: str) -> typer.Exit:
 
 
 @app.command()
-def envs() -> None:
+def envs(
+    capabilities: Annotated[
+        bool, typer.Option("--capabilities", help="what each env offers and what it lacks")
+    ] = False,
+) -> None:
     """List the environments: the name a config takes, with its options, and its Gymnasium id."""
-    from statelab.envs import ENVS, GYM_IDS
+    from statelab.core import CAPABILITIES
+    from statelab.envs import ENVS, GYM_IDS, env_class
+    from statelab.envs.checker import capability_report
 
-    rows = [(spelling, GYM_IDS[name]) for name, spelling in ENVS.describe()]
+    if capabilities:
+        typer.echo("capabilities (+ offered; - missing: what runs on the env lack then):")
+        for c in CAPABILITIES:
+            typer.echo(f"  {c.name:<14}  {c.help}; else {c.lacking}")
+        width = max(len(n) for n in ENVS.names())
+        for name in ENVS.names():
+            rep = capability_report(env_class(name), name)
+            offers, lacks = " ".join(rep.offers) or "(none)", " ".join(rep.lacks)
+            typer.echo(f"{name:<{width}}  + {offers}  - {lacks}")
+        return
+    rows = [(spelling, GYM_IDS.get(name, "-")) for name, spelling in ENVS.describe()]
     width = max(len(r[0]) for r in rows)
     for spelling, gid in rows:
         typer.echo(f"{spelling:<{width}}  {gid}")
@@ -162,7 +178,7 @@ def play(
         raise _fail(f"{env}: {err}") from None
     policy = e.expert() if expert else None
     typer.echo(e.manual + "\n")
-    for i, (act, o) in enumerate(info.get("prelude", ())):  # an env's scripted steps
+    for i, (act, o) in enumerate(prelude_of(info)):  # an env's scripted steps
         typer.echo(f"\n[scripted {i + 1}] > {act}\n{render(o)}")
     done = False
     while not done:

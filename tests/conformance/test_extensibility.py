@@ -1,19 +1,33 @@
 """Issue 8, "What must show": an env whose observations are plain text, a history, an agent
 scaffold and a world model that answers one query and rejects one action, each one new file
-plus its registration (``tests/conformance/plugins/``), run in an experiment and shown in
-the report, with no change to ``run/`` or ``analysis/``."""
+(``tests/conformance/plugins/``), run in an experiment and shown in the report, with no change
+to ``run/`` or ``analysis/``.
+
+Issue 19: the env and the history are installed plugin packages (``statelab-echo``,
+``statelab-last-action``: one module and a ``pyproject.toml`` each, installed by pip into a
+directory of their own), found by the registries through their ``statelab.plugins`` entry
+points, with no edit inside ``src/statelab``; ``statelab list`` and ``statelab run`` see them,
+and so does the conformance suite. A ``module:name`` spelling uses a class of an importable
+module directly."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.metadata
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.conformance import plugins
 from typer.testing import CliRunner
 
+import statelab
 from statelab.analysis.reporting import make_report
-from statelab.core import TAGS
+from statelab.core import TAGS, ConfigError
 from statelab.run.config import parse_experiment
 from statelab.run.runner import run_sync
 from statelab.run.store import Store
@@ -21,10 +35,14 @@ from statelab.run.store import Store
 
 @pytest.fixture
 def installed():
-    """Import (register) the plugins for one test, and remove them after: importing them at
-    collection time would show them to every other test of the session."""
+    """The imported plugins (agent, world model) registered for one test and removed after
+    (importing them at collection time would show them to every other test of the session);
+    the installed packages' modules as the registries loaded them (the conformance suite's
+    own fixture puts them on ``sys.path``)."""
     global echo_env, last_action_history, asking_agent, oracle_world
-    echo_env, last_action_history, asking_agent, oracle_world = plugins.install()
+    asking_agent, oracle_world = plugins.install()
+    echo_env = importlib.import_module("statelab_echo")
+    last_action_history = importlib.import_module("statelab_last_action")
     yield
     plugins.uninstall()
 
@@ -131,3 +149,106 @@ def test_plugins_show_in_the_cli_report(store_path, tmp_path):
     assert got.exit_code == 0, got.output
     for name in (echo_env.NAME, asking_agent.NAME, last_action_history.NAME, oracle_world.NAME):
         assert name in got.output, name
+
+
+# -- issue 19: installed plugin packages -------------------------------------------------------
+def test_the_env_and_the_history_are_installed_packages_loaded_by_entry_point():
+    from statelab.core._plugins import GROUP
+    from statelab.envs import ENVS
+    from statelab.state import HISTORIES
+
+    site = plugins.installed()
+    for dist, (_axis, name) in plugins.PACKAGES.items():
+        d = importlib.metadata.distribution(dist)
+        (ep,) = [e for e in d.entry_points if e.group == GROUP]
+        assert ep.name == name
+        module = importlib.import_module(ep.value)
+        # the module is the installed copy, not the source under tests/
+        assert Path(module.__file__).parent == site, module.__file__
+        assert not Path(module.__file__).is_relative_to(Path(plugins.__file__).parent)
+    assert "echo" in ENVS.names() and "last-action" in HISTORIES.names()
+    # nothing of the plugins inside src/statelab
+    src = Path(statelab.__file__).parent
+    names = ("EchoEnv", "statelab-test/Echo-v0", "LastActionMemory", "last action only")
+    assert not any(n in p.read_text() for p in src.rglob("*.py") for n in names)
+    # out of the conformance suite's scope the registries hold only what src/ registers
+    plugins.deactivate()
+    try:
+        assert "echo" not in ENVS.names() and "last-action" not in HISTORIES.names()
+    finally:
+        plugins.activate()
+
+
+def test_the_conformance_suite_picks_up_the_plugins():
+    from tests.conformance._registries import ENV_NAMES, component_ids
+
+    assert "echo" in ENV_NAMES
+    assert ("history", "last-action") in component_ids()
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``statelab <args>`` in a fresh process with the plugin directory on PYTHONPATH."""
+    path = [str(plugins.installed()), str(Path(statelab.__file__).parents[1])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    return subprocess.run(
+        [sys.executable, "-m", "statelab", *args], cwd=cwd, env=env,
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def test_statelab_list_and_run_see_the_installed_plugins(tmp_path):
+    listed = _cli("list", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    env_at, history_at = lines.index(next(x for x in lines if x.startswith("env:"))), next(
+        i for i, x in enumerate(lines) if x.startswith("history:")
+    )
+    assert "  echo (test plugin)" in lines[env_at:history_at]
+    assert "  last-action (test plugin)" in lines[history_at:]
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps(["Action: take key", "Action: open door"]))
+    config = tmp_path / "plugins.yaml"
+    config.write_text(
+        f"name: plugins\nmodel: scripted:{replies}\nseeds: [0]\ncache: null\n"
+        f"out: {tmp_path / 'results'}\ngrid:\n  env: [echo]\n  history: [last-action]\n"
+    )
+    ran = _cli("run", str(config), cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    store = Store(tmp_path / "results" / "plugins" / "store.sqlite")
+    try:
+        runs, episodes = store.runs_frame(), store.episodes_frame()
+    finally:
+        store.close()
+    mine = runs[runs.history == "last-action"]
+    assert list(mine.env) == ["echo"]
+    (won,) = episodes[episodes.run == mine.iloc[0].run].itertuples()
+    assert won.success and won.steps == 2
+
+
+def test_a_module_name_spelling_imports_the_module_and_uses_the_class():
+    import statelab_echo
+    import statelab_last_action
+
+    from statelab.envs import env_class, make_env
+    from statelab.envs.checker import check_env
+    from statelab.state import HISTORIES
+
+    env = make_env("statelab_echo:EchoEnv")
+    assert type(env) is statelab_echo.EchoEnv and env_class("statelab_echo:EchoEnv").name == "echo"
+    report = check_env(env)
+    assert report.offers == () and "splits" in report.lacks
+    memory = HISTORIES.build("statelab_last_action:LastActionMemory")
+    assert isinstance(memory, statelab_last_action.LastActionMemory)
+    assert memory.spelling == "statelab_last_action:LastActionMemory"
+    # the Gymnasium form: a name the module's import registered
+    assert type(make_env("statelab_echo:echo")) is statelab_echo.EchoEnv
+    # a registered name always wins: the existing spellings keep their meaning
+    assert HISTORIES.build("window:5").spelling == "window:5"
+    with pytest.raises(ConfigError, match="takes no argument"):
+        HISTORIES.build("statelab_last_action:LastActionMemory:3")
+    with pytest.raises(ConfigError, match="not an Env subclass"):
+        make_env("statelab_echo:EchoExpert")
+    with pytest.raises(ConfigError, match="has no 'Nothing'"):
+        make_env("statelab_echo:Nothing")
+    with pytest.raises(ConfigError, match=r"unknown history 'no_such_module\.x:Y'"):
+        HISTORIES.build("no_such_module.x:Y")

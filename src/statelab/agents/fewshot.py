@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from statelab.agents._turn import render_turn
-from statelab.core import Env
+from statelab.core import Env, task_type_of, tracked_of
 from statelab.facts import TextFacts
 
 VERSION = 4  # 4: household train games never in the unseen test rooms (games v3)
@@ -74,7 +74,7 @@ def _slug(name: str) -> str:
 
 def _annotate(obs: Any, info: dict[str, Any], seen: list[str]) -> TraceStep:
     """The state at this observation, from the privileged tracked state or the facts."""
-    tracked = info.get("privileged", {}).get("tracked")
+    tracked = tracked_of(info)
     facts = obs.facts
     if tracked is not None:
         loc = tracked.get("location")
@@ -103,13 +103,11 @@ def play_expert(
     """(task type, trace) of one expert episode on ``seed``; the trace is None unless solved
     within ``max_len`` steps, and not played when the task type is in ``skip``."""
     obs, info = env.reset(seed=seed)
-    raw_type = info.get("privileged", {}).get("task_type")
-    task_type = None if raw_type is None else str(raw_type)
+    task_type = task_type_of(info)
     if skip is not None and task_type in skip:
         return task_type, None
     # an env may offer a player that searches as the few-shot expert (household)
-    searcher = getattr(env, "fewshot_expert", None)
-    expert = searcher() if searcher is not None else env.expert()
+    expert = env.fewshot_expert()
     steps: list[TraceStep] = []
     seen: list[str] = []
     goal = obs.goal or ""
@@ -303,9 +301,10 @@ def _type_reader(env: str) -> Callable[[str], str | None] | None:
     from statelab.envs import make_env
 
     try:
-        return getattr(type(make_env(env)), "task_type_of_goal", None)
+        cls = type(make_env(env))
     except ConfigError:  # not a registered env (a builder given directly)
         return None
+    return cls.task_type_of_goal if cls.reads_goal_types() else None
 
 
 def examples_block(

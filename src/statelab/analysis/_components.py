@@ -14,19 +14,13 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from statelab.agents import AGENTS
 from statelab.core import MODEL_FREE, ConfigError, Registry
-from statelab.envs import ENVS
-from statelab.state import HISTORIES
-from statelab.state.grounding import GROUNDINGS
-from statelab.worldmodels import WORLDMODELS
+from statelab.run.axes import BY_NAME, COMPONENT_AXES
 
+#: the registries of the axes that build a component (the table of axes says which)
 _REGISTRIES: dict[str, Registry[Any]] = {
-    "env": ENVS,
-    "agent": AGENTS,
-    "history": HISTORIES,
-    "grounding": GROUNDINGS,
-    "worldmodel": WORLDMODELS,
+    "env": BY_NAME["env"].registry,  # the env is built apart, but recorded the same way
+    **{a.name: a.registry for a in COMPONENT_AXES},
 }
 
 

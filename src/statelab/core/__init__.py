@@ -9,7 +9,18 @@ from statelab.core._context import (
     WorldHandle,
     frozen_view,
 )
-from statelab.core._env import Env, Observation, ObservationSpace, Policy
+from statelab.core._env import (
+    CAPABILITIES,
+    Capability,
+    Env,
+    Observation,
+    ObservationSpace,
+    Policy,
+    a_star_of,
+    prelude_of,
+    task_type_of,
+    tracked_of,
+)
 from statelab.core._llm import LLM, Completion, GenParams, Message, ModelError, Usage
 from statelab.core._params import (
     REQUIRED,
@@ -29,6 +40,7 @@ from statelab.core._worldmodel import WorldModel
 
 __all__ = [
     "ACTING",
+    "CAPABILITIES",
     "DRY",
     "LLM",
     "MODEL_AXES",
@@ -40,6 +52,7 @@ __all__ = [
     "ArgumentError",
     "BuildContext",
     "Call",
+    "Capability",
     "Completion",
     "Component",
     "ConfigError",
@@ -62,9 +75,13 @@ __all__ = [
     "Usage",
     "WorldHandle",
     "WorldModel",
+    "a_star_of",
     "choice",
     "count",
     "describe",
     "frozen_view",
     "on_off",
+    "prelude_of",
+    "task_type_of",
+    "tracked_of",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Protocol
 
@@ -51,7 +52,9 @@ class Env(gym.Env[Observation, str], abc.ABC):
 
     Subclasses set the class attributes and implement ``_reset``/``_step``; the base class
     enforces the step budget and fills ``info`` with ``score`` (normalised to [0, 1]),
-    ``success`` and ``steps``.
+    ``success`` and ``steps``. Every optional capability (a train split, privileged keys the
+    spine reads, a validity oracle, a few-shot player, a world family, images, a map) is
+    declared below and off by default; :data:`CAPABILITIES` says what each one enables.
     """
 
     #: short config name, e.g. ``"hanoi"``
@@ -73,8 +76,26 @@ class Env(gym.Env[Observation, str], abc.ABC):
     #: the least normalised score of a won episode (1.0: a win is a full score; ScienceWorld
     #: counts a task won at 70 of its 100 points, so 0.7 there)
     win_score: ClassVar[float] = 1.0
+    #: splits whose seeds no run may use (held out, e.g. a test set): provenance refuses them
+    sealed_splits: ClassVar[tuple[str, ...]] = ()
     #: static task manual shown first in every prompt
     manual: str
+
+    # -- optional capabilities (all off by default; :data:`CAPABILITIES` names what each
+    # enables, and ``check_env`` checks an env keeps what it declares) -------------------
+    #: the world family whose text the env speaks (``"household"``, ``"scienceworld"``,
+    #: ``"babyai"``): world-model adapters claim envs by it, never by their text ("": none)
+    kind: ClassVar[str] = ""
+    #: ``info["privileged"]["tracked"]`` holds the true location, inventory and visited
+    #: places (:func:`tracked_of`): the stored gold state, few-shot annotations
+    tracks_state: ClassVar[bool] = False
+    #: ``info["privileged"]["task_type"]`` names the episode's task type (:func:`task_type_of`)
+    task_types: ClassVar[bool] = False
+    #: ``info["privileged"]["a_star"]`` holds the optimal next command (:func:`a_star_of`)
+    optimal_action: ClassVar[bool] = False
+    #: ``info["prelude"]`` after a reset holds scripted ``(action, Observation)`` steps played
+    #: before the agent acts (:func:`prelude_of`; seed 003's Phase A)
+    scripted_prelude: ClassVar[bool] = False
 
     metadata = {"render_modes": ["ansi"]}  # noqa: RUF012 - Gymnasium's own attribute
 
@@ -111,6 +132,44 @@ class Env(gym.Env[Observation, str], abc.ABC):
     @abc.abstractmethod
     def success(self) -> bool:
         """Whether the task is accomplished."""
+
+    # -- optional hooks (an env offers one by overriding it) --------------------------------
+    def would_accept(self, action: str) -> bool:
+        """Whether the env would accept ``action`` now, asked without stepping it (the
+        action-validity oracle of seed 004's WALL-E). Offered when overridden
+        (:meth:`has_oracle`); the default has none."""
+        raise NotImplementedError(f"env {self.name!r} has no action-validity oracle")
+
+    @classmethod
+    def has_oracle(cls) -> bool:
+        """Whether the env overrides :meth:`would_accept`."""
+        return cls.would_accept is not Env.would_accept
+
+    def fewshot_expert(self) -> Policy:
+        """The player whose traces become few-shot examples: by default the expert; an env
+        may offer one that searches as a player would (household)."""
+        return self.expert()
+
+    @classmethod
+    def has_fewshot_expert(cls) -> bool:
+        """Whether the env offers its own few-shot player (overrides :meth:`fewshot_expert`)."""
+        return cls.fewshot_expert is not Env.fewshot_expert
+
+    @staticmethod
+    def task_type_of_goal(goal: str) -> str | None:
+        """The task type a goal sentence names (None: the env cannot read one); few-shot
+        examples of that type are chosen for the goal."""
+        return None
+
+    @classmethod
+    def reads_goal_types(cls) -> bool:
+        """Whether the env overrides :meth:`task_type_of_goal`."""
+        return cls.task_type_of_goal is not Env.task_type_of_goal
+
+    @classmethod
+    def capabilities(cls) -> dict[str, bool]:
+        """Whether the env offers each of :data:`CAPABILITIES`, by name."""
+        return {c.name: bool(c.offered(cls)) for c in CAPABILITIES}
 
     # -- the Gymnasium contract ------------------------------------------------------------
     def reset(
@@ -158,3 +217,107 @@ class Env(gym.Env[Observation, str], abc.ABC):
     def _last_text(self) -> str:
         """The last observation's text (envs that keep it in ``self._text`` need nothing)."""
         return str(getattr(self, "_text", ""))
+
+
+# -- the keys of ``info`` the spine reads, and their typed accessors ---------------------------
+PRELUDE = "prelude"
+TRACKED = "tracked"
+TASK_TYPE = "task_type"
+A_STAR = "a_star"
+
+
+def _privileged(info: Mapping[str, Any]) -> Mapping[str, Any]:
+    priv = info.get("privileged")
+    return priv if isinstance(priv, Mapping) else {}
+
+
+def prelude_of(info: Mapping[str, Any]) -> tuple[tuple[str, Observation], ...]:
+    """The scripted ``(action, Observation)`` steps of a reset's ``info`` (() when none)."""
+    return tuple(info.get(PRELUDE, ()))
+
+
+def tracked_of(info: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The privileged tracked state (``location``, ``inventory``, ``visited``), if any."""
+    tracked = _privileged(info).get(TRACKED)
+    return tracked if isinstance(tracked, Mapping) else None
+
+
+def task_type_of(info: Mapping[str, Any]) -> str | None:
+    """The privileged task type of the episode, if the env names one."""
+    raw = _privileged(info).get(TASK_TYPE)
+    return None if raw is None else str(raw)
+
+
+def a_star_of(info: Mapping[str, Any]) -> str | None:
+    """The privileged optimal next command, if the env knows one."""
+    a = _privileged(info).get(A_STAR)
+    return a if isinstance(a, str) else None
+
+
+@dataclass(frozen=True)
+class Capability:
+    """An optional capability of an env: how it is declared, and what lacks without it."""
+
+    name: str
+    #: what the env offers when it has it
+    help: str
+    #: the features a run loses on an env without it
+    lacking: str
+    offered: Callable[[type[Env]], bool]
+
+
+#: every optional capability of the env contract, in the order reports list them
+CAPABILITIES: tuple[Capability, ...] = (
+    Capability(
+        "splits", "a 'train' seed split (few-shot examples are played on it)",
+        "stateact/react/reflact run without few-shot examples; configs cannot name seeds by "
+        "split", lambda c: bool(c.splits.get("train")),
+    ),
+    Capability(
+        "sealed-splits", "held-out splits no run may use (sealed_splits)",
+        "provenance guards no held-out seeds", lambda c: bool(c.sealed_splits),
+    ),
+    Capability(
+        "kind", "a world family world-model adapters claim (kind)",
+        "belief/memory/walle/bbwm have no adapter: they answer that they have no model of the "
+        "env and check nothing", lambda c: bool(c.kind),
+    ),
+    Capability(
+        "tracked", "privileged tracked state: location, inventory, visited (tracks_state)",
+        "steps store no gold state; few-shot states come from TextFacts (else are empty)",
+        lambda c: c.tracks_state,
+    ),
+    Capability(
+        "task-types", "a privileged task type per episode (task_types)",
+        "few-shot examples are not kept per task type", lambda c: c.task_types,
+    ),
+    Capability(
+        "goal-types", "the task type of a goal sentence (task_type_of_goal)",
+        "few-shot examples are chosen by word overlap with the goal",
+        lambda c: c.reads_goal_types(),
+    ),
+    Capability(
+        "a-star", "the privileged optimal next command (optimal_action)",
+        "oracle-readtime and DSSR's decision loss have no target", lambda c: c.optimal_action,
+    ),
+    Capability(
+        "prelude", "scripted steps before the agent acts (scripted_prelude)",
+        "the memory starts from the first observation", lambda c: c.scripted_prelude,
+    ),
+    Capability(
+        "oracle", "an action-validity oracle (would_accept)",
+        "walle/bbwm check actions by their adapter's rules only", lambda c: c.has_oracle(),
+    ),
+    Capability(
+        "fewshot-expert", "its own few-shot player (fewshot_expert)",
+        "few-shot traces are the expert's", lambda c: c.has_fewshot_expert(),
+    ),
+    Capability(
+        "images", "RGB renderings of observations (render_rgb)",
+        "grounding image is refused", lambda c: c.renders_images(),
+    ),
+    Capability(
+        "map", "the true ASCII map in privileged info (privileged_map)",
+        "grounding oracle-vot is refused", lambda c: c.privileged_map,
+    ),
+)  # fmt: skip

@@ -14,6 +14,8 @@ None, ctx)``): ``None`` for a component whose help names no argument (``summary`
 registry refuses ``summary:x``), and for one whose help spells an argument
 (``scripted:<file>``) the text, which it parses itself; that form is kept for backends and
 plugins that have not declared their parameters yet.
+Plugins (the ``statelab.plugins`` entry points) and ``module:name`` spellings join a
+registry as :mod:`statelab.core._plugins` describes.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any, Generic, TypeVar
 from statelab.core._component import TAGS, describe, stamp
 from statelab.core._llm import GenParams
 from statelab.core._params import Args, ArgumentError, Param, Params
+from statelab.core._plugins import PluginError, load_plugins, resolve, unknown_note
 
 T = TypeVar("T")
 
@@ -85,6 +88,9 @@ class Registry(Generic[T]):
         self._params: dict[str, Params | None] = {}
         #: registered without ``params``: the factory is given the raw text, not Args
         self._raw: dict[str, bool] = {}
+        #: how the object a ``module:name`` spelling names joins this registry (None: as a
+        #: factory or a component class; the env registry adopts Env subclasses)
+        self.adopt: Callable[[Registry[T], str, Any], None] | None = None
 
     def register(
         self,
@@ -130,8 +136,16 @@ class Registry(Generic[T]):
         if not isinstance(spelling, str):
             raise ConfigError(f"{self.axis}: expected a name, got {spelling!r}")
         head, sep, arg = spelling.partition(":")
-        if head not in self._items:
-            raise ConfigError(f"unknown {self.axis} {spelling!r}; allowed: {self.allowed()}")
+        if head not in self._items:  # a plugin's name, or the module:name form
+            try:
+                found = resolve(self, spelling)
+            except PluginError as e:
+                raise ConfigError(str(e)) from None
+            if found is None:
+                raise ConfigError(
+                    f"unknown {self.axis} {spelling!r}; allowed: {self.allowed()}{unknown_note()}"
+                )
+            return found
         return head, (arg if sep else None)
 
     def get(self, spelling: str) -> Callable[..., T]:
@@ -208,10 +222,12 @@ class Registry(Generic[T]):
         return self._tags[self.split(name)[0]]
 
     def allowed(self) -> str:
+        load_plugins()
         return ", ".join(self._help[n] for n in self._items)
 
     def describe(self) -> list[tuple[str, str]]:
         """(name, spelling help) of every component, in registration order."""
+        load_plugins()
         return [(n, self._help[n]) for n in self._items]
 
     def parameters(self, name: str) -> list[str]:
@@ -222,10 +238,16 @@ class Registry(Generic[T]):
         return [p.line() for p in params.params]
 
     def names(self) -> list[str]:
+        load_plugins()
         return list(self._items)
 
     def __contains__(self, spelling: object) -> bool:
-        return isinstance(spelling, str) and spelling.partition(":")[0] in self._items
+        if not isinstance(spelling, str):
+            return False
+        load_plugins()
+        return spelling.partition(":")[0] in self._items or ":".join(
+            spelling.split(":")[:2]
+        ) in self._items  # a module:name spelling used before
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._items)
+        return iter(self.names())

@@ -1,24 +1,17 @@
 """Environments: a registry of config names, each also registered with Gymnasium.
 
 ``make_env("hanoi")`` or ``gymnasium.make("statelab/Hanoi-v0")`` build the same env. Each env
-module registers itself with :func:`register_env` when imported below.
+module registers itself with :func:`register_env` when imported: every public module of this
+package is imported below, in name order (no hand-kept list). Plugins register the same way
+(``statelab.plugins`` entry points), and ``make_env("mypkg.envs:MyEnv")`` adopts a class.
 """
 
 from __future__ import annotations
 
-from statelab.core import BuildContext, Env
+import importlib
+import pkgutil
 
-# env modules (one line each; importing a module registers its envs)
-from statelab.envs import (
-    babyai,  # noqa: F401
-    cooking,  # noqa: F401
-    hanoi,
-    household,  # noqa: F401
-    messenger,  # noqa: F401
-    scienceworld,  # noqa: F401
-    textcraft,  # noqa: F401
-    traffic,  # noqa: F401
-)
+from statelab.core import BuildContext, Env
 from statelab.envs._options import Option, count, on_off, option_parser
 from statelab.envs._registry import (
     ENV_CLASSES,
@@ -28,6 +21,12 @@ from statelab.envs._registry import (
     env_kwargs,
     register_env,
 )
+
+for _mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+    if not _mod.startswith("_"):  # importing an env module registers its envs
+        importlib.import_module(f"{__name__}.{_mod}")
+
+from statelab.envs import hanoi  # noqa: E402 - imported (and registered) in the loop above
 
 
 def _resolve(spelling: str) -> str:

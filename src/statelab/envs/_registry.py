@@ -1,4 +1,5 @@
-"""The env registry: config names, Gymnasium ids and classes. Env modules register here."""
+"""The env registry: config names, Gymnasium ids and classes. Env modules register here; so
+do plugins (``register_env`` on import), and a ``module:EnvClass`` spelling adopts its class."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from statelab.core import Args, BuildContext, Env, Registry
+from statelab.core import Args, BuildContext, ConfigError, Env, Registry
 from statelab.envs._options import EnvOptions
 
 ENVS: Registry[Env | None] = Registry("env")
@@ -27,13 +28,14 @@ def no_args(name: str) -> EnvOptions:
 def register_env(
     name: str,
     cls: type[Env],
-    gym_id: str,
+    gym_id: str | None,
     help: str | None = None,
     parse: EnvOptions | Callable[[str | None], dict[str, Any]] | None = None,
     kwargs: dict[str, Any] | None = None,
     family: str | None = None,
 ) -> None:
-    """Register ``cls`` under config ``name`` and under the Gymnasium id ``gym_id``.
+    """Register ``cls`` under config ``name`` and under the Gymnasium id ``gym_id`` (None:
+    none).
 
     ``parse`` declares the env's options (:func:`~statelab.envs._options.option_parser`):
     the registry parses ``name:<arg>`` into them, and the env is built with the options the
@@ -59,10 +61,12 @@ def register_env(
         return cls(**{**fixed, **given, "max_steps": ctx.max_steps})
 
     ENVS.register(name, help or name, params=params)(factory)
-    GYM_IDS[name] = gym_id
     ENV_CLASSES[name] = cls
     FAMILIES[name] = family or name.partition("/")[0]
     _OPTIONS[name] = (options, fixed)
+    if gym_id is None:
+        return
+    GYM_IDS[name] = gym_id
     if gym_id not in gym.registry:
         gym.register(gym_id, entry_point=cls, disable_env_checker=True)  # type: ignore[arg-type]
 
@@ -95,3 +99,13 @@ __all__ = [
     "no_args",
     "register_env",
 ]
+
+
+def _adopt(registry: Registry[Any], name: str, obj: Any) -> None:
+    """A ``module:EnvClass`` spelling: its Env subclass joins the registry under ``name``."""
+    if not (isinstance(obj, type) and issubclass(obj, Env)):
+        raise ConfigError(f"env {name!r} names {obj!r}, not an Env subclass")
+    register_env(name, obj, None, help=name)
+
+
+ENVS.adopt = _adopt

@@ -227,6 +227,7 @@ class BabyAIEnv(Env):
     facts_type: ClassVar[type] = EgoViewFacts
     privileged_map: ClassVar[bool] = True
     default_format: ClassVar[str] = "natural"
+    kind: ClassVar[str] = "babyai"
 
     def __init__(
         self,

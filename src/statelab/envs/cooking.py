@@ -209,6 +209,8 @@ class CookingEnv(Env):
     splits: ClassVar[dict[str, range]] = dict(games.SPLITS)
     #: only ``statelab open-test`` runs these (seed 003: the test split is opened once)
     sealed_splits: ClassVar[tuple[str, ...]] = ("test",)
+    optimal_action: ClassVar[bool] = True
+    scripted_prelude: ClassVar[bool] = True
     manual = MANUAL
 
     def __init__(self, lag: int = 0, max_steps: int | None = None) -> None:

@@ -53,7 +53,7 @@ import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
-from statelab.core import Env, Observation
+from statelab.core import Env, Observation, Policy
 from statelab.envs import _household_gen as gen
 from statelab.envs import _household_world as hw
 from statelab.envs._options import Option, option_parser
@@ -168,6 +168,9 @@ class HouseholdEnv(Env):
         "train": range(0, 10_000),
         "test": range(gen.TEST_START, gen.TEST_START + 134),
     }
+    kind: ClassVar[str] = "household"
+    tracks_state: ClassVar[bool] = True
+    task_types: ClassVar[bool] = True
     manual = MANUAL
 
     def __init__(
@@ -307,7 +310,7 @@ class HouseholdEnv(Env):
     def expert(self) -> HouseholdExpert:
         return HouseholdExpert()
 
-    def fewshot_expert(self) -> Any:
+    def fewshot_expert(self) -> Policy:
         """The player whose traces are the few-shot examples: it searches, knowing only what
         a player sees (:mod:`statelab.envs._household_search`)."""
         from statelab.envs._household_search import SearchingExpert

@@ -259,6 +259,8 @@ class ScienceWorldEnv(Env):
     facts_type: ClassVar[type] = TextFacts
     default_format: ClassVar[str] = "natural"
     static_actions: ClassVar[bool] = False
+    kind: ClassVar[str] = "scienceworld"
+    tracks_state: ClassVar[bool] = True
     manual = MANUAL
 
     def __init__(

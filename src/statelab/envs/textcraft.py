@@ -145,6 +145,7 @@ class TextcraftEnv(Env):
     default_format: ClassVar[str] = "natural"
     static_actions: ClassVar[bool] = False
     splits: ClassVar[dict[str, range]] = {"train": range(100, N_GOALS), "test": range(0, 100)}
+    tracks_state: ClassVar[bool] = True
 
     def __init__(self, max_steps: int | None = None) -> None:
         super().__init__(max_steps=max_steps)

@@ -37,6 +37,12 @@ class Axis:
     model_free: bool = False
     #: validate one value for one env (default: build it against a dry context)
     checker: Callable[[str, BuildContext], None] | None = None
+    #: an axis whose registry builds one component per episode: its place in the order the
+    #: episode loop calls the components' hooks (None: the axis builds no component; the
+    #: env, the model, the format and the writer are the spine's own)
+    hooks: int | None = None
+    #: the values ``statelab list`` shows (None: the registry's own listing)
+    lister: Callable[[], list[tuple[str, str]]] | None = None
 
     def check(self, value: str, ctx: BuildContext) -> None:
         if self.checker is not None:
@@ -46,7 +52,7 @@ class Axis:
 
     def listing(self) -> list[tuple[str, str]]:
         """(name, spelling help) of every value, as ``statelab list`` prints them."""
-        return self.registry.describe()
+        return self.lister() if self.lister is not None else self.registry.describe()
 
 
 def _check_env(value: str, ctx: BuildContext) -> None:
@@ -77,28 +83,34 @@ def _acting(arg: None, ctx: BuildContext) -> None:
     return None
 
 
-def _model_writer(name: str) -> Callable[[str | None, BuildContext], None]:
-    def check(arg: str | None, ctx: BuildContext) -> None:
-        check_spec(name if arg is None else f"{name}:{arg}")
+def _writer_listing() -> list[tuple[str, str]]:
+    """``acting`` and every model backend (plugins' too: read when listed, not at import)."""
+    return WRITERS.describe() + MODELS.describe()
 
-    return check
-
-
-for _name, _help in MODELS.describe():
-    WRITERS.register(_name, _help)(_model_writer(_name))
 
 AXES: tuple[Axis, ...] = (
     Axis("env", ENVS, None, "the environment", core=True, model_free=True, checker=_check_env),
     Axis("model", MODELS, None, "the acting model", core=True, checker=_check_model),
-    Axis("agent", AGENTS, "act", "the agent scaffold", core=True, model_free=True),
-    Axis("history", HISTORIES, "full", "what of the past the prompt carries", core=True),
+    Axis("agent", AGENTS, "act", "the agent scaffold", core=True, model_free=True, hooks=3),
+    Axis("history", HISTORIES, "full", "what of the past the prompt carries", core=True, hooks=0),
     Axis("format", FORMATS, "default", "how facts become text", core=True, checker=_check_format),
-    Axis("grounding", GROUNDINGS, "none", "the spatial signal that joins the text", core=True),
-    Axis("worldmodel", WORLDMODELS, "none", "what the agent may query and what checks actions"),
-    Axis("writer", WRITERS, ACTING, "the model that writes the memory", checker=_check_writer),
-)
+    Axis(
+        "grounding", GROUNDINGS, "none", "the spatial signal that joins the text", core=True,
+        hooks=1,
+    ),
+    Axis(
+        "worldmodel", WORLDMODELS, "none", "what the agent may query and what checks actions",
+        hooks=2,
+    ),
+    Axis(
+        "writer", WRITERS, ACTING, "the model that writes the memory", checker=_check_writer,
+        lister=_writer_listing,
+    ),
+)  # fmt: skip
 BY_NAME: dict[str, Axis] = {a.name: a for a in AXES}
 NAMES: tuple[str, ...] = tuple(a.name for a in AXES)
+#: the axes that build one component per episode, in the table's order
+COMPONENT_AXES: tuple[Axis, ...] = tuple(a for a in AXES if a.hooks is not None)
 
 
 def axis(name: str) -> Axis:

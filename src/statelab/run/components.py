@@ -5,9 +5,8 @@ and a run's description as the store keeps it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
-from statelab.agents import AGENTS
 from statelab.core import (
     MODEL_AXES,
     MODEL_FREE,
@@ -19,14 +18,13 @@ from statelab.core import (
     Transition,
     WorldModel,
     describe,
+    prelude_of,
 )
 from statelab.envs import ENVS, make_env
 from statelab.llm import TimedLLM as TimedLLM  # moved to statelab.llm; re-exported
-from statelab.run.axes import env_context
+from statelab.run.axes import COMPONENT_AXES, env_context
 from statelab.run.config import RunSpec
-from statelab.state import HISTORIES
-from statelab.state.grounding import GROUNDINGS, Grounding
-from statelab.worldmodels import WORLDMODELS
+from statelab.state.grounding import Grounding
 
 
 def reads_privileged(component: Any) -> bool:
@@ -35,13 +33,15 @@ def reads_privileged(component: Any) -> bool:
 
 @dataclass
 class Components:
-    """The components of one episode, built from the run's spellings."""
+    """The components of one episode, built from the run's spellings: the env, and one
+    component for every axis of the table that builds one per episode
+    (:attr:`~statelab.run.axes.Axis.hooks`), by axis name. The spine's roles (``agent``,
+    ``memory``, ``grounding``, ``world``) are typed views of those parts; an added axis needs
+    no change here."""
 
     env: Env
-    agent: Agent
-    memory: Memory
-    grounding: Grounding
-    world: WorldModel
+    #: axis name -> its built component, in the table's order
+    parts: dict[str, Component]
     render_obs: Any
 
     @classmethod
@@ -54,29 +54,34 @@ class Components:
             ),
             manual=env.manual,
         )
-        render_obs = ctx.render_obs
-        grounding = GROUNDINGS.build(spec.grounding, ctx)
-        env.want_image = grounding.needs_vision
-        return cls(
-            env=env,
-            agent=AGENTS.build(spec.agent, ctx),
-            memory=HISTORIES.build(spec.history, ctx),
-            grounding=grounding,
-            world=WORLDMODELS.build(spec.worldmodel, ctx),
-            render_obs=render_obs,
-        )
+        values = spec.axes_values
+        parts = {a.name: a.registry.build(values[a.name], ctx) for a in COMPONENT_AXES}
+        c = cls(env=env, parts=parts, render_obs=ctx.render_obs)
+        env.want_image = c.grounding.needs_vision
+        return c
+
+    @property
+    def agent(self) -> Agent:
+        return cast(Agent, self.parts["agent"])
+
+    @property
+    def memory(self) -> Memory:
+        return cast(Memory, self.parts["history"])
+
+    @property
+    def grounding(self) -> Grounding:
+        return cast(Grounding, self.parts["grounding"])
+
+    @property
+    def world(self) -> WorldModel:
+        return cast(WorldModel, self.parts["worldmodel"])
 
     def hooked(self) -> list[Component]:
-        """Every component with hooks, in the order the loop calls them."""
-        return [self.memory, self.grounding, self.world, self.agent]
+        """Every component with hooks, in the order the loop calls them (``Axis.hooks``)."""
+        return [self.parts[a.name] for a in sorted(COMPONENT_AXES, key=lambda a: a.hooks or 0)]
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "agent": describe(self.agent),
-            "history": describe(self.memory),
-            "grounding": describe(self.grounding),
-            "worldmodel": describe(self.world),
-        }
+        return {name: describe(part) for name, part in self.parts.items()}
 
 
 def prelude_transitions(info: dict[str, Any]) -> list[Transition]:
@@ -85,7 +90,7 @@ def prelude_transitions(info: dict[str, Any]) -> list[Transition]:
     return [
         Transition(t=0, action=a, reply=a, reward=0.0, observation=o, terminated=False,
                    truncated=False)
-        for a, o in info.get("prelude", ())
+        for a, o in prelude_of(info)
     ]  # fmt: skip
 
 
@@ -94,11 +99,13 @@ def describe_run(spec: RunSpec) -> dict[str, Any]:
     store keeps with the run, and what reports select rows by."""
     params = GenParams(**spec.params) if spec.params else GenParams()
     ctx = env_context(spec.env, params, fmt=spec.format)
-    out = {"env": ENVS.description(spec.env), "agent": describe(AGENTS.build(spec.agent, ctx))}
-    if spec.uses_model:
-        out["history"] = describe(HISTORIES.build(spec.history, ctx))
-        out["grounding"] = describe(GROUNDINGS.build(spec.grounding, ctx))
-        out["worldmodel"] = describe(WORLDMODELS.build(spec.worldmodel, ctx))
+    values = spec.axes_values
+    out: dict[str, Any] = {"env": ENVS.description(spec.env)}
+    out.update(
+        (a.name, describe(a.registry.build(values[a.name], ctx)))
+        for a in COMPONENT_AXES
+        if a.model_free or spec.uses_model
+    )
     return out
 
 

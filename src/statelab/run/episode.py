@@ -26,6 +26,7 @@ from statelab.core import (
     Transition,
     WorldHandle,
     frozen_view,
+    tracked_of,
 )
 from statelab.run.components import Components, TimedLLM, prelude_transitions, reads_privileged
 from statelab.run.config import RunSpec
@@ -172,7 +173,8 @@ class Episode:
     def validate(self, step: _Step) -> str | None:
         """The first rejection of the proposed action by any component, else None."""
         assert step.decision is not None
-        oracle = getattr(self.c.env, "would_accept", None)
+        env = self.c.env
+        oracle = env.would_accept if env.has_oracle() else None
         for comp in self.c.hooked():
             ctx = replace(self.context(comp, step), oracle=oracle)
             feedback = comp.validate(step.decision.action, ctx)
@@ -385,7 +387,7 @@ class Episode:
 
 
 def _gold(info: dict[str, Any]) -> str | None:
-    tracked = info.get("privileged", {}).get("tracked")
+    tracked = tracked_of(info)
     return None if tracked is None else json.dumps(tracked, sort_keys=True, default=str)
 
 

@@ -54,7 +54,9 @@ from statelab.core import (
     Params,
     PrivilegedView,
     Transition,
+    a_star_of,
     count,
+    prelude_of,
 )
 from statelab.state.bounded import BUDGET, fit
 from statelab.state.history import HISTORIES, RenderObs, call_seed, step_text
@@ -235,13 +237,11 @@ class ReadTimeOracle(Memory[ReadTimeState]):
         grown = replace(state, steps=steps, prelude=prelude, t=t)
         if tr.terminated or tr.truncated:
             return grown, []  # the episode is over: no decision reads this state
-        if tr.t == 0 and prelude < len(priv.info.get("prelude", ())):
+        if tr.t == 0 and prelude < len(prelude_of(priv.info)):
             return grown, []  # more scripted steps follow before any decision
-        a_star = priv.get("a_star")
         text, nll, nlls, calls = await self.best(
-            state.goal, steps, tr.observation, a_star if isinstance(a_star, str) else None,
-            model, t,
-        )  # fmt: skip
+            state.goal, steps, tr.observation, a_star_of(priv.info), model, t
+        )
         return replace(grown, text=text, nll=nll, nlls=nlls), calls
 
     def render(self, state: ReadTimeState) -> str:

@@ -17,8 +17,9 @@ of the uniform one (section 5.3).
 Queries come on the action channel (``query <q>``): :meth:`intercept` answers them instead of
 the env, :meth:`extra_actions` offers the forms worth asking to constrained decoding,
 :meth:`instructions` tells the agent the interface. The same answers reach ``ctx.world.ask``
-(:meth:`answer`). The adapter is chosen from the first observation (:func:`adapter_for`); on
-an env no adapter knows, the model answers that it has no model of it and checks nothing.
+(:meth:`answer`). The adapter is the one claiming the env's declared kind (``Env.kind``,
+:func:`adapter_for`); on an env no adapter claims, the model answers that it has no model
+of it and checks nothing.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from statelab.core import StepContext, Transition, WorldModel
+from statelab.core import ConfigError, StepContext, Transition, WorldModel
 from statelab.worldmodels import queries as Q
 from statelab.worldmodels.adapters import Adapter, adapter_for
 
@@ -45,6 +46,19 @@ WALLE_NOTE = (
 )
 
 
+def env_kind(env: str) -> str:
+    """The world family env spelling ``env`` declares ("" outside an env, or for one
+    declaring none)."""
+    if not env:
+        return ""
+    from statelab.envs import env_class
+
+    try:
+        return env_class(env).kind
+    except (ConfigError, KeyError):
+        return ""
+
+
 class BeliefWorldModel(WorldModel):
     """A belief-based world model; see the module doc for its variants."""
 
@@ -61,7 +75,7 @@ class BeliefWorldModel(WorldModel):
 
     # -- hooks ----------------------------------------------------------------------------
     def reset(self, ctx: StepContext) -> None:
-        self.adapter = adapter_for(ctx.observation, self.prior)
+        self.adapter = adapter_for(env_kind(ctx.env), ctx.observation, self.prior)
         self.rng = random.Random(f"worldmodel-{ctx.seed}")
 
     def after_step(self, transition: Transition) -> None:

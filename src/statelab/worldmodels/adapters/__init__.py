@@ -1,17 +1,20 @@
 """Env adapters of the belief world models: each turns one env's observations into memory
 and belief updates, answers the query kinds that env has, and checks actions by its rules.
 
-An adapter is chosen by what the first observation *is* (its facts kind, its text), never by
-the env's name: :func:`register_adapter` adds ``(matches, make)``; :func:`adapter_for` takes
-the first whose ``matches(observation)`` holds. Adapters read observations only.
+An adapter is chosen by the world family the env declares (``Env.kind``: ``"household"``,
+``"scienceworld"``, ``"babyai"``), never by the env's name or its text:
+:func:`register_adapter` claims a kind, :func:`adapter_for` makes the adapter of an env's kind
+(None for an env that declares none, or one no adapter claims). Adapters read observations
+only.
 """
 
 from __future__ import annotations
 
 import abc
+import importlib
+import pkgutil
 import random
 from collections.abc import Callable
-from typing import Any
 
 from statelab.core import Observation
 from statelab.worldmodels.belief import Belief
@@ -50,32 +53,44 @@ class Adapter(abc.ABC):
         return {}
 
 
-Matcher = Callable[[Observation], bool]
 Maker = Callable[[Observation, str], Adapter]
-_ADAPTERS: list[tuple[Matcher, Maker]] = []
+#: env kind -> the adapter that claims it
+_ADAPTERS: dict[str, Maker] = {}
 
 
-def register_adapter(matches: Matcher, make: Maker) -> None:
-    _ADAPTERS.append((matches, make))
+def register_adapter(kind: str, make: Maker) -> None:
+    """Claim the envs that declare ``kind`` (``Env.kind``) for the adapter ``make``."""
+    if not kind:
+        raise ValueError("an adapter claims a non-empty env kind")
+    if kind in _ADAPTERS and _ADAPTERS[kind] is not make:
+        raise ValueError(f"env kind {kind!r} is claimed twice")
+    _ADAPTERS[kind] = make
 
 
-def adapter_for(obs: Observation, prior: str = "uniform") -> Adapter | None:
-    """The adapter of the first registered kind that recognises ``obs`` (None: none does)."""
+def claimed_kinds() -> tuple[str, ...]:
+    """The env kinds some adapter claims."""
     _load_builtin()
-    for matches, make in _ADAPTERS:
-        if matches(obs):
-            return make(obs, prior)
-    return None
+    return tuple(_ADAPTERS)
 
 
-_loaded: list[Any] = []
+def adapter_for(kind: str, obs: Observation, prior: str = "uniform") -> Adapter | None:
+    """The adapter of env kind ``kind`` for an episode starting at ``obs`` (None: the env
+    declares no kind, or no adapter claims it)."""
+    _load_builtin()
+    make = _ADAPTERS.get(kind) if kind else None
+    return make(obs, prior) if make is not None else None
+
+
+_loaded: list[str] = []
 
 
 def _load_builtin() -> None:
+    """Import every adapter module of this package (each claims its kind on import)."""
     if not _loaded:
-        from statelab.worldmodels.adapters import babyai, household, scienceworld
+        _loaded.append(__name__)
+        for mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+            if not mod.startswith("_"):
+                importlib.import_module(f"{__name__}.{mod}")
 
-        _loaded.extend((babyai, household, scienceworld))
 
-
-__all__ = ["MODES", "Adapter", "adapter_for", "register_adapter"]
+__all__ = ["MODES", "Adapter", "adapter_for", "claimed_kinds", "register_adapter"]

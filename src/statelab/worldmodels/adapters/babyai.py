@@ -1,6 +1,7 @@
 """The BabyAI adapter: Appendix C of seed 004, on the egocentric view of the observation.
 
-Recognised by its facts kind (:class:`statelab.facts.egoview.EgoViewFacts`). It reads the
+It claims the envs of kind ``"babyai"`` (their facts are
+:class:`statelab.facts.egoview.EgoViewFacts`). It reads the
 visible cells of each observation (what the text describes, cell by cell) and its own
 actions; never minigrid's coordinates nor the facts' world ``direction`` (the seed's model does
 not know which way it started).
@@ -389,10 +390,6 @@ def parse_place(text: str) -> tuple[int, int] | None:
     return ahead, right
 
 
-def _matches(obs: Observation) -> bool:
-    return isinstance(obs.facts, EgoViewFacts)
-
-
-register_adapter(_matches, BabyAIAdapter)
+register_adapter("babyai", BabyAIAdapter)  # the envs declaring kind "babyai"
 
 __all__ = ["BabyAIAdapter", "parse_place"]

@@ -1,7 +1,7 @@
 """The household (ALFWorld text) adapter: Appendix A of seed 004.
 
-Recognised by its first observation ("Looking quickly around you, you see ..." and "Your
-task is to: ..."). It reads the receptacles from that line, the goal from the task line, and
+It claims the envs of kind ``"household"``. It reads the receptacles from the first
+observation ("Looking quickly around you, you see ..."), the goal from its task line, and
 every later observation into the deterministic memory (arrivals, what is on / in a
 receptacle, open / closed, pick up, move, heat / cool / clean, inventory).
 
@@ -259,10 +259,6 @@ class HouseholdAdapter(Adapter):
         return self.mem.inventory
 
 
-def _matches(obs: Observation) -> bool:
-    return bool(_SCENE.search(obs.text)) and "Your task is to:" in obs.text
-
-
-register_adapter(_matches, HouseholdAdapter)
+register_adapter("household", HouseholdAdapter)  # the envs declaring kind "household"
 
 __all__ = ["HouseholdAdapter", "parse_goal"]

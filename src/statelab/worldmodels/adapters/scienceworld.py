@@ -1,8 +1,8 @@
 """The ScienceWorld adapter: Appendix B of seed 004, room-level.
 
-Recognised by its first observation ("This room is called the X. In it, you see:", outside
-"This outside location is called the outside. Here you see:", with a "Your task is to ..."
-goal). It reads observations only (the text, and the room and
+It claims the envs of kind ``"scienceworld"``, whose rooms read "This room is called the X. In
+it, you see:" (outside: "This outside location is called the outside. Here you see:"). It
+reads observations only (the text, and the room and
 inventory the env's ``TextFacts`` carry: what the agent saw when it moved and picked things
 up), never privileged info.
 
@@ -416,10 +416,6 @@ class ScienceWorldAdapter(Adapter):
         return INVALID
 
 
-def _matches(obs: Observation) -> bool:
-    return bool(_LOOK.search(obs.text)) and obs.goal.startswith("Your task is to")
-
-
-register_adapter(_matches, ScienceWorldAdapter)
+register_adapter("scienceworld", ScienceWorldAdapter)  # the envs declaring kind "scienceworld"
 
 __all__ = ["ROOMS", "ScienceWorldAdapter", "matches", "parse_goal", "parse_item", "referent"]

@@ -1,4 +1,6 @@
-"""``last-action``: a history that keeps only the last action taken (an immutable state)."""
+"""``last-action``: a history that keeps only the last action taken (an immutable state), as a
+statelab plugin: an installed package whose ``statelab.plugins`` entry point names this
+module, which registers the history when the registries load it."""
 
 from __future__ import annotations
 
@@ -47,10 +49,3 @@ def _factory(arg: str | None, ctx: BuildContext) -> Memory:
         raise ConfigError(f"history {NAME!r} takes no argument, got '{NAME}:{arg}'")
     return LastActionMemory()
 
-
-def registered() -> bool:
-    return NAME in HISTORIES
-
-
-def unregister() -> None:
-    HISTORIES.unregister(NAME)

@@ -1,4 +1,6 @@
-"""``echo``: a one-room text env whose observations are plain text (:class:`TextFacts`).
+"""``echo``: a one-room text env whose observations are plain text (:class:`TextFacts`), as a
+statelab plugin: an installed package whose ``statelab.plugins`` entry point names this module,
+which registers the env when the registries load it.
 
 The key lies under the mat; ``take key`` then ``open door`` wins. The privileged view says
 where the key is and holds the plan, which the expert follows through ``step``.
@@ -8,11 +10,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import gymnasium as gym
-
 from statelab.core import Env, Observation
-from statelab.envs import ENVS, register_env
-from statelab.envs import _registry as env_registry
+from statelab.envs import register_env
 from statelab.facts import TextFacts
 
 NAME = "echo"
@@ -43,7 +42,11 @@ class EchoEnv(Env):
 
     def _privileged(self, valid: bool = True) -> dict[str, Any]:
         plan = [] if self.open else (["open door"] if self.has_key else ["take key", "open door"])
-        return {"valid": valid, "privileged": {"key": "under the mat", "plan": plan}}
+        truth = TextFacts("The key is " + ("held." if self.has_key else "under the mat."))
+        return {
+            "valid": valid,
+            "privileged": {"key": "under the mat", "plan": plan, "facts": truth},
+        }
 
     def _reset(self, rng_seed: int | None, options: dict[str, Any]) -> tuple[Observation, dict]:
         self.has_key = self.open = False
@@ -70,13 +73,3 @@ class EchoEnv(Env):
 
 register_env(NAME, EchoEnv, GYM_ID, help="echo (test plugin)")
 
-
-def registered() -> bool:
-    return NAME in ENVS
-
-
-def unregister() -> None:
-    ENVS.unregister(NAME)
-    env_registry.ENV_CLASSES.pop(NAME, None)
-    env_registry.GYM_IDS.pop(NAME, None)
-    gym.registry.pop(GYM_ID, None)
