@@ -74,7 +74,8 @@ def test_a_spelling_is_parsed_into_typed_declared_parameters_and_stamped():
         ("box:10", "thing 'box:10': size: expected a whole number from 1 to 9"),
         ("box:lid+4", "thing 'box:lid+4': unknown option '4'; allowed: "
                       "[<size>|size=int 1..9]+[lid]+[colour=red|blue]"),
-        ("box:lid+lid", "thing 'box:lid+lid': lid given twice"),
+        ("box:lid+lid", "thing 'box:lid+lid': repeated option 'lid'; allowed: "
+                        "[<size>|size=int 1..9]+[lid]+[colour=red|blue]"),
         ("box:colour=green", "thing 'box:colour=green': colour: expected one of red, blue"),
         ("pair", "thing 'pair': needs <a> (int >= 0)"),
         ("pair:x:1", "thing 'pair:x:1': a: expected a whole number of at least 0"),

@@ -109,7 +109,7 @@ def stamp(
     own = frozenset(getattr(obj, "tags", frozenset()))
     values: dict[str, Any] = {"spelling": spelling, "tags": own | tags}
     if args is not None:
-        values["args"] = MappingProxyType(dict(args))
+        values["args"] = dict(args)  # a plain dict: a built env may be copied or pickled
     if not getattr(obj, "label", ""):
         values["label"] = spelling
     for key, value in values.items():

@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+_WORD = re.compile(r"[A-Za-z_][\w-]*")
+
 
 class ArgumentError(ValueError):
     """A spelling's argument does not fit the declared parameters (the registry turns it
@@ -129,6 +131,8 @@ class Params:
     sep: str = "+"
     #: a regular expression whose named groups are the parameters (instead of tokens)
     pattern: str | None = None
+    #: how error messages spell what is allowed (default: generated from the parameters)
+    spelled: str | None = None
 
     def __post_init__(self) -> None:
         names = [p.name for p in self.params]
@@ -153,7 +157,8 @@ class Params:
         if arg is not None:
             for param, value, span in self._assign(arg):
                 if param.name in spans:
-                    raise ArgumentError(f"{param.name} given twice")
+                    token = arg[span[0] : span[1]].strip()
+                    raise ArgumentError(f"repeated option {token!r}; allowed: {self.usage()}")
                 spans[param.name] = span
                 values[param.name] = value
         missing = [p for p in self.params if values[p.name] is REQUIRED]
@@ -186,6 +191,8 @@ class Params:
             elif eq and key in named:
                 positional = []
                 yield named[key], _read(named[key], text.strip()), span
+            elif eq and _WORD.fullmatch(key):  # ``name=value`` with a name not declared
+                raise ArgumentError(f"unknown option {token!r}; allowed: {self.usage()}")
             elif positional:
                 p = positional.pop(0)
                 yield p, _read(p, token), span
@@ -203,6 +210,8 @@ class Params:
 
     def usage(self) -> str:
         """The parameters as a spelling writes them (for error messages)."""
+        if self.spelled is not None:
+            return self.spelled
         if self.pattern is not None:
             return " ".join(f"<{p.name}>" for p in self.params)
         parts = []

@@ -48,7 +48,8 @@ class EnvOptions:
             tuple(
                 Param(key, o.read, default(o.kwarg), o.help, positional=key == self.positional)
                 for key, o in self.options.items()
-            )
+            ),
+            spelled=f"{self.name}:" + "+".join(f"[{o.help}]" for o in self.options.values()),
         )
 
     def kwargs(self, args: Args) -> dict[str, Any]:
