@@ -220,7 +220,7 @@ def prepare(exp: Experiment, store: Store, progress: TextIO | None) -> tuple[Tod
     runs = exp.runs()
     for spec in runs:
         store.save_run(spec.key, spec.label, spec.axes(), spec_dict(spec), describe_run(spec))
-    record_provenance(store.db, runs)  # model, writer and adapter hashes of every run
+    record_provenance(store, runs)  # model, writer and adapter hashes of every run
     finished = store.done()
     everything = [(s, seed, i) for s in runs for seed, i in exp.episodes(s.env)]
     todo = [(s, seed, i) for s, seed, i in everything if (s.key, seed, i) not in finished]
