@@ -231,11 +231,8 @@ def _run(data: dict, delay: float) -> dict:
 def _stored(path: Path) -> tuple[list, list, list]:
     st = Store(path, readonly=True)
     try:
-        eps = st.rows(
-            "episodes",
-            ["run", "seed", "rollout", "status", "score", "steps", "reward", "agent_in", "agent_out"],
-            order="run, seed, rollout",
-        )
+        cols = ["run", "seed", "rollout", "status", "score", "steps", "reward", "agent_in"]
+        eps = st.rows("episodes", [*cols, "agent_out"], order="run, seed, rollout")
         steps = st.rows(
             "steps",
             ["run", "seed", "t", "view", "reply", "action", "reward", "memory"],

@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 
 from statelab.core import ConfigError
-from statelab.run.axes import NAMES
 from statelab.run._texts import TextReader, TextWriter, shared_prefix
+from statelab.run.axes import NAMES
 from statelab.run.config import parse_experiment
 from statelab.run.export import export_store
 from statelab.run.replay import replay
@@ -142,11 +142,10 @@ def test_both_layouts_read_back_the_same_frames_and_rows(tmp_path: Path) -> None
         assert json.loads(calls.messages[2]) == [
             {**m, "content": m["content"]} for m in first
         ]  # one message list, as JSON, exactly what the inline layout keeps
-        key = ("r1", 1, 0)
+        key = {"run": "r1", "seed": 1, "rollout": 0}
         for cols in (None, ["t", "memory"], ["t", "i", "messages"]):
             table = "calls" if cols and "messages" in cols else "steps"
-            assert new.rows(table, cols, dict(zip(("run", "seed", "rollout"), key, strict=True))) == \
-                old.rows(table, cols, dict(zip(("run", "seed", "rollout"), key, strict=True)))  # fmt: skip
+            assert new.rows(table, cols, key) == old.rows(table, cols, key)
     finally:
         new.close()
         old.close()
@@ -160,9 +159,10 @@ def test_both_layouts_export_the_same_files(tmp_path: Path) -> None:
     for store, out in (("new", "a"), ("old", "b")):
         export_store(tmp_path / f"{store}.sqlite", tmp_path / out, "csv", tables)
     for t in ("steps", "calls", "queries"):
-        assert (tmp_path / "a" / f"{t}.csv").read_bytes() == (tmp_path / "b" / f"{t}.csv").read_bytes()
-    a, b = (pd.read_csv(tmp_path / d / "episodes.csv") for d in "ab")
-    pd.testing.assert_frame_equal(a.drop(columns="finished"), b.drop(columns="finished"))
+        a, b = (tmp_path / d / f"{t}.csv" for d in "ab")
+        assert a.read_bytes() == b.read_bytes(), t
+    x, y = (pd.read_csv(tmp_path / d / "episodes.csv") for d in "ab")
+    pd.testing.assert_frame_equal(x.drop(columns="finished"), y.drop(columns="finished"))
 
 
 def _size(path: Path, steps: int, n: int = 4) -> int:
@@ -299,19 +299,25 @@ def test_a_store_of_a_newer_schema_is_refused_for_writing(tmp_path: Path) -> Non
     path = exp.out_dir / "store.sqlite"
     with sqlite3.connect(path) as db:
         db.execute("PRAGMA user_version=7")
-    with pytest.raises(ConfigError, match="newer statelab .store schema 7"):
+    with pytest.raises(ConfigError, match=r"newer statelab \(store schema 7"):
         run_sync(exp, progress=None)
     with pytest.raises(ConfigError, match="newer statelab"):
         Store(path).commit_episode(episode(0, 2))
 
 
 def _corrupt(path: Path) -> None:
-    """Overwrite pages in the middle of the file (a disk error, a torn copy)."""
-    size = path.stat().st_size
+    """Overwrite two leaf pages of ``steps`` (a disk error): the episodes still read, so a
+    store taken on trust would resume as all done."""
+    db = sqlite3.connect(path)
+    pages = [
+        p for (p,) in db.execute("SELECT pageno FROM dbstat WHERE name='steps' AND pagetype='leaf'")
+    ]
+    size = db.execute("PRAGMA page_size").fetchone()[0]
+    db.close()
     with path.open("r+b") as f:
-        for at in range(size // 3, 2 * size // 3, 4096):
-            f.seek(at)
-            f.write(b"\xff" * 64)
+        for p in pages[:2]:
+            f.seek((p - 1) * size + 8)  # the page header stays, its cells do not
+            f.write(b"\xff" * (size - 8))
 
 
 def test_a_damaged_store_is_refused_with_one_line(tmp_path: Path) -> None:
@@ -321,7 +327,10 @@ def test_a_damaged_store_is_refused_with_one_line(tmp_path: Path) -> None:
     _corrupt(path)
     with pytest.raises(ConfigError) as e:
         run_sync(exp, progress=None)
-    assert "damaged" in str(e.value) and "\n" not in str(e.value)
+    assert "the store is damaged (SQLite integrity check: On tree page" in str(e.value)
+    assert "\n" not in str(e.value)
+    with sqlite3.connect(path) as db:  # the episodes read: without the check, all "done"
+        assert db.execute("SELECT count(*) FROM episodes WHERE status='done'").fetchone() == (18,)
 
 
 def _digest(path: Path) -> str:

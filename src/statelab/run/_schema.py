@@ -132,7 +132,8 @@ def check_integrity(db: sqlite3.Connection, path: Path) -> None:
     except sqlite3.DatabaseError as e:
         got = [str(e)]
     if got != ["ok"]:
-        first = " ".join(got[0].split())[:160]
+        lines = [x for x in "\n".join(got).splitlines() if x.strip() and "***" not in x]
+        first = " ".join((lines or got)[0].split())[:160]
         raise ConfigError(
             f"{path}: the store is damaged (SQLite integrity check: {first}); restore a copy"
             " or write this experiment to a new out folder"
