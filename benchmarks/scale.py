@@ -16,6 +16,7 @@ time ratio of ~10, flat memory an RSS ratio of ~1, constant bytes per step a rat
     python benchmarks/scale.py                       # 200, 2,000 and 20,000 episodes
     python benchmarks/scale.py --sizes 200 2000      # what fits
     python benchmarks/scale.py --json scale.json     # also write the table as JSON
+    python benchmarks/scale.py --sizes 200 --steps 120   # longer episodes: bytes per step
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ SCRIPT = [
 ]
 
 
-def config(tmp: Path, episodes: int) -> Path:
+def config(tmp: Path, episodes: int, steps: int = STEPS) -> Path:
     """The experiment file of one size (its store goes under ``tmp``)."""
     script = tmp / "replies.json"
     script.write_text(json.dumps(SCRIPT))
@@ -48,7 +49,7 @@ def config(tmp: Path, episodes: int) -> Path:
         "model": f"scripted:{script}",
         "seeds": list(range(episodes)),
         "grid": {"env": ["hanoi"], "history": ["full"], "format": ["tagged-list"]},
-        "max_steps": STEPS,
+        "max_steps": steps,
         "out": str(tmp / "out"),
         "cache": None,
         "concurrency": 64,
@@ -59,10 +60,10 @@ def config(tmp: Path, episodes: int) -> Path:
     return path
 
 
-def measure(episodes: int) -> dict[str, Any]:
+def measure(episodes: int, steps: int = STEPS) -> dict[str, Any]:
     """Run one size in a child process; its wall time, peak RSS and store bytes."""
     with tempfile.TemporaryDirectory(prefix="statelab-scale-") as tmp:
-        cfg = config(Path(tmp), episodes)
+        cfg = config(Path(tmp), episodes, steps)
         t0 = time.perf_counter()
         pid = os.spawnv(
             os.P_NOWAIT,
@@ -127,11 +128,12 @@ def main() -> None:
     """Measure each size (smallest first) and print the table."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[200, 2000, 20000])
+    ap.add_argument("--steps", type=int, default=STEPS, help="steps an episode (default 30)")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     rows = []
     for n in sorted(args.sizes):
-        rows.append(measure(n))
+        rows.append(measure(n, args.steps))
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     print(table(rows))
     if args.json is not None:

@@ -396,3 +396,21 @@ def test_a_registered_table_is_made_on_its_first_write_and_read_like_the_others(
         st.close()
     with pytest.raises(ValueError):
         register_table("steps", "CREATE TABLE IF NOT EXISTS steps (a)")
+
+
+def test_no_module_but_the_store_opens_it_with_sql_of_its_own() -> None:
+    """Issue 19 item 6: analysis, replay, export, training and provenance read and write
+    through the store's methods (the response cache is a file of its own)."""
+    import re
+
+    import statelab
+
+    root = Path(statelab.__file__).parent
+    own = {"run/store.py", "run/_schema.py", "run/_reading.py", "run/_texts.py", "llm/cache.py"}
+    raw = re.compile(r"sqlite3\.connect|\.db\.execute|read_sql|executescript")
+    found = [
+        str(p.relative_to(root))
+        for p in root.rglob("*.py")
+        if str(p.relative_to(root)) not in own and raw.search(p.read_text())
+    ]
+    assert found == []

@@ -102,6 +102,9 @@ def open_db(path: Path, *, write: bool) -> sqlite3.Connection:
             return db
         except sqlite3.OperationalError:
             db.close()  # a WAL store in a read-only folder: no -shm can be made
+        except sqlite3.DatabaseError as e:  # not an SQLite file at all
+            db.close()
+            raise ConfigError(f"{path}: not a statelab store ({e})") from None
         return sqlite3.connect(
             uri + "&immutable=1", uri=True, check_same_thread=False, isolation_level=None
         )
