@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from statelab.analysis.reporting import make_report
 from statelab.core import ConfigError
 from statelab.run._texts import TextReader, TextWriter, shared_prefix
 from statelab.run.axes import NAMES
@@ -22,6 +23,7 @@ from statelab.run.export import export_store
 from statelab.run.replay import replay
 from statelab.run.runner import run_sync
 from statelab.run.store import EpisodeRecord, StepRecord, Store, register_table
+from statelab.viewer.html import render_episodes
 
 # the store's DDL as statelab wrote it before schema 2 (copied from that release, verbatim)
 OLD_SCHEMA = """
@@ -227,23 +229,21 @@ def _run(tmp: Path, out: str, seeds: int = 2, **over: Any) -> Any:
 
 def test_a_run_written_in_both_layouts_replays_the_same(tmp_path: Path, monkeypatch) -> None:
     exp = _run(tmp_path, "new", concurrency=1)  # one commit order in both stores
-    old_path = legacy_store(tmp_path / "old.sqlite")
+    old_path = legacy_store(tmp_path / "old" / "s" / "store.sqlite")
     twin = Store(old_path, axes=NAMES)
-    commit = Store.commit_episode
-    saved = Store.save_run
 
-    def both(self: Store, ep: EpisodeRecord) -> None:  # the same records into the old layout
-        commit(self, ep)
-        if self is not twin:
-            commit(twin, ep)
+    def mirrored(name: str) -> Any:  # the same records into the old layout
+        real = getattr(Store, name)
 
-    def runs(self: Store, *a: Any, **k: Any) -> None:
-        saved(self, *a, **k)
-        if self is not twin:
-            saved(twin, *a, **k)
+        def both(self: Store, *a: Any, **k: Any) -> None:
+            real(self, *a, **k)
+            if self is not twin:
+                real(twin, *a, **k)
 
-    monkeypatch.setattr(Store, "commit_episode", both)
-    monkeypatch.setattr(Store, "save_run", runs)
+        return both
+
+    for name in ("save_experiment", "save_run", "commit_episode"):
+        monkeypatch.setattr(Store, name, mirrored(name))
     res = run_sync(exp, progress=None)
     twin.close()
     monkeypatch.undo()
@@ -263,6 +263,11 @@ def test_a_run_written_in_both_layouts_replays_the_same(tmp_path: Path, monkeypa
     finally:
         new.close()
         old.close()
+    # the viewer and the report read the same from both
+    assert render_episodes(exp.out_dir / "store.sqlite") == render_episodes(old_path)
+    paths = [new.path, old_path]
+    mds = [make_report(p, tmp_path / f"rep{k}").markdown for k, p in enumerate(paths)]
+    assert mds[0] == mds[1] and "full" in mds[0]
 
 
 # -- old stores ----------------------------------------------------------------------------
