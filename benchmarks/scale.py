@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -65,12 +66,11 @@ def measure(episodes: int, steps: int = STEPS) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="statelab-scale-") as tmp:
         cfg = config(Path(tmp), episodes, steps)
         t0 = time.perf_counter()
-        pid = os.spawnv(
-            os.P_NOWAIT,
-            sys.executable,
+        child = subprocess.Popen(
             [sys.executable, "-m", "statelab", "run", str(cfg), "--quiet"],
+            stdout=subprocess.DEVNULL,
         )
-        _, status, usage = os.wait4(pid, 0)
+        _, status, usage = os.wait4(child.pid, 0)  # this child's own peak RSS
         wall = time.perf_counter() - t0
         if os.waitstatus_to_exitcode(status) != 0:
             raise SystemExit(f"statelab run failed for {episodes} episodes ({status})")
