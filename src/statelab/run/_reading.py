@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from statelab.run._schema import INLINE, REF_COLUMNS, TEXTS
+from statelab.run._schema import INLINE, REF_COLUMNS
 from statelab.run._texts import TextReader
 
 #: the tables every store has (``Store.table`` reads these and the registered ones)
@@ -260,4 +260,4 @@ class Reading:
         return int((pages - free) * size)
 
 
-__all__ = ["REGISTERED", "TABLES", "TEXTS", "Reading", "register_table"]
+__all__ = ["REGISTERED", "TABLES", "Reading", "register_table"]

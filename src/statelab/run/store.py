@@ -12,6 +12,14 @@ Text from models and envs is made storable at this boundary: every text cell pas
 surrogate is valid JSON, and a model may send one), and keeps at most :data:`MAX_TEXT`
 characters of a cell, or of one message of a call, with a marker saying how many were cut
 (a model that echoes a 1 MB reply must not grow the store by megabytes a step).
+
+Each distinct view, memory and message is kept once, in the ``texts`` table (schema 2,
+:mod:`statelab.run._schema`): a run's bytes grow with its steps, not with their square. A
+store of the earlier inline layout still opens, reads the same frames and resumes in its
+own layout; one of a newer schema, or a damaged one, is refused before anything is written.
+Readers open the file read-only and run no DDL. Every table of the file is the store's: a
+module that keeps one of its own declares it with :func:`register_table` and writes it with
+:meth:`Store.append`; every reader reads through :class:`statelab.run._reading.Reading`.
 """
 
 from __future__ import annotations
@@ -21,73 +29,21 @@ import os
 import re
 import sqlite3
 import threading
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from statelab.core import ConfigError
-from statelab.llm import storable
 from statelab.run._reading import _RUN_FIXED, REGISTERED, TABLES, Reading, register_table
+from statelab.run._rows import _EPISODE_COLS, MAX_TEXT, Cells, _cell, stored_text
 from statelab.run._schema import (
     INLINE,
-    REF_COLUMNS,
     SCHEMA_VERSION,
     TEXT_TABLE,
     check_integrity,
     open_db,
     schema_version,
 )
-from statelab.run._texts import TextWriter
 from statelab.run.records import EpisodeRecord, StepRecord
-
-#: the most characters one stored text keeps (a reply, observation, view, call text, message)
-MAX_TEXT = 64 * 1024
-_CUT = "\n[... {n:,} more characters not stored (statelab keeps {limit:,} per text)]"
-
-
-def stored_text(text: str, limit: int | None = MAX_TEXT) -> str:
-    """``text`` as the store keeps it: :func:`statelab.llm.storable` (lone surrogates and NUL
-    become U+FFFD), then at most ``limit`` characters, and a marker saying how many were cut."""
-    text = storable(text)
-    if limit is not None and len(text) > limit:
-        return text[:limit] + _CUT.format(n=len(text) - limit, limit=limit)
-    return text
-
-
-_EPISODE_COLS = [f.name for f in fields(EpisodeRecord) if f.name != "trajectory"]
-_STEP_COLS = [f.name for f in fields(StepRecord) if f.name not in ("calls", "queries")]
-
-
-def _cell(v: Any) -> Any:
-    if isinstance(v, bool):
-        return int(v)
-    if isinstance(v, dict | list):
-        return json.dumps(v, sort_keys=True, default=str)  # ASCII: surrogates are escaped
-    if isinstance(v, str):
-        return stored_text(v)
-    return v
-
-
-def _message_texts(messages: Any) -> list[str]:
-    """Each message of a call as JSON, its text kept to :data:`MAX_TEXT` (images kept); the
-    call's stored ``messages`` is their JSON list (``"[" + ", ".join(...) + "]"``)."""
-
-    def part(p: Any) -> Any:
-        if isinstance(p, dict) and isinstance(p.get("text"), str):
-            return {**p, "text": stored_text(p["text"])}
-        return p
-
-    def message(m: Any) -> Any:
-        if not isinstance(m, dict):
-            return m
-        c = m.get("content")
-        if isinstance(c, str):
-            return {**m, "content": stored_text(c)}
-        if isinstance(c, list):
-            return {**m, "content": [part(p) for p in c]}
-        return m
-
-    return [json.dumps(message(m), default=str) for m in messages or []]
 
 
 class StoreLocked(ConfigError):
@@ -271,28 +227,7 @@ class Store(Reading):
         with self._lock:
             self._write()
             db = self.db
-            refs = self.version >= 2
-            texts = TextWriter(db)
-            step_cols = [f"{c}_ref" if refs and c in _STEP_REFS else c for c in _STEP_COLS]
-            step_sql = (
-                f"INSERT INTO steps(run, seed, rollout, {', '.join(step_cols)}) "
-                f"VALUES ({', '.join('?' * (len(_STEP_COLS) + 3))})"
-            )
-
-            def step_row(s: StepRecord) -> tuple[Any, ...]:
-                cells = [_cell(getattr(s, c)) for c in _STEP_COLS]
-                if refs:
-                    for j, c in enumerate(_STEP_COLS):
-                        if c in _STEP_REFS:
-                            cells[j] = texts.put(cells[j], c)
-                return (*key, *cells)
-
-            def messages(c: dict[str, Any]) -> str:
-                each = _message_texts(c["messages"])
-                if not refs:
-                    return "[" + ", ".join(each) + "]"
-                return ",".join(texts.put(m, ("msg", c["kind"], j)) for j, m in enumerate(each))
-
+            cells = Cells(db, self.version >= 2, key)
             db.execute("BEGIN IMMEDIATE")
             try:
                 for table in ("episodes", "steps", "calls", "queries"):
@@ -303,23 +238,11 @@ class Store(Reading):
                     tuple(head.values()),
                 )
                 for s in ep.trajectory:
-                    db.execute(step_sql, step_row(s))
+                    db.execute(cells.step_sql, cells.step(s))
                     db.executemany(
-                        "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                        [
-                            (*key, s.t, i, _cell(c["kind"]), messages(c), _cell(c["text"]),
-                             c["input_tokens"], c["output_tokens"], c["latency"],
-                             int(c["cached"]))
-                            for i, c in enumerate(s.calls)
-                        ],
-                    )  # fmt: skip
-                    db.executemany(
-                        "INSERT INTO queries VALUES (?,?,?,?,?,?,?)",
-                        [
-                            (*key, s.t, i, _cell(q.get("query")), _cell(q.get("answer")))
-                            for i, q in enumerate(s.queries)
-                        ],
+                        "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", cells.calls(s)
                     )
+                    db.executemany("INSERT INTO queries VALUES (?,?,?,?,?,?,?)", cells.queries(s))
                 db.execute("COMMIT")
             except BaseException:
                 if db.in_transaction:
@@ -362,9 +285,6 @@ class Store(Reading):
                 if db.in_transaction:
                     db.execute("ROLLBACK")
                 raise
-
-
-_STEP_REFS = REF_COLUMNS["steps"]
 
 
 def writable(path: Path, what: str) -> None:
