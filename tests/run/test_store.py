@@ -419,3 +419,23 @@ def test_no_module_but_the_store_opens_it_with_sql_of_its_own() -> None:
         if str(p.relative_to(root)) not in own and raw.search(p.read_text())
     ]
     assert found == []
+
+
+def test_report_view_export_and_replay_leave_the_file_as_it_was(tmp_path: Path) -> None:
+    """A store handed over in rollback-journal mode (a copy, a read-only share): every
+    reader reads it without turning it into WAL, making a table or writing a byte."""
+    exp = _run(tmp_path, "out")
+    assert run_sync(exp, progress=None).done == 6
+    path = exp.out_dir / "store.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA journal_mode=DELETE")
+    before, files = _digest(path), sorted(p.name for p in path.parent.iterdir())
+    md = make_report(path, tmp_path / "report").markdown
+    html = render_episodes(path)
+    export_store(path, tmp_path / "x", "csv")
+    st = Store(path)
+    run = st.table("runs").run[0]
+    steps = list(replay(st, run, 0))
+    st.close()
+    assert "full" in md and "<details>" in html and len(steps) == 5
+    assert _digest(path) == before and sorted(p.name for p in path.parent.iterdir()) == files
