@@ -8,6 +8,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from statelab.analysis._components import is_expert
 from statelab.analysis._seeds import episode_figures, per_seed, run_figures, seed_scores
 from statelab.analysis.stats import MAX_EXACT, bootstrap_mean_diff, permutation_mean_diff
 
@@ -229,7 +230,7 @@ def summarise(
     for row in rows:
         row.update(role=ROLE_NONE, baseline_run=None)
         row.update(_no_test())
-        if row["agent"] == EXPERT:
+        if is_expert(row["agent"]):
             row["role"] = ROLE_EXPERT
         elif base is None:
             continue
@@ -269,11 +270,27 @@ def summarise(
     return summary
 
 
+def is_expert_row(row: Mapping[str, Any]) -> bool:
+    """Whether a summary row is the expert's: its role, else its agent's ``expert`` tag."""
+    if "role" in row:
+        return bool(row["role"] == ROLE_EXPERT)
+    return "agent" in row and is_expert(row["agent"])
+
+
+def expert_rows(frame: pd.DataFrame) -> pd.Series:
+    """Which rows of a summary (or runs) frame are the expert's (see :func:`is_expert_row`)."""
+    if "role" in frame.columns:
+        return frame["role"] == ROLE_EXPERT
+    if "agent" not in frame.columns:
+        return pd.Series(False, index=frame.index, dtype=bool)
+    return frame["agent"].map(is_expert).astype(bool)
+
+
 def _sorted(
     summary: pd.DataFrame, axis_cols: list[str], base: dict[str, str] | None
 ) -> pd.DataFrame:
     """Expert rows last; otherwise by axis, in first-appearance order, baseline value first."""
-    sort_keys = pd.DataFrame({"_expert": summary["agent"] == EXPERT})
+    sort_keys = pd.DataFrame({"_expert": expert_rows(summary)})
     for a in axis_cols:
         ranks = _order(summary[a], (base or {}).get(a))
         sort_keys[a] = summary[a].map(ranks)
@@ -284,5 +301,5 @@ def _sorted(
 def varying_axes(summary: pd.DataFrame) -> list[str]:
     """Axes whose value differs between non-expert runs, plus always ``env`` and ``agent``."""
     axes: list[str] = summary.attrs.get("axes") or [a for a in DEFAULT_AXES if a in summary.columns]
-    runs = summary[summary["agent"] != EXPERT] if "agent" in summary.columns else summary
+    runs = summary[~expert_rows(summary)]
     return [a for a in axes if a in ("env", "agent") or runs[a].nunique(dropna=False) > 1]

@@ -11,12 +11,13 @@ import pandas as pd
 
 from statelab.analysis._md import md_row
 from statelab.analysis._summary import (
-    EXPERT,
     EXPERT_LABEL,
     EXPERT_NOTE,
     MIN_TEST_N,
     ROLE_BASELINE,
     ROLE_COMPARED,
+    expert_rows,
+    is_expert_row,
     varying_axes,
 )
 from statelab.analysis.stats import MAX_EXACT, min_attainable_p
@@ -159,7 +160,7 @@ def legend(summary: pd.DataFrame, baseline: Mapping[str, str] | None) -> str:
         "auxiliary calls such as summaries are excluded. Score/1k in: per episode, score × "
         "1,000 / mean input tokens per env step (seed 000, Fig. 1), then averaged."
     )
-    if "agent" in summary.columns and bool((summary["agent"] == EXPERT).any()):
+    if bool(expert_rows(summary).any()):
         cells += f" {EXPERT_NOTE[0].upper()}{EXPERT_NOTE[1:]}."
     if not baseline:
         return f"{cells} No baseline given, so no significance tests."
@@ -211,7 +212,7 @@ def to_markdown(
         "Out tok/step",
         "Score/1k in",
     ]
-    rows = summary.assign(_expert=summary["agent"] == EXPERT).sort_values("_expert", kind="stable")
+    rows = summary.assign(_expert=expert_rows(summary)).sort_values("_expert", kind="stable")
     lines = [
         f"**{_cell(title)}**",
         "",
@@ -219,7 +220,7 @@ def to_markdown(
         "|" + "|".join(["---"] * len(axes) + ["---:"] * (len(header) - len(axes))) + "|",
     ]
     for rec in rows.to_dict("records"):
-        expert = rec["agent"] == EXPERT
+        expert = is_expert_row(rec)
         cells = [_cell(EXPERT_LABEL if expert and a == "agent" else rec[a]) for a in axes] + [
             score_cell(rec),
             _delta_cell(rec),

@@ -9,8 +9,11 @@ from typing import Any
 
 @dataclass
 class StepRecord:
-    """One env step as stored: the view the agent saw, its reply and action, what the env
-    answered, the memory after the update, tokens and times, and the step's model calls."""
+    """One env step as stored (a ``steps`` row): what the agent saw (``view``, ``memory``,
+    ``grounding``), wrote (``reply``) and did (``action``: ``parsed`` onto an admissible one,
+    ``valid`` for the env), what came back (``reward``, ``observation``), its tokens (acting
+    ``agent_*``, auxiliary ``aux_*``), time (``latency`` of the model, ``overhead`` of the
+    rest) and its model calls, world-model queries and component metadata."""
 
     t: int
     view: str
@@ -41,8 +44,8 @@ class StepRecord:
 
 @dataclass
 class EpisodeRecord:
-    """One episode as stored: its key (run, seed, rollout), status and outcome, token and
-    call counts, the components that played it, and its steps."""
+    """One episode as stored (an ``episodes`` row): its run, seed and rollout, its status and
+    outcome, its totals and the :class:`StepRecord` of every step."""
 
     run: str
     seed: int

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from statelab.analysis._components import arguments, without
 from statelab.analysis.seed003.leaks import leak_check
 from statelab.analysis.seed003.measures import (
     AUDIT_TABLE,
@@ -25,31 +25,25 @@ from statelab.run.store import Store, register_table
 AUDITED_TABLE = "seed003_audited"
 
 
-# -- spellings ----------------------------------------------------------------------------
-def lag_of(env: str) -> int | None:
-    """F' of a cooking env spelling (``cooking:lag=10``, ``cooking:10``; bare: 0)."""
-    name, _, arg = env.partition(":")
-    if name != "cooking":
-        return None
-    m = re.search(r"(?:^|\+)(?:lag=)?(\d+)(?:\+|$)", arg)
-    return int(m.group(1)) if m else 0
+# -- what a run's components recorded (parsed by their registries, never here) ------------
+def lag_of(env: str, stored: Any = None) -> int | None:
+    """F' of a run's env: its ``lag`` argument (``cooking:lag=10``: 10; bare: the default,
+    0); None for an env without one."""
+    lag = arguments("env", env, stored).get("lag")
+    return int(lag) if lag is not None else None
 
 
-def budget_of(history: str) -> int | None:
-    """B of a bounded history spelling (``last-k:64``, ``bounded:summary:128``,
+def budget_of(history: str, stored: Any = None) -> int | None:
+    """B of a run's history: its ``budget`` argument (``last-k:64``, ``bounded:summary:128``,
     ``oracle-readtime:64:2``: 64); None for an unbudgeted one."""
-    parts = history.split(":")
-    if parts[0] == "oracle-readtime":
-        return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
-    m = re.search(r":(\d+)$", history)
-    return int(m.group(1)) if m else None
+    budget = arguments("history", history, stored).get("budget")
+    return int(budget) if budget is not None else None
 
 
 def form_of(history: str) -> str:
-    """The history without its budget (``bounded:summary``, ``last-k``, ``full``)."""
-    if history.startswith("oracle-readtime"):
-        return "oracle-readtime"
-    return re.sub(r":\d+$", "", history)
+    """The history without its budget (and samples): ``bounded:summary``, ``last-k``,
+    ``oracle-readtime``, ``full`` (the row key across budgets)."""
+    return without("history", history, "budget", "samples")
 
 
 # -- the audit (needs the reader model) ----------------------------------------------------
@@ -253,19 +247,19 @@ def audit_experiment(
     n_eps = n_points = n_leaks = 0
     failed: list[str] = []
     try:
-        runs = {r["run"]: r for r in st.rows("runs", ["run", "spec", "tags"])}
+        runs = {r["run"]: r for r in st.rows("runs", ["run", "spec", "tags", "components"])}
         eps = [
-            (e["run"], e["seed"], runs[e["run"]]["spec"], runs[e["run"]]["tags"])
+            (e["run"], e["seed"], *(runs[e["run"]][c] for c in ("spec", "tags", "components")))
             for e in st.rows("episodes", ["run", "seed"], {"status": "done", "rollout": 0})
             if e["run"] in runs
         ]
         eps.sort(key=lambda e: (e[0], e[1]))
-        for run, seed, spec_json, tags in eps:
+        for run, seed, spec_json, tags, components in eps:
             spec = json.loads(spec_json or "{}")
-            if lag_of(str(spec.get("env", ""))) is None or spec.get("agent") == "expert":
+            tagged = set(json.loads(tags or "[]"))
+            if lag_of(str(spec.get("env", "")), components) is None or "expert" in tagged:
                 continue
             n_eps += 1
-            tagged = set(json.loads(tags or "[]"))
             try:
                 leaks = (
                     []

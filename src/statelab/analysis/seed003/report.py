@@ -29,26 +29,28 @@ def _cells(st: Store) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Episodes of cooking runs (run, history, lag, budget, seed, success) and audit rows."""
     if "tags" not in st.columns("runs"):
         return [], []  # a store older than run tags: no seed 003 runs in it
-    runs = {r["run"]: r for r in st.rows("runs", ["run", "spec", "tags"])}
+    runs = {r["run"]: r for r in st.rows("runs", ["run", "spec", "tags", "components"])}
     rows = [
-        (e["run"], runs[e["run"]]["spec"], runs[e["run"]]["tags"], e["seed"], e["success"])
+        (e["run"], runs[e["run"]]["spec"], runs[e["run"]]["tags"], e["seed"], e["success"],
+         runs[e["run"]]["components"])
         for e in st.rows("episodes", ["run", "seed", "success"], {"status": "done"})
         if e["run"] in runs
-    ]
+    ]  # fmt: skip
     eps = []
-    for run, spec_json, tags, seed, success in rows:
+    for run, spec_json, tags, seed, success, components in rows:
         spec = json.loads(spec_json or "{}")
-        lag = lag_of(str(spec.get("env", "")))
+        lag = lag_of(str(spec.get("env", "")), components)
         if lag is None:
             continue
-        history = "expert" if spec.get("agent") == "expert" else str(spec.get("history", "full"))
+        expert = "expert" in json.loads(tags or "[]")
+        history = "expert" if expert else str(spec.get("history", "full"))
         eps.append(
             {
                 "run": run,
                 "history": history,
                 "form": form_of(history),
                 "lag": lag,
-                "budget": budget_of(history),
+                "budget": budget_of(history, components),
                 "seed": int(seed),
                 "success": float(bool(success)),
                 "privileged": "reads-privileged" in json.loads(tags or "[]"),
