@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sqlite3
 import tempfile
 import time
 from collections import defaultdict
@@ -36,6 +35,7 @@ def measure(config: Path, sets: list[str]) -> dict[str, Any]:
     from statelab.llm import make_llm
     from statelab.run.config import load_experiment
     from statelab.run.runner import run_experiment
+    from statelab.run.store import Store
 
     counted = {"evaluated": 0, "evals": 0, "eval_s": 0.0}
     original = llama_cpp.Llama.eval
@@ -65,9 +65,10 @@ def measure(config: Path, sets: list[str]) -> dict[str, Any]:
             t0 = time.perf_counter()
             res = asyncio.run(run_experiment(exp, progress=None, llm_factory=factory))
             wall = time.perf_counter() - t0
-            db = sqlite3.connect(Path(tmp) / exp.name / "store.sqlite")
-            rows = db.execute("SELECT kind, input_tokens, latency FROM calls").fetchall()
-            db.close()
+            st = Store(Path(tmp) / exp.name / "store.sqlite", readonly=True)
+            got = st.rows("calls", ["kind", "input_tokens", "latency"])
+            rows = [tuple(r.values()) for r in got]
+            st.close()
     finally:
         llama_cpp.Llama.eval = original  # type: ignore[method-assign]
     by_kind: dict[str, list[float]] = defaultdict(list)

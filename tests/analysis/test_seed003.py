@@ -234,6 +234,25 @@ def test_audit_gives_known_beta_kappa_and_relevance_lag_on_a_constructed_reader(
     assert rows["full"]["nll_writer"] == pytest.approx(sure, abs=1e-5)
 
 
+def _plant(path, run: str, text: str) -> None:
+    """Add ``text`` to the last message of the first call of seed 1's step 1 (its messages
+    are texts of the store's ``texts`` table: the planted one is a new text)."""
+    from statelab.run._texts import TextWriter
+    from statelab.run.store import Store
+
+    st = Store(path, readonly=False)
+    try:
+        (call,) = [c for c in st.episode_calls(run, 1, 0) if (c["t"], c["i"]) == (1, 0)]
+        planted = json.loads(call["messages"])
+        planted[-1]["content"] += text
+        refs = ",".join(TextWriter(st.db).put(json.dumps(m), "planted") for m in planted)
+        st.db.execute(
+            "UPDATE calls SET messages_ref=? WHERE run=? AND seed=1 AND t=1 AND i=0", (refs, run)
+        )
+    finally:
+        st.close()
+
+
 def test_the_leak_check_passes_a_clean_episode_and_catches_a_planted_leak(stored):
     from statelab.analysis.seed003.leaks import _norm, leak_check
     from statelab.run.store import Store
@@ -241,23 +260,12 @@ def test_the_leak_check_passes_a_clean_episode_and_catches_a_planted_leak(stored
     exp, _, info = stored
     path = exp.out_dir / "store.sqlite"
     st = Store(path)
-    run = st.db.execute("SELECT run FROM runs WHERE history='last-k:64'").fetchone()[0]
+    run = st.rows("runs", ["run"], {"history": "last-k:64"})[0]["run"]
     st.close()
     assert leak_check(path, run, 1) == []
     seen = _norm(" ".join(o.text + " " + " ".join(o.admissible) for _, o in info["prelude"]))
     secret = next(s for s in privileged_strings(info["privileged"]) if _norm(s) not in seen)
-    db = sqlite3.connect(path)
-    (msgs,) = db.execute(
-        "SELECT messages FROM calls WHERE run=? AND seed=1 AND t=1 AND i=0", (run,)
-    ).fetchone()
-    planted = json.loads(msgs)
-    planted[-1]["content"] += f"\nHint: {secret}"
-    with db:
-        db.execute(
-            "UPDATE calls SET messages=? WHERE run=? AND seed=1 AND t=1 AND i=0",
-            (json.dumps(planted), run),
-        )
-    db.close()
+    _plant(path, run, f"\nHint: {secret}")
     assert leak_check(path, run, 1) == [{"t": 1, "call": 0, "secret": secret}]
 
 

@@ -27,6 +27,7 @@ from statelab.llm.openai_compat import OpenAICompatLLM
 from statelab.run.components import TimedLLM
 from statelab.run.config import parse_experiment
 from statelab.run.runner import gate_size, run_sync
+from statelab.run.store import Store
 
 ACTION = "Action: Move the top disk of rod A to the top of rod C"
 
@@ -63,7 +64,7 @@ def test_close_commits_what_is_queued_and_a_later_put_is_refused(tmp_path: Path)
         cache.put("k2", "m", "complete", "{}", {"text": "y"})
 
 
-def test_a_failed_write_is_raised_by_the_next_put(tmp_path: Path) -> None:
+def test_a_failed_write_turns_the_cache_off_with_one_warning(tmp_path: Path, capsys) -> None:
     cache = ResponseCache(tmp_path / "c.sqlite")
     cache.put("k0", "m", "complete", "{}", {"text": "x"})
     cache.flush()
@@ -72,9 +73,13 @@ def test_a_failed_write_is_raised_by_the_next_put(tmp_path: Path) -> None:
     db.commit()
     db.close()
     cache.put("k1", "m", "complete", "{}", {"text": "y"})
-    with pytest.raises(sqlite3.OperationalError, match="no such table"):
-        cache.flush()
+    cache.flush()  # the failure is not raised: the cache is off
+    cache.put("k2", "m", "complete", "{}", {"text": "z"})
+    cache.flush()
     cache.close()
+    assert cache.off and cache.get("k0") is None
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and "cannot write (no such table: completions)" in lines[0]
 
 
 # -- overhead: cache time is statelab's, not the model's ---------------------------------------
@@ -224,22 +229,24 @@ def _run(data: dict, delay: float) -> dict:
 
 
 def _stored(path: Path) -> tuple[list, list, list]:
-    db = sqlite3.connect(path)
+    st = Store(path, readonly=True)
     try:
-        eps = db.execute(
-            "SELECT run, seed, rollout, status, score, steps, reward, agent_in, agent_out"
-            " FROM episodes ORDER BY run, seed, rollout"
-        ).fetchall()
-        steps = db.execute(
-            "SELECT run, seed, t, view, reply, action, reward, memory FROM steps"
-            " ORDER BY run, seed, t"
-        ).fetchall()
-        calls = db.execute(
-            "SELECT run, seed, t, i, kind, messages, text FROM calls ORDER BY run, seed, t, i"
-        ).fetchall()
+        cols = ["run", "seed", "rollout", "status", "score", "steps", "reward", "agent_in"]
+        eps = st.rows("episodes", [*cols, "agent_out"], order="run, seed, rollout")
+        steps = st.rows(
+            "steps",
+            ["run", "seed", "t", "view", "reply", "action", "reward", "memory"],
+            order="run, seed, t",
+        )
+        calls = st.rows(
+            "calls", ["run", "seed", "t", "i", "kind", "messages", "text"], order="run, seed, t, i"
+        )
     finally:
-        db.close()
-    return eps, steps, calls
+        st.close()
+    def plain(rows: list[dict]) -> list[tuple]:
+        return [tuple(r.values()) for r in rows]
+
+    return plain(eps), plain(steps), plain(calls)
 
 
 def test_sigkill_during_asynchronous_writes_loses_and_duplicates_nothing(tmp_path: Path) -> None:

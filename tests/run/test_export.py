@@ -104,3 +104,29 @@ def test_cli_exports_and_refuses_bad_options_in_one_line(store: Path, tmp_path: 
     assert bad.exit_code == 2 and "--format: one of parquet, csv" in bad.stderr
     bad = runner.invoke(app, ["export", str(store.parent), "--format", "csv", "--table", "x"])
     assert bad.exit_code == 2 and "no table 'x'" in bad.stderr
+
+
+def test_a_killed_export_leaves_no_truncated_file(store: Path, tmp_path: Path, monkeypatch) -> None:
+    """Issue 23 item 8: the file appears under its name only once whole; a write that dies
+    midway leaves the earlier complete file (or none), never a partial one."""
+    import statelab.run.export as export
+
+    monkeypatch.setattr(export, "CHUNK", 2)
+    (whole,) = export_store(store, tmp_path, "csv", ["steps"])
+    complete = whole.read_bytes()
+    real = Store.chunks
+
+    def dying(self: Store, name: str, size: int = 5000):  # the process dies mid-file
+        for k, df in enumerate(real(self, name, size)):
+            assert not (tmp_path / "calls.csv").exists()  # nothing under the name meanwhile
+            if k == 2:
+                raise KeyboardInterrupt
+            yield df
+
+    monkeypatch.setattr(Store, "chunks", dying)
+    for table in ("steps", "calls"):
+        with pytest.raises(KeyboardInterrupt):
+            export_store(store, tmp_path, "csv", [table])
+    assert whole.read_bytes() == complete  # the earlier export, untouched
+    assert not (tmp_path / "calls.csv").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["steps.csv"]

@@ -34,7 +34,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -46,6 +45,7 @@ from statelab.agents._turn import parse_turn
 from statelab.analysis._components import description
 from statelab.analysis._md import md_row
 from statelab.analysis.sections import report_section
+from statelab.run.store import Store
 
 STATE_FIELDS = {
     "location": "current location",
@@ -53,7 +53,7 @@ STATE_FIELDS = {
     "visited": "locations visited",
 }
 _NO_PLACE = {"", "none", "null", "nothing", "empty", "n/a", "unknown", "starting location",
-             "middle of room", "middle of the room"}
+             "middle of room", "middle of the room"}  # fmt: skip
 _ARTICLE = re.compile(r"^(a|an|the|some)\s+")
 
 
@@ -317,23 +317,20 @@ def _stored_by_agent(episodes: pd.DataFrame) -> dict[str, Any]:
 def append_agent_metrics(store_path: str | Path, report_md: Path) -> dict[str, Path]:
     """Append the ablation table to ``report_md`` when a seed-002 agent ran (the report hook);
     also writes ``agent_metrics.json`` (the table) next to it."""
-    db = sqlite3.connect(str(store_path))
+    st = Store(store_path, readonly=True)
     try:
-        episodes = pd.read_sql_query(
-            "SELECT e.run, e.seed, e.rollout, e.status, e.success, e.steps, e.agent_calls,"
-            " r.agent, r.env, r.model,"
-            " r.components FROM episodes e JOIN runs r ON r.run = e.run",
-            db,
-        )
+        own = ["run", "seed", "rollout", "status", "success", "steps", "agent_calls"]
+        runs = st.table("runs", ["run", "agent", "env", "model", "components"])
+        episodes = st.table("episodes", own).merge(runs, on="run")
         stored = _stored_by_agent(episodes)
         if not any(
             "structured-turns" in describe_agent(a, stored.get(a))["tags"]
             for a in episodes["agent"].astype(str).unique()
         ):
             return {}
-        steps = pd.read_sql_query("SELECT run, seed, t, reply, gold FROM steps", db)
+        steps = st.table("steps", ["run", "seed", "t", "reply", "gold"])
     finally:
-        db.close()
+        st.close()
     by = [k for k in ("env", "model") if episodes[k].nunique() > 1] + ["agent"]
     table = agent_table(episodes, steps, by)
     section = ablation_markdown(table)

@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,7 @@ from statelab.analysis._components import is_expert, tags
 from statelab.analysis.sections import report_section
 from statelab.core import MODEL_FREE
 from statelab.envs import env_family
+from statelab.run.store import Store
 
 #: budget fractions the curves are read at
 FRACTIONS: tuple[float, ...] = tuple(i / 20 for i in range(21))
@@ -98,17 +98,15 @@ def line_curves(curves: pd.DataFrame, runs: pd.DataFrame, group: Sequence[str]) 
 
 
 def _read(store_path: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, Any]]:
-    db = sqlite3.connect(str(store_path))
+    st = Store(store_path, readonly=True)
     try:
-        runs = pd.read_sql_query("SELECT * FROM runs", db)
-        episodes = pd.read_sql_query(
-            "SELECT run, seed, rollout FROM episodes WHERE status='done'", db
-        )
-        steps = pd.read_sql_query("SELECT run, seed, rollout, t, reward FROM steps", db)
-        row = db.execute("SELECT config FROM experiment LIMIT 1").fetchone()
+        runs = st.table("runs")
+        episodes = st.table("episodes", ["run", "seed", "rollout"], {"status": "done"})
+        steps = st.table("steps", ["run", "seed", "rollout", "t", "reward"])
+        meta = st.experiment()
     finally:
-        db.close()
-    return runs, episodes, steps, json.loads(row[0]) if row else {}
+        st.close()
+    return runs, episodes, steps, meta[1] if meta else {}
 
 
 def _applies(runs: pd.DataFrame, config: dict[str, Any]) -> bool:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ import pandas as pd
 from statelab.analysis._components import arguments, tags
 from statelab.analysis._md import md_row
 from statelab.analysis.sections import report_section
+from statelab.run.store import Store
 from statelab.tools.library import Geometry, LibrarySpec, build_geometry, cache_root
 
 #: (thinking, geodesic tools, collision check) in the order of the seed's Table 1
@@ -54,14 +54,11 @@ COLUMNS = [
 
 def read_tables(store_path: str | Path) -> dict[str, pd.DataFrame]:
     """The store's runs, episodes and steps tables (read-only)."""
-    db = sqlite3.connect(f"file:{Path(store_path)}?mode=ro", uri=True)
+    st = Store(store_path, readonly=True)
     try:
-        return {
-            t: pd.read_sql_query(f"SELECT * FROM {t}", db)
-            for t in ("runs", "episodes", "steps")
-        }
+        return {t: st.table(t) for t in ("runs", "episodes", "steps")}
     finally:
-        db.close()
+        st.close()
 
 
 def _tags(run: Any, axis: str) -> set[str]:

@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import json
 import sqlite3
+import sys
 import threading
 import time
 import weakref
@@ -56,10 +57,13 @@ class ResponseCache:
     model call never waits for the disk. A written entry is visible to :meth:`get` at once
     (from memory until its batch is committed). :meth:`flush` waits for the pending writes,
     :meth:`close` flushes and stops the writer (also at interpreter exit). A write that
-    failed is raised by the next :meth:`put`, :meth:`flush` or :meth:`close`.
+    fails turns the cache off (below).
 
     What a SIGKILL can lose is the last batch (milliseconds of answers): the store, not the
-    cache, is the record of finished episodes, and a lost entry is only asked again."""
+    cache, is the record of finished episodes, and a lost entry is only asked again.
+
+    A write that fails (a full disk under the cache) turns the cache off, with one warning
+    on stderr: no episode fails for it, later calls go to the model uncached."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -69,8 +73,22 @@ class ResponseCache:
         self._db.executescript(SCHEMA)
         self._writer = _Writer(self.path)
         self._finalizer = weakref.finalize(self, self._writer.close)
+        self.off = False
+
+    def _turn_off(self, e: BaseException) -> None:
+        if not self.off:
+            self.off = True
+            why = " ".join(str(e).split()) or type(e).__name__
+            print(
+                f"warning: response cache {self.path}: cannot write ({why}); "
+                "going on without the cache",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def get(self, key: str) -> dict[str, Any] | None:
+        if self.off:
+            return None
         pending = self._writer.pending(key)
         if pending is not None:
             return dict(json.loads(pending))
@@ -81,15 +99,27 @@ class ResponseCache:
         return None if row is None else dict(json.loads(row[0]))
 
     def put(self, key: str, model: str, kind: str, request: str, response: dict[str, Any]) -> None:
-        self._writer.put((key, model, kind, request, json.dumps(response)))
+        if self.off:
+            return
+        try:
+            self._writer.put((key, model, kind, request, json.dumps(response)))
+        except (sqlite3.Error, OSError) as e:  # an earlier batch failed to commit
+            self._turn_off(e)
 
     def flush(self) -> None:
         """Wait until every entry put so far is committed."""
-        self._writer.flush()
+        if self.off:
+            return
+        try:
+            self._writer.flush()
+        except (sqlite3.Error, OSError) as e:
+            self._turn_off(e)
 
     def close(self) -> None:
         try:
             self._finalizer()
+        except (sqlite3.Error, OSError) as e:
+            self._turn_off(e)
         finally:
             with self._lock:
                 self._db.close()

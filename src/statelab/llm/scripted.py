@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections import deque
 from pathlib import Path
 
 from statelab.core import LLM, Completion, ConfigError, GenParams, Message, Usage
@@ -35,9 +36,20 @@ def script_digest(replies: list[str]) -> str:
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+#: prompts a scripted model keeps in ``seen`` (the last ones): tests read a few, and a run of
+#: any number of episodes keeps no more
+SEEN_KEPT = 256
+
+
 class ScriptedLLM(LLM):
+    """Replies from a script, in order (see the module docstring). Every episode gets its
+    own cursor (:meth:`for_episode`), so any number of episodes play at once: the experiment's
+    ``concurrency`` applies, as for an HTTP backend. ``seen`` holds the last
+    :data:`SEEN_KEPT` prompts (on the episode's cursor and on the model it came from)."""
+
     constrained = False
-    max_concurrency = 1
+    #: episodes share nothing but the script: as many at once as the experiment asks
+    max_concurrency = 1 << 20
 
     def __init__(self, replies: list[str], name: str = "inline") -> None:
         if not replies:
@@ -45,7 +57,7 @@ class ScriptedLLM(LLM):
         self.replies = list(replies)
         self.model_id = f"scripted:{name}"
         self.calls = 0
-        self.seen: list[list[Message]] = []
+        self.seen: deque[list[Message]] = deque(maxlen=SEEN_KEPT)
 
     @classmethod
     def from_file(cls, path: str) -> ScriptedLLM:
@@ -63,7 +75,7 @@ class ScriptedLLM(LLM):
     def for_episode(self, key: str) -> ScriptedLLM:
         """A cursor of its own for one episode: every episode reads the script from its first
         reply, whatever ran before or beside it (resumed and concurrent runs replay exactly).
-        Calls and prompts are still counted and kept on this object too."""
+        Calls are still counted, and the last prompts kept, on this object too."""
         view = ScriptedLLM(self.replies, self.model_id.removeprefix("scripted:"))
         view._parent = self
         return view

@@ -4,14 +4,17 @@ One file per table: ``episodes`` (each episode with its run's label, axes and ta
 ``steps`` and ``calls`` (as stored) by default; any table of :data:`statelab.run.store.TABLES`
 on request. Rows are read and written in chunks, so a store larger than memory exports.
 Parquet needs ``pyarrow`` (``pip install 'statelab[export]'``); CSV needs nothing more.
+The store is opened read-only; each file is written under a temporary name and renamed when
+complete, so a killed export never leaves a truncated file that looks whole.
 Text cells are exported as stored; JSON cells (``meta``, ``messages``, ``components``) stay
 JSON text; an episode's ``tags`` is a list in Parquet and a JSON list in CSV.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import sqlite3
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from statelab.core import ConfigError
-from statelab.run.store import TABLES
+from statelab.run.store import REGISTERED, TABLES, Store
 
 FORMATS = ("parquet", "csv")
 DEFAULT_TABLES = ("episodes", "steps", "calls")
@@ -35,9 +38,10 @@ def export_store(
     """Write ``<out>/<table>.<fmt>`` for each table; returns the files written."""
     if fmt not in FORMATS:
         raise ConfigError(f"--format: one of {', '.join(FORMATS)}, got {fmt!r}")
-    unknown = [t for t in tables if t not in TABLES]
+    known = [*TABLES, *sorted(REGISTERED)]
+    unknown = [t for t in tables if t not in known]
     if unknown:
-        raise ConfigError(f"--table: no table {unknown[0]!r}; tables: {', '.join(TABLES)}")
+        raise ConfigError(f"--table: no table {unknown[0]!r}; tables: {', '.join(known)}")
     if fmt == "parquet":
         try:
             import pyarrow  # noqa: F401
@@ -47,53 +51,37 @@ def export_store(
             ) from None
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(f"file:{Path(store).resolve()}?mode=ro", uri=True)
+    st = Store(store, readonly=True)
     try:
         written = []
         for table in dict.fromkeys(tables):
             path = out / f"{table}.{fmt}"
-            chunks = _chunks(db, table)
-            if fmt == "csv":
-                _write_csv(chunks, path)
-            else:
-                _write_parquet(chunks, path, _types(db, table))
+            chunks = st.chunks(table, CHUNK)
+            with _replacing(path) as part:
+                if fmt == "csv":
+                    _write_csv(chunks, part)
+                else:
+                    _write_parquet(chunks, part, st.declared_types(table))
             written.append(path)
         return written
     finally:
-        db.close()
+        st.close()
 
 
-def _query(db: sqlite3.Connection, table: str) -> str:
-    if table != "episodes":
-        return f"SELECT * FROM {table} ORDER BY rowid"
-    axes = [
-        r[1]
-        for r in db.execute("PRAGMA table_info(runs)")
-        if r[1] not in ("run", "label", "spec", "components", "tags")
-    ]
-    cols = ", ".join(["r.label", *(f'r."{a}"' for a in axes), "r.tags", "e.*"])
-    return (
-        f"SELECT {cols} FROM episodes e JOIN runs r ON r.run = e.run"
-        " ORDER BY r.rowid, e.seed, e.rollout"
-    )
-
-
-def _types(db: sqlite3.Connection, table: str) -> dict[str, str]:
-    """Each exported column's declared SQLite type (the runs' columns are text)."""
-    own = {r[1]: str(r[2]).upper() for r in db.execute(f"PRAGMA table_info({table})")}
-    if table != "episodes":
-        return own
-    runs = {r[1]: "TEXT" for r in db.execute("PRAGMA table_info(runs)")}
-    return {**runs, **own, "tags": "LIST"}
-
-
-def _chunks(db: sqlite3.Connection, table: str) -> Iterator[pd.DataFrame]:
-    first = True
-    for df in pd.read_sql_query(_query(db, table), db, chunksize=CHUNK):
-        first = False
-        yield df
-    if first:  # an empty table still gets its header
-        yield pd.read_sql_query(_query(db, table) + " LIMIT 0", db)
+@contextlib.contextmanager
+def _replacing(path: Path) -> Iterator[Path]:
+    """A temporary name beside ``path``, renamed to it once written and flushed to disk: a
+    killed export leaves the old file or none, never a truncated one (a partial ``.part``
+    file is removed when the write fails, and the next export replaces a leftover one)."""
+    part = path.with_name(f".{path.name}.part")
+    try:
+        yield part
+        with part.open("rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(part, path)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
 
 
 def _write_csv(chunks: Iterator[pd.DataFrame], path: Path) -> None:

@@ -26,7 +26,6 @@ import hashlib
 import json
 import os
 import re
-import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -35,17 +34,23 @@ from statelab.core import ACTING, ConfigError
 from statelab.envs import env_class
 from statelab.llm import MODELS, model_weights, public_spec
 from statelab.run.config import Experiment, RunSpec
+from statelab.run.store import Store, register_table
 
-DDL = """
-CREATE TABLE IF NOT EXISTS provenance (
+PROVENANCE_TABLE, OPENINGS_TABLE = "provenance", "test_openings"
+register_table(
+    PROVENANCE_TABLE,
+    """CREATE TABLE IF NOT EXISTS provenance (
     run TEXT NOT NULL, recorded TEXT NOT NULL, model TEXT, model_hash TEXT, writer TEXT,
     writer_hash TEXT, history TEXT, history_hash TEXT
-);
-CREATE TABLE IF NOT EXISTS test_openings (
+);""",
+)
+register_table(
+    OPENINGS_TABLE,
+    """CREATE TABLE IF NOT EXISTS test_openings (
     opened TEXT NOT NULL, experiment TEXT NOT NULL, config_hash TEXT NOT NULL, env TEXT,
     split TEXT, seeds TEXT, opening INTEGER, forced INTEGER, writers TEXT
-);
-"""
+);""",
+)
 LEDGER = "test-openings.jsonl"
 _HASHES: dict[tuple[str, int, int], str] = {}
 
@@ -115,29 +120,19 @@ def hashes(spec: RunSpec) -> dict[str, Any]:
     }
 
 
-def ensure_tables(db: sqlite3.Connection) -> None:
-    db.executescript(DDL)
-
-
-def record_provenance(db: sqlite3.Connection, runs: Iterable[RunSpec]) -> None:
+def record_provenance(store: Store, runs: Iterable[RunSpec]) -> None:
     """A provenance row per run whose hashes differ from its last recorded row."""
-    ensure_tables(db)
+    last: dict[str, tuple[Any, ...]] = {}
+    for r in store.rows(PROVENANCE_TABLE):
+        last[r["run"]] = (r["model_hash"], r["writer_hash"], r["history_hash"])
+    rows = []
     for spec in runs:
         h = hashes(spec)
-        last = db.execute(
-            "SELECT model_hash, writer_hash, history_hash FROM provenance WHERE run=?"
-            " ORDER BY rowid DESC LIMIT 1",
-            (spec.key,),
-        ).fetchone()
-        if last is not None and tuple(last) == (
-            h["model_hash"], h["writer_hash"], h["history_hash"]
-        ):  # fmt: skip
+        if last.get(spec.key) == (h["model_hash"], h["writer_hash"], h["history_hash"]):
             continue
-        db.execute(
-            "INSERT INTO provenance VALUES (?,?,?,?,?,?,?,?)",
-            (spec.key, _now(), h["model"], h["model_hash"], h["writer"], h["writer_hash"],
-             h["history"], h["history_hash"]),
-        )  # fmt: skip
+        rows.append({"run": spec.key, "recorded": _now(), **h})
+    if rows:
+        store.append({PROVENANCE_TABLE: rows})
 
 
 # -- the sealed split -------------------------------------------------------------------
@@ -225,19 +220,15 @@ def open_test(exp: Experiment, *, force: bool = False) -> list[dict[str, Any]]:
             f.write(json.dumps(e, sort_keys=True) + "\n")
             f.flush()
             os.fsync(f.fileno())
-    store = exp.out_dir / "store.sqlite"
-    store.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(store)
+    st = Store(exp.out_dir / "store.sqlite")
     try:
-        ensure_tables(db)
-        with db:
-            for e in entries:
-                db.execute(
-                    "INSERT INTO test_openings VALUES (?,?,?,?,?,?,?,?,?)",
-                    (e["opened"], e["experiment"], e["config_hash"], e["env"], e["split"],
-                     json.dumps(e["seeds"]), e["opening"], int(e["forced"]),
-                     json.dumps(e["writers"], sort_keys=True)),
-                )  # fmt: skip
+        rows = [
+            {**{k: e[k] for k in ("opened", "experiment", "config_hash", "env", "split")},
+             "seeds": json.dumps(e["seeds"]), "opening": e["opening"],
+             "forced": int(e["forced"]), "writers": json.dumps(e["writers"], sort_keys=True)}
+            for e in entries
+        ]  # fmt: skip
+        st.append({OPENINGS_TABLE: rows})
     finally:
-        db.close()
+        st.close()
     return entries

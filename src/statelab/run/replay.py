@@ -94,27 +94,20 @@ def replay(
     ``history`` re-simulates the memory as that history instead of the run's (e.g. ``full``
     for a memory whose writes score with the model, which stored replies cannot answer)."""
     own = not isinstance(store, Store)
-    st = Store(store) if not isinstance(store, Store) else store
+    st = Store(store, readonly=True) if not isinstance(store, Store) else store
     try:
-        runs = st.db.execute("SELECT spec FROM runs WHERE run=?", (run,)).fetchall()
-        if not runs:
-            raise KeyError(f"no run {run!r} in {st.path}")
-        spec = spec_of({"spec": runs[0][0]})
+        spec = spec_of({"spec": st.run_spec(run)})
         if history is not None:
             spec = RunSpec.make(
                 params=spec.params,
                 max_steps=spec.max_steps,
                 **{**spec.axes_values, "history": history},
             )
-        steps = st.db.execute(
-            "SELECT t, action, reply, observation, reward, agent_calls FROM steps"
-            " WHERE run=? AND seed=? AND rollout=? ORDER BY t",
-            (run, seed, rollout),
-        ).fetchall()
-        calls = st.db.execute(
-            "SELECT t, i, text FROM calls WHERE run=? AND seed=? AND rollout=? ORDER BY t, i",
-            (run, seed, rollout),
-        ).fetchall()
+        cols = ["t", "action", "reply", "observation", "reward", "agent_calls"]
+        steps = [tuple(r.values()) for r in st.episode_steps(run, seed, rollout, cols)]
+        calls = [
+            tuple(r.values()) for r in st.episode_calls(run, seed, rollout, ["t", "i", "text"])
+        ]
     finally:
         if own:
             st.close()

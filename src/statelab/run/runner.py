@@ -8,7 +8,7 @@ import sqlite3
 import sys
 import time
 import traceback
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -220,7 +220,7 @@ def prepare(exp: Experiment, store: Store, progress: TextIO | None) -> tuple[Tod
     runs = exp.runs()
     for spec in runs:
         store.save_run(spec.key, spec.label, spec.axes(), spec_dict(spec), describe_run(spec))
-    record_provenance(store.db, runs)  # model, writer and adapter hashes of every run
+    record_provenance(store, runs)  # model, writer and adapter hashes of every run
     finished = store.done()
     everything = [(s, seed, i) for s in runs for seed, i in exp.episodes(s.env)]
     todo = [(s, seed, i) for s, seed, i in everything if (s.key, seed, i) not in finished]
@@ -323,31 +323,38 @@ async def drive(
 ) -> None:
     """Play ``todo`` through ``player`` (here, or on Ray) with at most ``gates[model]``
     episodes of each model in flight (``exp.concurrency`` model-free ones), writing each
-    finished episode into ``store`` off the event loop; the circuit breaker stops the run."""
-    sems = {m: asyncio.Semaphore(n) for m, n in gates.items()}
-    model_free_gate = asyncio.Semaphore(exp.concurrency)
+    finished episode into ``store`` off the event loop; the circuit breaker stops the run.
+    Each model's episodes go through as many lanes as its gate, in the order of ``todo``: the
+    tasks alive are the lanes, however many episodes there are (memory stays flat)."""
+    lanes: dict[str | None, deque[tuple[RunSpec, int, int]]] = {}
+    for item in todo:
+        lanes.setdefault(item[0].model if item[0].uses_model else None, deque()).append(item)
     bar = Progress(len(todo), sum(s.uses_model for s, _, _ in todo), progress)
     breaker = Breaker(exp.max_consecutive_failures)
 
     async def one(spec: RunSpec, seed: int, rollout: int) -> None:
-        async with sems[spec.model] if spec.uses_model else model_free_gate:
-            if breaker.tripped:
-                result.not_started += 1
-                return
-            ep, model_error, caches = await player(spec, seed, rollout)
-            # recorded before the gate lets the next episode in, so none starts after the
-            # failure that trips the breaker; written off the event loop, so the other
-            # episodes' calls go on meanwhile
-            t0 = time.perf_counter()
-            why = await asyncio.to_thread(_commit, store, ep, caches)
-            result.store_seconds += time.perf_counter() - t0
-            breaker.record("the store", why)
-            if spec.uses_model:
-                breaker.record(f"model {spec.model}", model_error)
+        if breaker.tripped:
+            result.not_started += 1
+            return
+        ep, model_error, caches = await player(spec, seed, rollout)
+        # recorded before the lane takes the next episode, so none starts after the
+        # failure that trips the breaker; written off the event loop, so the other
+        # episodes' calls go on meanwhile
+        t0 = time.perf_counter()
+        why = await asyncio.to_thread(_commit, store, ep, caches)
+        result.store_seconds += time.perf_counter() - t0
+        breaker.record("the store", why)
+        if spec.uses_model:
+            breaker.record(f"model {spec.model}", model_error)
         _count(result, spec, ep)
         bar.episode(spec.label, ep, spec.uses_model)
 
-    await asyncio.gather(*(one(s, seed, i) for s, seed, i in todo))
+    async def lane(queue: deque[tuple[RunSpec, int, int]]) -> None:
+        while queue:
+            await one(*queue.popleft())
+
+    width = {m: gates.get(m, exp.concurrency) if m is not None else exp.concurrency for m in lanes}
+    await asyncio.gather(*(lane(q) for m, q in lanes.items() for _ in range(width[m])))
     if breaker.tripped:
         result.stopped = f"stopped early: {breaker.tripped}"
 

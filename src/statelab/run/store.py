@@ -12,6 +12,14 @@ Text from models and envs is made storable at this boundary: every text cell pas
 surrogate is valid JSON, and a model may send one), and keeps at most :data:`MAX_TEXT`
 characters of a cell, or of one message of a call, with a marker saying how many were cut
 (a model that echoes a 1 MB reply must not grow the store by megabytes a step).
+
+Each distinct view, memory and message is kept once, in the ``texts`` table (schema 2,
+:mod:`statelab.run._schema`): a run's bytes grow with its steps, not with their square. A
+store of the earlier inline layout still opens, reads the same frames and resumes in its
+own layout; one of a newer schema, or a damaged one, is refused before anything is written.
+Readers open the file read-only and run no DDL. Every table of the file is the store's: a
+module that keeps one of its own declares it with :func:`register_table` and writes it with
+:meth:`Store.append`; every reader reads through :class:`statelab.run._reading.Reading`.
 """
 
 from __future__ import annotations
@@ -21,216 +29,120 @@ import os
 import re
 import sqlite3
 import threading
-from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from statelab.core import ConfigError
-from statelab.llm import storable
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS experiment (
-    name TEXT PRIMARY KEY, config TEXT NOT NULL, updated REAL DEFAULT (julianday('now'))
-);
-CREATE TABLE IF NOT EXISTS runs (
-    run TEXT PRIMARY KEY, label TEXT NOT NULL, spec TEXT NOT NULL,
-    components TEXT, tags TEXT
-);
-CREATE TABLE IF NOT EXISTS episodes (
-    run TEXT NOT NULL, seed INTEGER NOT NULL, rollout INTEGER NOT NULL DEFAULT 0,
-    env_seed INTEGER, grp INTEGER NOT NULL, status TEXT NOT NULL, error TEXT,
-    score REAL, success INTEGER, steps INTEGER, reward REAL,
-    agent_calls INTEGER, agent_in INTEGER, agent_out INTEGER, aux_in INTEGER, aux_out INTEGER,
-    cached_calls INTEGER, model_calls INTEGER, wall_s REAL, components TEXT,
-    finished REAL DEFAULT (julianday('now')),
-    PRIMARY KEY (run, seed, rollout)
-);
-CREATE TABLE IF NOT EXISTS steps (
-    run TEXT NOT NULL, seed INTEGER NOT NULL, rollout INTEGER NOT NULL DEFAULT 0,
-    t INTEGER NOT NULL,
-    view TEXT, grounding TEXT, reply TEXT, action TEXT, parsed INTEGER, valid INTEGER, reward REAL,
-    observation TEXT, memory TEXT, agent_calls INTEGER, agent_in INTEGER, agent_out INTEGER,
-    aux_in INTEGER, aux_out INTEGER, latency REAL, overhead REAL, gold TEXT, meta TEXT,
-    PRIMARY KEY (run, seed, rollout, t)
-);
-CREATE TABLE IF NOT EXISTS calls (
-    run TEXT NOT NULL, seed INTEGER NOT NULL, rollout INTEGER NOT NULL DEFAULT 0,
-    t INTEGER NOT NULL, i INTEGER NOT NULL,
-    kind TEXT, messages TEXT, text TEXT, input_tokens INTEGER, output_tokens INTEGER,
-    latency REAL, cached INTEGER,
-    PRIMARY KEY (run, seed, rollout, t, i)
-);
-CREATE TABLE IF NOT EXISTS queries (
-    run TEXT NOT NULL, seed INTEGER NOT NULL, rollout INTEGER NOT NULL DEFAULT 0,
-    t INTEGER NOT NULL, i INTEGER NOT NULL,
-    query TEXT, answer TEXT,
-    PRIMARY KEY (run, seed, rollout, t, i)
-);
-"""
-#: the tables a store has (``Store.table`` reads any of them)
-TABLES = ("experiment", "runs", "episodes", "steps", "calls", "queries")
-#: the most characters one stored text keeps (a reply, observation, view, call text, message)
-MAX_TEXT = 64 * 1024
-_CUT = "\n[... {n:,} more characters not stored (statelab keeps {limit:,} per text)]"
-
-
-def stored_text(text: str, limit: int | None = MAX_TEXT) -> str:
-    """``text`` as the store keeps it: :func:`statelab.llm.storable` (lone surrogates and NUL
-    become U+FFFD), then at most ``limit`` characters, and a marker saying how many were cut."""
-    text = storable(text)
-    if limit is not None and len(text) > limit:
-        return text[:limit] + _CUT.format(n=len(text) - limit, limit=limit)
-    return text
-
-
-@dataclass
-class StepRecord:
-    """One env step as stored (a ``steps`` row): what the agent saw (``view``, ``memory``,
-    ``grounding``), wrote (``reply``) and did (``action``: ``parsed`` onto an admissible one,
-    ``valid`` for the env), what came back (``reward``, ``observation``), its tokens (acting
-    ``agent_*``, auxiliary ``aux_*``), time (``latency`` of the model, ``overhead`` of the
-    rest) and its model calls, world-model queries and component metadata."""
-
-    t: int
-    view: str
-    grounding: str
-    reply: str
-    action: str
-    parsed: bool
-    valid: bool
-    reward: float
-    observation: str
-    memory: str
-    agent_in: int
-    agent_out: int
-    aux_in: int
-    aux_out: int
-    latency: float
-    overhead: float
-    #: JSON of ``info["privileged"]["tracked"]`` after the step (gold state), if the env has it
-    gold: str | None = None
-    calls: list[dict[str, Any]] = field(default_factory=list)
-    #: world-model questions asked during *decide*, with their answers
-    queries: list[dict[str, Any]] = field(default_factory=list)
-    #: per-step component metadata (tools offered, rejected proposals ...)
-    meta: dict[str, Any] = field(default_factory=dict)
-    #: the acting calls of this env step (VoT, constrained StateAct and ADaPT make several)
-    agent_calls: int = 0
-
-
-@dataclass
-class EpisodeRecord:
-    """One episode as stored (an ``episodes`` row): its run, seed and rollout, its status and
-    outcome, its totals and the :class:`StepRecord` of every step."""
-
-    run: str
-    seed: int
-    status: str
-    #: which episode of the seed this is (seed 000's rollouts); statistics pair on ``seed``
-    rollout: int = 0
-    #: the seed the env was reset with (the seed itself for rollout 0; see ``env_seed``)
-    env_seed: int | None = None
-    #: the config seed this episode belongs to (the same as ``seed``; kept for readers)
-    grp: int = -1
-    error: str | None = None
-    score: float = 0.0
-    success: bool = False
-    steps: int = 0
-    reward: float = 0.0
-    agent_calls: int = 0
-    agent_in: int = 0
-    agent_out: int = 0
-    aux_in: int = 0
-    aux_out: int = 0
-    cached_calls: int = 0
-    model_calls: int = 0
-    wall_s: float = 0.0
-    #: the built components' descriptions (spelling, label, tags) by axis
-    components: dict[str, Any] = field(default_factory=dict)
-    trajectory: list[StepRecord] = field(default_factory=list)
-
-
-_EPISODE_COLS = [f.name for f in fields(EpisodeRecord) if f.name != "trajectory"]
-_STEP_COLS = [f.name for f in fields(StepRecord) if f.name not in ("calls", "queries")]
-
-
-def _cell(v: Any) -> Any:
-    if isinstance(v, bool):
-        return int(v)
-    if isinstance(v, dict | list):
-        return json.dumps(v, sort_keys=True, default=str)  # ASCII: surrogates are escaped
-    if isinstance(v, str):
-        return stored_text(v)
-    return v
-
-
-def _messages(messages: Any) -> str:
-    """A call's messages as JSON, each message's text kept to :data:`MAX_TEXT` (images kept)."""
-
-    def part(p: Any) -> Any:
-        if isinstance(p, dict) and isinstance(p.get("text"), str):
-            return {**p, "text": stored_text(p["text"])}
-        return p
-
-    def message(m: Any) -> Any:
-        if not isinstance(m, dict):
-            return m
-        c = m.get("content")
-        if isinstance(c, str):
-            return {**m, "content": stored_text(c)}
-        if isinstance(c, list):
-            return {**m, "content": [part(p) for p in c]}
-        return m
-
-    return json.dumps([message(m) for m in messages or []], default=str)
+from statelab.run._reading import _RUN_FIXED, REGISTERED, TABLES, Reading, register_table
+from statelab.run._rows import _EPISODE_COLS, MAX_TEXT, Cells, _cell, stored_text
+from statelab.run._schema import (
+    INLINE,
+    SCHEMA_VERSION,
+    TEXT_TABLE,
+    check_integrity,
+    open_db,
+    schema_version,
+)
+from statelab.run.records import EpisodeRecord, StepRecord
 
 
 class StoreLocked(ConfigError):
     """Another process is running an experiment into this store."""
 
 
-class Store:
+class Store(Reading):
     """One experiment's results. ``axes`` names the run axes the ``runs`` table has columns
-    for (the table of axes); a store written with fewer axes gains the new columns."""
+    for (the table of axes); a store written with fewer axes gains the new columns.
 
-    def __init__(self, path: str | Path, axes: tuple[str, ...] = ()) -> None:
+    ``readonly=True`` opens an existing store read-only (``mode=ro``: nothing is written, no
+    table is made, a read-only file or folder reads); ``False`` opens it for writing, checked
+    first (a damaged store or one of a newer schema is refused with one line). The default
+    opens a new file, or any file with ``axes``, for writing, and an existing store
+    read-only until the first write."""
+
+    def __init__(
+        self, path: str | Path, axes: tuple[str, ...] = (), *, readonly: bool | None = None
+    ) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._lockfile: Any = None
+        self.readonly = bool(readonly)
+        self.version = SCHEMA_VERSION
+        self.axes: tuple[str, ...] = ()
+        fresh = not self.path.is_file() or self.path.stat().st_size == 0
+        self._writing = not readonly and (readonly is False or bool(axes) or fresh)
+        self.db = open_db(self.path, write=self._writing)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        except (OSError, sqlite3.Error) as e:
-            reason = getattr(e, "strerror", None) or str(e)
-            raise ConfigError(f"{self.path}: cannot open the store ({reason})") from None
+            if self._writing:
+                self._prepare()
+            elif not self._is_statelab():
+                if readonly:
+                    missing = "runs" if not self._has("runs") else "episodes"
+                    raise ConfigError(f"{self.path}: not a statelab store (no {missing} table)")
+                self._write()  # not a store yet: made one, as a writer always did
+            else:
+                self.version = schema_version(self.db, self.path)
+        except BaseException:
+            self.db.close()
+            raise
+        self._ensure_axes(axes)
+
+    def _is_statelab(self) -> bool:
+        return self._has("runs") and self._has("episodes")
+
+    def _write(self) -> None:
+        """Become a writer (the first write of a store opened for reading)."""
+        if self._writing:
+            return
+        if self.readonly:
+            raise ConfigError(f"{self.path}: opened read-only")
+        self.db.close()
+        self.db = open_db(self.path, write=True)
+        self._writing = True
         try:
+            self._prepare()
+        except BaseException:
+            self.db.close()
+            raise
+
+    def _prepare(self) -> None:
+        """Check the store before writing (version, integrity), then make its tables."""
+        try:
+            self.version = schema_version(self.db, self.path)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
-            old = self._columns("episodes")
-            if old and "rollout" not in old:
-                raise ConfigError(
-                    f"{self.path}: written by an older statelab (episodes keyed by seed alone);"
-                    " write this experiment to a new out folder"
-                )
-            self.db.executescript(SCHEMA)
-            if "env_seed" not in self._columns("episodes"):  # a store of this release's first cut
-                self.db.execute("ALTER TABLE episodes ADD COLUMN env_seed INTEGER")
+            if self._has("episodes"):
+                check_integrity(self.db, self.path)
+                if "rollout" not in self._columns("episodes"):
+                    raise ConfigError(
+                        f"{self.path}: written by an older statelab (episodes keyed by seed"
+                        " alone); write this experiment to a new out folder"
+                    )
+                if self.version < 2:  # the inline layout stays inline (a resumed run)
+                    self.db.executescript(INLINE)
+                    if "env_seed" not in self._columns("episodes"):  # this release's first cut
+                        self.db.execute("ALTER TABLE episodes ADD COLUMN env_seed INTEGER")
+                    self.version = 1
+                    self.db.execute("PRAGMA user_version=1")
+                    return
+            self.db.executescript(TEXT_TABLE)
+            self.version = SCHEMA_VERSION
+            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.DatabaseError as e:
-            self.db.close()
+            if "malformed" in str(e):
+                check_integrity(self.db, self.path)
             raise ConfigError(f"{self.path}: not a statelab store ({e})") from None
-        self.axes: tuple[str, ...] = ()
-        self._ensure_axes(axes)
 
     def _ensure_axes(self, axes: Any) -> None:
         """Give the ``runs`` table a column per axis (an axis added later joins old stores)."""
         have = self._columns("runs")
-        for a in axes:
-            if a not in have:
-                if not re.fullmatch(r"[a-z][a-z0-9_]*", a):
-                    raise ValueError(f"not an axis name: {a!r}")
-                self.db.execute(f'ALTER TABLE runs ADD COLUMN "{a}" TEXT')
+        new = [a for a in axes if a not in have]
+        if new:
+            self._write()
+        for a in new:
+            if not re.fullmatch(r"[a-z][a-z0-9_]*", a):
+                raise ValueError(f"not an axis name: {a!r}")
+            self.db.execute(f'ALTER TABLE runs ADD COLUMN "{a}" TEXT')
         self.axes = tuple(a for a in self._columns("runs") if a not in _RUN_FIXED)
 
     def _columns(self, table: str) -> list[str]:
@@ -240,6 +152,7 @@ class Store:
         """Claim the store for one runner; a second one is refused with one line."""
         import fcntl
 
+        self._write()
         f = open(self.path.with_name(self.path.name + ".lock"), "a+")  # noqa: SIM115
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -257,22 +170,22 @@ class Store:
         self._lockfile = f
 
     def close(self) -> None:
+        """Close the file (and give up the runner's claim)."""
         with self._lock:
             self.db.close()
             if self._lockfile is not None:
                 self._lockfile.close()
                 self._lockfile = None
 
+    # -- writing ----------------------------------------------------------------------------
     def save_experiment(self, name: str, config: dict[str, Any]) -> None:
+        """Record the experiment's name and config."""
         with self._lock:
+            self._write()
             self.db.execute(
                 "INSERT OR REPLACE INTO experiment(name, config) VALUES (?, ?)",
                 (name, json.dumps(config)),
             )
-
-    def experiment(self) -> tuple[str, dict[str, Any]] | None:
-        row = self.db.execute("SELECT name, config FROM experiment LIMIT 1").fetchone()
-        return None if row is None else (row[0], json.loads(row[1]))
 
     def save_run(
         self,
@@ -285,8 +198,9 @@ class Store:
         """Record a run: its label, its value on each axis, its spec, and its components'
         descriptions (spelling, label, tags by axis) with the union of their tags."""
         comps = components or {}
-        if set(axes) - set(self.axes):
-            with self._lock:
+        with self._lock:
+            self._write()
+            if set(axes) - set(self.axes):
                 self._ensure_axes(axes)
         tags = sorted({t for c in comps.values() for t in c.get("tags", ())})
         row = {
@@ -304,13 +218,6 @@ class Store:
                 tuple(row.values()),
             )
 
-    def done(self) -> set[tuple[str, int, int]]:
-        """(run, seed, rollout) of every finished episode."""
-        rows = self.db.execute(
-            "SELECT run, seed, rollout FROM episodes WHERE status='done'"
-        ).fetchall()
-        return {(r, int(s), int(i)) for r, s, i in rows}
-
     def commit_episode(self, ep: EpisodeRecord) -> None:
         """Replace any earlier (failed) attempt of this episode, all in one transaction."""
         head = {k: _cell(getattr(ep, k)) for k in _EPISODE_COLS}
@@ -318,7 +225,9 @@ class Store:
             head["grp"] = ep.seed
         key = (ep.run, ep.seed, ep.rollout)
         with self._lock:
+            self._write()
             db = self.db
+            cells = Cells(db, self.version >= 2, key)
             db.execute("BEGIN IMMEDIATE")
             try:
                 for table in ("episodes", "steps", "calls", "queries"):
@@ -328,71 +237,54 @@ class Store:
                     f"INSERT INTO episodes({', '.join(head)}) VALUES ({marks})",
                     tuple(head.values()),
                 )
-                step_sql = (
-                    f"INSERT INTO steps(run, seed, rollout, {', '.join(_STEP_COLS)}) "
-                    f"VALUES ({', '.join('?' * (len(_STEP_COLS) + 3))})"
-                )
                 for s in ep.trajectory:
-                    db.execute(step_sql, (*key, *(_cell(getattr(s, c)) for c in _STEP_COLS)))
+                    db.execute(cells.step_sql, cells.step(s))
                     db.executemany(
-                        "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                        [
-                            (
-                                *key,
-                                s.t,
-                                i,
-                                _cell(c["kind"]),
-                                _messages(c["messages"]),
-                                _cell(c["text"]),
-                                c["input_tokens"],
-                                c["output_tokens"],
-                                c["latency"],
-                                int(c["cached"]),
-                            )
-                            for i, c in enumerate(s.calls)
-                        ],
+                        "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", cells.calls(s)
                     )
-                    db.executemany(
-                        "INSERT INTO queries VALUES (?,?,?,?,?,?,?)",
-                        [
-                            (*key, s.t, i, _cell(q.get("query")), _cell(q.get("answer")))
-                            for i, q in enumerate(s.queries)
-                        ],
-                    )
+                    db.executemany("INSERT INTO queries VALUES (?,?,?,?,?,?,?)", cells.queries(s))
                 db.execute("COMMIT")
             except BaseException:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
                 raise
 
-    # -- reading --------------------------------------------------------------------------
-    def episodes_frame(self) -> pd.DataFrame:
-        """One row per episode with its run's axes and tags (the input of
-        :mod:`statelab.analysis`)."""
-        cols = ", ".join(["r.label", *(f'r."{a}"' for a in self.axes), "r.tags", "e.*"])
-        df = pd.read_sql_query(
-            f"SELECT {cols} FROM episodes e JOIN runs r ON r.run = e.run"
-            " ORDER BY r.rowid, e.seed, e.rollout",
-            self.db,
-        )
-        df["success"] = df["success"].astype(bool)
-        df["tags"] = df["tags"].map(lambda t: tuple(json.loads(t)) if t else ())
-        return df
-
-    def runs_frame(self) -> pd.DataFrame:
-        """One row per run: label, axes, tags (a tuple) and components (a dict by axis)."""
-        df = pd.read_sql_query("SELECT * FROM runs ORDER BY rowid", self.db)
-        df["tags"] = df["tags"].map(lambda t: tuple(json.loads(t)) if t else ())
-        df["components"] = df["components"].map(lambda c: json.loads(c) if c else {})
-        return df
-
-    def table(self, name: str) -> pd.DataFrame:
-        if name not in TABLES:
-            raise ValueError(f"no table {name!r}; tables: {', '.join(TABLES)}")
-        return pd.read_sql_query(f"SELECT * FROM {name}", self.db)
-
-
-_RUN_FIXED = ("run", "label", "spec", "components", "tags")
+    def append(
+        self, tables: dict[str, list[dict[str, Any]]], *, replace: dict[str, Any] | None = None
+    ) -> None:
+        """Add rows to registered tables (:func:`register_table`), all in one transaction,
+        first deleting each table's rows equal to ``replace`` (a redone audit of an episode
+        replaces the old one)."""
+        unknown = [t for t in tables if t not in REGISTERED]
+        if unknown:
+            raise ValueError(f"{unknown[0]!r} is not a registered table (register_table)")
+        with self._lock:
+            self._write()
+            db = self.db
+            for name in tables:
+                db.executescript(REGISTERED[name])
+                have = set(self._columns(name))
+                bad = [c for r in tables[name] for c in r if c not in have]
+                bad += [c for c in replace or {} if c not in have]
+                if bad:
+                    raise ValueError(f"table {name!r} has no column {bad[0]!r}")
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for name, rows in tables.items():
+                    if replace:
+                        cond = " AND ".join(f'"{c}"=?' for c in replace)
+                        db.execute(f'DELETE FROM "{name}" WHERE {cond}', tuple(replace.values()))
+                    for r in rows:
+                        cols = ", ".join(f'"{c}"' for c in r)
+                        marks = ", ".join("?" * len(r))
+                        db.execute(
+                            f'INSERT INTO "{name}" ({cols}) VALUES ({marks})', tuple(r.values())
+                        )
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
 
 
 def writable(path: Path, what: str) -> None:
@@ -411,17 +303,21 @@ def writable(path: Path, what: str) -> None:
 
 
 def check_store(path: str | Path) -> None:
-    """Refuse, with one line, a file that is not a statelab store (read-only: nothing is
-    written to a file that is not one)."""
-    p = Path(path)
-    try:
-        db = sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True)
-        try:
-            have = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        finally:
-            db.close()
-    except sqlite3.Error as e:
-        raise ConfigError(f"{p}: not a statelab store ({e})") from None
-    missing = [t for t in ("runs", "episodes") if t not in have]
-    if missing:
-        raise ConfigError(f"{p}: not a statelab store (no {missing[0]} table)")
+    """Refuse, with one line, a file that is not a statelab store, or one of a newer schema
+    (read-only: nothing is written to a file that is not one)."""
+    Store(path, readonly=True).close()
+
+
+__all__ = [
+    "MAX_TEXT",
+    "REGISTERED",
+    "TABLES",
+    "EpisodeRecord",
+    "StepRecord",
+    "Store",
+    "StoreLocked",
+    "check_store",
+    "register_table",
+    "stored_text",
+    "writable",
+]

@@ -151,7 +151,7 @@ async def decision_nll(
 
 
 def _runs(st: Store, runs: list[str] | None, histories: list[str] | None) -> list[str]:
-    rows = st.db.execute("SELECT run, spec FROM runs ORDER BY run").fetchall()
+    rows = sorted((r["run"], r["spec"]) for r in st.rows("runs", ["run", "spec"]))
     out = []
     for run, spec in rows:
         hist = json.loads(spec).get("history", "")
@@ -168,17 +168,14 @@ def trajectories(
     seeds: list[int] | None = None,
 ) -> Iterator[Trajectory]:
     """Every stored episode (rollout 0) of the chosen runs, re-simulated."""
-    st = Store(store)
+    st = Store(store, readonly=True)
     try:
         chosen = _runs(st, runs, histories)
         plan: list[tuple[str, RunSpec, int]] = []
         for run in chosen:
-            spec_row = st.db.execute("SELECT spec FROM runs WHERE run=?", (run,)).fetchone()
-            spec = spec_of({"spec": spec_row[0]})
-            got = st.db.execute(
-                "SELECT DISTINCT seed FROM steps WHERE run=? AND rollout=0 ORDER BY seed", (run,)
-            ).fetchall()
-            plan += [(run, spec, int(s)) for (s,) in got if seeds is None or int(s) in seeds]
+            spec = spec_of({"spec": st.run_spec(run)})
+            got = st.stored_seeds(run, rollout=0)
+            plan += [(run, spec, s) for s in got if seeds is None or s in seeds]
     finally:
         st.close()
     for run, spec, seed in plan:
@@ -188,22 +185,18 @@ def trajectories(
 def _prelude_replies(store: str | Path, run: str, seed: int) -> list[str]:
     """The writer replies the run stored for its prelude writes: the first step's calls after
     the agent's own (replay reads them so)."""
-    st = Store(store)
+    st = Store(store, readonly=True)
     try:
-        row = st.db.execute(
-            "SELECT t, agent_calls FROM steps WHERE run=? AND seed=? AND rollout=0 ORDER BY t"
-            " LIMIT 1",
-            (run, seed),
-        ).fetchone()
-        if row is None:
+        steps = st.episode_steps(run, seed, 0, ["t", "agent_calls"])
+        if not steps:
             return []
-        texts = st.db.execute(
-            "SELECT text FROM calls WHERE run=? AND seed=? AND rollout=0 AND t=? ORDER BY i",
-            (run, seed, row[0]),
-        ).fetchall()
+        first = steps[0]
+        texts = [
+            c["text"] for c in st.episode_calls(run, seed, 0, ["t", "text"]) if c["t"] == first["t"]
+        ]
     finally:
         st.close()
-    return [t for (t,) in texts][int(row[1] or 0) :]
+    return texts[int(first["agent_calls"] or 0) :]
 
 
 def load_trajectory(store: str | Path, run: str, spec: RunSpec, seed: int) -> Trajectory:

@@ -151,9 +151,7 @@ def load_config(path: str | Path, kind: str) -> ReaderConfig | WriterConfig:
 def _trajectories(cfg: _Common) -> list[Trajectory]:
     if not Path(cfg.store).is_file():
         raise ConfigError(f"{cfg.name}: no store {cfg.store} (run the collection config first)")
-    got = list(
-        trajectories(cfg.store, runs=cfg.runs, histories=cfg.histories, seeds=cfg.seeds)
-    )
+    got = list(trajectories(cfg.store, runs=cfg.runs, histories=cfg.histories, seeds=cfg.seeds))
     if not got:
         raise ConfigError(f"{cfg.name}: no logged episodes match in {cfg.store}")
     return got
@@ -181,17 +179,21 @@ def online_success(cfg: _Common, model: str, name: str) -> dict[str, Any]:
     )
     t0 = time.perf_counter()
     res = run_sync(exp, progress=None)
-    st = Store(exp.out_dir / "store.sqlite")
+    st = Store(exp.out_dir / "store.sqlite", readonly=True)
     try:
-        rows = st.db.execute(
-            "SELECT json_extract(r.spec, '$.history'), SUM(e.success), COUNT(*) "
-            "FROM episodes e JOIN runs r USING (run) WHERE e.status='done' GROUP BY 1"
-        ).fetchall()
+        history = {
+            r["run"]: json.loads(r["spec"]).get("history") for r in st.rows("runs", ["run", "spec"])
+        }
+        success: dict[Any, list[int]] = {}
+        for e in st.rows("episodes", ["run", "success"], {"status": "done"}):
+            got = success.setdefault(history[e["run"]], [0, 0])
+            got[0] += int(e["success"] or 0)
+            got[1] += 1
     finally:
         st.close()
     return {
         "store": str(exp.out_dir / "store.sqlite"),
-        "success": {h: [int(w or 0), int(n)] for h, w, n in rows},
+        "success": dict(sorted(success.items(), key=lambda kv: str(kv[0]))),
         "failed": res.failed,
         "seconds": round(time.perf_counter() - t0, 1),
     }

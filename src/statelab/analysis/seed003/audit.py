@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,10 @@ from statelab.analysis.seed003.measures import (
     leave_one_chunk_out,
     relevance_lag,
 )
+from statelab.run.store import Store, register_table
+
+#: the audit's last runs: how many episodes and points, how long, what failed
+AUDITED_TABLE = "seed003_audited"
 
 
 # -- what a run's components recorded (parsed by their registries, never here) ------------
@@ -65,6 +68,19 @@ class AuditPoint:
     rel_is_reveal: int | None = None
 
 
+# the tables the audit keeps in the store (untyped columns, as the audit always made them)
+register_table(
+    AUDIT_TABLE,
+    f"CREATE TABLE IF NOT EXISTS {AUDIT_TABLE} ({', '.join(f.name for f in fields(AuditPoint))})",
+)
+register_table(LEAK_TABLE, f"CREATE TABLE IF NOT EXISTS {LEAK_TABLE} (run, seed, t, call, secret)")
+register_table(
+    AUDITED_TABLE,
+    f"CREATE TABLE IF NOT EXISTS {AUDITED_TABLE} (episodes INTEGER, points INTEGER,"
+    " seconds REAL, relevance INTEGER, failed TEXT, at TEXT DEFAULT (datetime('now')))",
+)
+
+
 def audit_episode(
     store_path: Path,
     run: str,
@@ -84,18 +100,11 @@ def audit_episode(
     score with the model, the read-time oracle, cannot be re-simulated from stored replies):
     δ_W then comes only from the stored reader log-probabilities."""
     from statelab.run.replay import replay, spec_of
-    from statelab.run.store import Store
 
-    st = Store(store_path)
+    st = Store(store_path, readonly=True)
     try:
-        spec = spec_of(
-            {"spec": st.db.execute("SELECT spec FROM runs WHERE run=?", (run,)).fetchone()[0]}
-        )
-        metas = dict(
-            st.db.execute(
-                "SELECT t, meta FROM steps WHERE run=? AND seed=? AND rollout=0", (run, seed)
-            ).fetchall()
-        )
+        spec = spec_of({"spec": st.run_spec(run)})
+        metas = {r["t"]: r["meta"] for r in st.episode_steps(run, seed, 0, ["t", "meta"])}
         steps = list(replay(st, run, seed, history=None if own_memory else "full"))
     finally:
         st.close()
@@ -217,20 +226,6 @@ def oracle_view(oracle: Any, history: str, obs: Any) -> str:
     return compose_view(history, oracle.render_obs(obs), oracle.view_goal(obs.goal))
 
 
-def _ensure(db: sqlite3.Connection, table: str, rows: list[dict[str, Any]]) -> None:
-    if rows:
-        db.execute(f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(rows[0])})")
-
-
-def _insert(db: sqlite3.Connection, table: str, rows: list[dict[str, Any]]) -> None:
-    if rows:
-        cols = list(rows[0])
-        db.executemany(
-            f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-            [tuple(r.values()) for r in rows],
-        )
-
-
 def audit_experiment(
     exp: Any,
     *,
@@ -244,25 +239,21 @@ def audit_experiment(
     and leak-check it; results go to the store's ``seed003_audit`` and ``seed003_leaks``
     tables, which the report reads."""
     from statelab.llm import make_llm
-    from statelab.run.store import Store
 
     started = time.perf_counter()
     path = exp.out_dir / "store.sqlite"
-    st = Store(path)
-    try:
-        eps = st.db.execute(
-            "SELECT e.run, e.seed, r.spec, r.tags, r.components FROM episodes e"
-            " JOIN runs r ON r.run = e.run"
-            " WHERE e.status='done' AND e.rollout=0 ORDER BY e.run, e.seed"
-        ).fetchall()
-    finally:
-        st.close()
+    st = Store(path)  # read-only until the audit's first rows
     model = llm or make_llm(reader or exp.model, cache=exp.cache)
-    db = sqlite3.connect(path)
-    db.execute(f"CREATE TABLE IF NOT EXISTS {LEAK_TABLE} (run, seed, t, call, secret)")
     n_eps = n_points = n_leaks = 0
     failed: list[str] = []
     try:
+        runs = {r["run"]: r for r in st.rows("runs", ["run", "spec", "tags", "components"])}
+        eps = [
+            (e["run"], e["seed"], *(runs[e["run"]][c] for c in ("spec", "tags", "components")))
+            for e in st.rows("episodes", ["run", "seed"], {"status": "done", "rollout": 0})
+            if e["run"] in runs
+        ]
+        eps.sort(key=lambda e: (e[0], e[1]))
         for run, seed, spec_json, tags, components in eps:
             spec = json.loads(spec_json or "{}")
             tagged = set(json.loads(tags or "[]"))
@@ -284,26 +275,15 @@ def audit_experiment(
                 continue
             rows = [asdict(p) for p in got]
             n_points, n_leaks = n_points + len(rows), n_leaks + len(leaks)
-            with db:  # saved per episode: an interrupted audit keeps what it did
-                for table in (AUDIT_TABLE, LEAK_TABLE):
-                    if table == LEAK_TABLE or rows:
-                        _ensure(db, table, rows)
-                        db.execute(f"DELETE FROM {table} WHERE run=? AND seed=?", (run, seed))
-                _insert(db, AUDIT_TABLE, rows)
-                _insert(db, LEAK_TABLE, leaks)
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS seed003_audited (episodes INTEGER, points INTEGER,"
-            " seconds REAL, relevance INTEGER, failed TEXT, at TEXT DEFAULT (datetime('now')))"
+            # saved per episode, in one transaction: an interrupted audit keeps what it did
+            changes = {LEAK_TABLE: leaks, **({AUDIT_TABLE: rows} if rows else {})}
+            st.append(changes, replace={"run": run, "seed": seed})
+        done = {"episodes": n_eps, "points": n_points, "seconds": time.perf_counter() - started}
+        st.append(
+            {AUDITED_TABLE: [{**done, "relevance": int(relevance), "failed": json.dumps(failed)}]}
         )
-        with db:
-            db.execute(
-                "INSERT INTO seed003_audited(episodes, points, seconds, relevance, failed)"
-                " VALUES (?,?,?,?,?)",
-                (n_eps, n_points, time.perf_counter() - started, int(relevance),
-                 json.dumps(failed)),
-            )  # fmt: skip
     finally:
-        db.close()
+        st.close()
         if llm is None:
             asyncio.run(model.aclose())
     return {

@@ -69,20 +69,17 @@ def leak_check(store: Any, run: str, seed: int, rollout: int = 0) -> list[dict[s
     from statelab.run.replay import replay, spec_of
     from statelab.run.store import Store
 
-    st = store if isinstance(store, Store) else Store(store)
+    st = store if isinstance(store, Store) else Store(store, readonly=True)
     try:
-        (spec_json,) = st.db.execute("SELECT spec FROM runs WHERE run=?", (run,)).fetchone()
-        manual = make_env(spec_of({"spec": spec_json}).env).manual  # public: the env's manual
-        rows = st.db.execute(
-            "SELECT t, i, messages FROM calls WHERE run=? AND seed=? AND rollout=? ORDER BY t, i",
-            (run, seed, rollout),
-        ).fetchall()
-        agent_calls = dict(
-            st.db.execute(
-                "SELECT t, agent_calls FROM steps WHERE run=? AND seed=? AND rollout=?",
-                (run, seed, rollout),
-            ).fetchall()
-        )
+        manual = make_env(spec_of({"spec": st.run_spec(run)}).env).manual  # public: the manual
+        rows = [
+            (c["t"], c["i"], c["messages"])
+            for c in st.episode_calls(run, seed, rollout, ["t", "i", "messages"])
+        ]
+        agent_calls = {
+            s["t"]: s["agent_calls"]
+            for s in st.episode_steps(run, seed, rollout, ["t", "agent_calls"])
+        }
         steps = list(replay(st, run, seed, rollout))
     finally:
         if st is not store:

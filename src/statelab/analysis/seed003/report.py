@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from statelab.analysis.sections import report_section
-from statelab.analysis.seed003.audit import budget_of, form_of, lag_of
+from statelab.analysis.seed003.audit import AUDITED_TABLE, budget_of, form_of, lag_of
 from statelab.analysis.seed003.measures import (
     AUDIT_TABLE,
     LAG_THRESHOLD,
@@ -21,26 +20,22 @@ from statelab.analysis.seed003.measures import (
     clustered_bootstrap,
     paired_bootstrap,
 )
+from statelab.run.provenance import OPENINGS_TABLE, PROVENANCE_TABLE  # noqa: F401 - registers
+from statelab.run.store import Store
 
 
 # -- the report section --------------------------------------------------------------------
-def _table(db: sqlite3.Connection, name: str) -> list[dict[str, Any]]:
-    have = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    if name not in have:
-        return []
-    cur = db.execute(f"SELECT * FROM {name}")
-    cols = [c[0] for c in cur.description]
-    return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
-
-
-def _cells(db: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _cells(st: Store) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Episodes of cooking runs (run, history, lag, budget, seed, success) and audit rows."""
-    if not {"spec", "tags"} <= {r[1] for r in db.execute("PRAGMA table_info(runs)")}:
+    if "tags" not in st.columns("runs"):
         return [], []  # a store older than run tags: no seed 003 runs in it
-    rows = db.execute(
-        "SELECT e.run, r.spec, r.tags, e.seed, e.success, r.components FROM episodes e"
-        " JOIN runs r ON r.run = e.run WHERE e.status='done'"
-    ).fetchall()
+    runs = {r["run"]: r for r in st.rows("runs", ["run", "spec", "tags", "components"])}
+    rows = [
+        (e["run"], runs[e["run"]]["spec"], runs[e["run"]]["tags"], e["seed"], e["success"],
+         runs[e["run"]]["components"])
+        for e in st.rows("episodes", ["run", "seed", "success"], {"status": "done"})
+        if e["run"] in runs
+    ]  # fmt: skip
     eps = []
     for run, spec_json, tags, seed, success, components in rows:
         spec = json.loads(spec_json or "{}")
@@ -61,7 +56,7 @@ def _cells(db: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str,
                 "privileged": "reads-privileged" in json.loads(tags or "[]"),
             }
         )
-    return eps, _table(db, AUDIT_TABLE)
+    return eps, st.rows(AUDIT_TABLE)
 
 
 def success_by(eps: list[dict[str, Any]], form: str, lag: int, budget: int | None) -> Interval:
@@ -116,8 +111,8 @@ def _fig6(audit: list[dict[str, Any]], path: Path) -> bool:
     return True
 
 
-def seed003_markdown(db: sqlite3.Connection, out_dir: Path) -> tuple[list[str], dict[str, Path]]:
-    eps, audit = _cells(db)
+def seed003_markdown(st: Store, out_dir: Path) -> tuple[list[str], dict[str, Path]]:
+    eps, audit = _cells(st)
     files: dict[str, Path] = {}
     md: list[str] = []
     if not eps:
@@ -215,8 +210,8 @@ def seed003_markdown(db: sqlite3.Connection, out_dir: Path) -> tuple[list[str], 
             files["seed003_fig6"] = path
             md += ["", f"![κ by rewrites since the reveal (Fig. 6)]({path.name})"]
         md.append("")
-    leaks = _table(db, LEAK_TABLE)
-    audited = _table(db, "seed003_audited")
+    leaks = st.rows(LEAK_TABLE)
+    audited = st.rows(AUDITED_TABLE)
     if audited:
         md += [
             f"Leak check: {len(leaks)} privileged strings found in prompts before they were"
@@ -237,7 +232,7 @@ def seed003_markdown(db: sqlite3.Connection, out_dir: Path) -> tuple[list[str], 
                 f"Audit: {len(failed)} episode(s) could not be audited (first: {failed[0]}).",
                 "",
             ]
-    md += _openings(db) + _provenance(db)
+    md += _openings(st) + _provenance(st)
     data = {"audit_points": len(audit), "leaks": len(leaks)}
     path = out_dir / "seed003.json"
     path.write_text(json.dumps(data, indent=1) + "\n")
@@ -273,8 +268,8 @@ def _paired_vs_summary(
     return [*md, ""]
 
 
-def _openings(db: sqlite3.Connection) -> list[str]:
-    rows = _table(db, "test_openings")
+def _openings(st: Store) -> list[str]:
+    rows = st.rows("test_openings")
     if not rows:
         return ["The test split was not opened (no `statelab open-test` in this store).", ""]
     first = rows[0]
@@ -293,8 +288,8 @@ def _openings(db: sqlite3.Connection) -> list[str]:
     return [*lines, ""]
 
 
-def _provenance(db: sqlite3.Connection) -> list[str]:
-    rows = _table(db, "provenance")
+def _provenance(st: Store) -> list[str]:
+    rows = st.rows("provenance")
     if not rows:
         return []
     models = {(r["model"], (r["model_hash"] or "–")[:12]) for r in rows}
@@ -307,11 +302,11 @@ def _provenance(db: sqlite3.Connection) -> list[str]:
 @report_section("seed003-diagnostics")
 def _section(store_path: Path, out_dir: Path, report_md: Path) -> dict[str, Path]:
     """Seed 003's tables (success, κ, β by lag and budget), Fig. 6, leaks, test openings."""
-    db = sqlite3.connect(f"file:{store_path.resolve()}?mode=ro", uri=True)
+    st = Store(store_path, readonly=True)
     try:
-        md, files = seed003_markdown(db, out_dir)
+        md, files = seed003_markdown(st, out_dir)
     finally:
-        db.close()
+        st.close()
     if md:
         report_md.write_text(report_md.read_text().rstrip("\n") + "\n\n" + "\n".join(md) + "\n")
     return files

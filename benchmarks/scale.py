@@ -1,0 +1,144 @@
+"""Does a run grow with its work, and only linearly? Scripted Hanoi episodes at three sizes.
+
+Each size runs ``statelab run`` in a child process (the command line, as a user runs it) on
+one config: the scripted backend, a full history (so each step's prompt holds every earlier
+step: the case that made the store grow with the square of the episode length), 30 steps an
+episode (the script moves a disk back and forth and never solves), the response cache off,
+``concurrency: 64``, no expert runs. Per size it reports:
+
+* wall time of the child, and seconds per episode;
+* peak RSS of the child (``ru_maxrss`` of that process alone, from ``wait4``);
+* the store's bytes (``store.sqlite`` with its WAL, after the run) per step, and per episode;
+
+and the ratios of each measure between consecutive sizes (10x the episodes: linear time is a
+time ratio of ~10, flat memory an RSS ratio of ~1, constant bytes per step a ratio of ~1).
+
+    python benchmarks/scale.py                       # 200, 2,000 and 20,000 episodes
+    python benchmarks/scale.py --sizes 200 2000      # what fits
+    python benchmarks/scale.py --json scale.json     # also write the table as JSON
+    python benchmarks/scale.py --sizes 200 --steps 120   # longer episodes: bytes per step
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+STEPS = 30
+#: never solves: a disk goes A -> B and back
+SCRIPT = [
+    "Action: Move the top disk of rod A to the top of rod B",
+    "Action: Move the top disk of rod B to the top of rod A",
+]
+
+
+def config(tmp: Path, episodes: int, steps: int = STEPS) -> Path:
+    """The experiment file of one size (its store goes under ``tmp``)."""
+    script = tmp / "replies.json"
+    script.write_text(json.dumps(SCRIPT))
+    data = {
+        "name": f"scale{episodes}",
+        "model": f"scripted:{script}",
+        "seeds": list(range(episodes)),
+        "grid": {"env": ["hanoi"], "history": ["full"], "format": ["tagged-list"]},
+        "max_steps": steps,
+        "out": str(tmp / "out"),
+        "cache": None,
+        "concurrency": 64,
+        "expert": False,
+    }
+    path = tmp / f"scale{episodes}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def measure(episodes: int, steps: int = STEPS) -> dict[str, Any]:
+    """Run one size in a child process; its wall time, peak RSS and store bytes."""
+    with tempfile.TemporaryDirectory(prefix="statelab-scale-") as tmp:
+        cfg = config(Path(tmp), episodes, steps)
+        t0 = time.perf_counter()
+        child = subprocess.Popen(
+            [sys.executable, "-m", "statelab", "run", str(cfg), "--quiet"],
+            stdout=subprocess.DEVNULL,
+        )
+        _, status, usage = os.wait4(child.pid, 0)  # this child's own peak RSS
+        wall = time.perf_counter() - t0
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"statelab run failed for {episodes} episodes ({status})")
+        store = Path(tmp) / "out" / f"scale{episodes}" / "store.sqlite"
+        size = sum(p.stat().st_size for p in store.parent.glob("store.sqlite*"))
+        steps = _steps(store)
+    return {
+        "episodes": episodes,
+        "steps": steps,
+        "wall_s": round(wall, 1),
+        "s_per_episode": round(wall / episodes, 4),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+        "store_mb": round(size / 1e6, 1),
+        "bytes_per_step": round(size / max(steps, 1)),
+        "kb_per_episode": round(size / episodes / 1e3, 1),
+    }
+
+
+def _steps(store: Path) -> int:
+    from statelab.run.store import Store
+
+    st = Store(store, readonly=True)
+    try:
+        return int(st.table("episodes", ["steps"])["steps"].sum())
+    finally:
+        st.close()
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The measures as a Markdown table, with the ratios to the size before."""
+    out = [
+        "| episodes | steps | wall | s/episode | peak RSS | store | bytes/step |"
+        " time ratio | RSS ratio | bytes/step ratio |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    prev: dict[str, Any] | None = None
+    for r in rows:
+        ratios = ["–", "–", "–"]
+        if prev is not None:
+            ratios = [
+                f"{r['wall_s'] / prev['wall_s']:.2f}",
+                f"{r['peak_rss_mb'] / prev['peak_rss_mb']:.2f}",
+                f"{r['bytes_per_step'] / prev['bytes_per_step']:.2f}",
+            ]
+        out.append(
+            f"| {r['episodes']:,} | {r['steps']:,} | {r['wall_s']:.1f} s |"
+            f" {r['s_per_episode'] * 1000:.1f} ms | {r['peak_rss_mb']:.0f} MB |"
+            f" {r['store_mb']:.1f} MB | {r['bytes_per_step']:,} | " + " | ".join(ratios) + " |"
+        )
+        prev = r
+    return "\n".join(out)
+
+
+def main() -> None:
+    """Measure each size (smallest first) and print the table."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[200, 2000, 20000])
+    ap.add_argument("--steps", type=int, default=STEPS, help="steps an episode (default 30)")
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args()
+    rows = []
+    for n in sorted(args.sizes):
+        rows.append(measure(n, args.steps))
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    print(table(rows))
+    if args.json is not None:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

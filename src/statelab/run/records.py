@@ -1,0 +1,74 @@
+"""What the runner records: one :class:`EpisodeRecord` per episode, one :class:`StepRecord`
+per env step (the store writes them; :mod:`statelab.run.store` re-exports both)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class StepRecord:
+    """One env step as stored (a ``steps`` row): what the agent saw (``view``, ``memory``,
+    ``grounding``), wrote (``reply``) and did (``action``: ``parsed`` onto an admissible one,
+    ``valid`` for the env), what came back (``reward``, ``observation``), its tokens (acting
+    ``agent_*``, auxiliary ``aux_*``), time (``latency`` of the model, ``overhead`` of the
+    rest) and its model calls, world-model queries and component metadata."""
+
+    t: int
+    view: str
+    grounding: str
+    reply: str
+    action: str
+    parsed: bool
+    valid: bool
+    reward: float
+    observation: str
+    memory: str
+    agent_in: int
+    agent_out: int
+    aux_in: int
+    aux_out: int
+    latency: float
+    overhead: float
+    #: JSON of ``info["privileged"]["tracked"]`` after the step (gold state), if the env has it
+    gold: str | None = None
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    #: world-model questions asked during *decide*, with their answers
+    queries: list[dict[str, Any]] = field(default_factory=list)
+    #: per-step component metadata (tools offered, rejected proposals ...)
+    meta: dict[str, Any] = field(default_factory=dict)
+    #: the acting calls of this env step (VoT, constrained StateAct and ADaPT make several)
+    agent_calls: int = 0
+
+
+@dataclass
+class EpisodeRecord:
+    """One episode as stored (an ``episodes`` row): its run, seed and rollout, its status and
+    outcome, its totals and the :class:`StepRecord` of every step."""
+
+    run: str
+    seed: int
+    status: str
+    #: which episode of the seed this is (seed 000's rollouts); statistics pair on ``seed``
+    rollout: int = 0
+    #: the seed the env was reset with (the seed itself for rollout 0; see ``env_seed``)
+    env_seed: int | None = None
+    #: the config seed this episode belongs to (the same as ``seed``; kept for readers)
+    grp: int = -1
+    error: str | None = None
+    score: float = 0.0
+    success: bool = False
+    steps: int = 0
+    reward: float = 0.0
+    agent_calls: int = 0
+    agent_in: int = 0
+    agent_out: int = 0
+    aux_in: int = 0
+    aux_out: int = 0
+    cached_calls: int = 0
+    model_calls: int = 0
+    wall_s: float = 0.0
+    #: the built components' descriptions (spelling, label, tags) by axis
+    components: dict[str, Any] = field(default_factory=dict)
+    trajectory: list[StepRecord] = field(default_factory=list)
