@@ -8,6 +8,7 @@ from statelab.agents.act import ActAgent
 from statelab.agents.adapt import AdaptAgent
 from statelab.agents.adapt import parse_spelling as parse_adapt
 from statelab.agents.expert import ExpertAgent
+from statelab.agents.random import RandomAgent
 from statelab.agents.react import make_react
 from statelab.agents.reader import ReaderAgent
 from statelab.agents.reflact import ReflActAgent
@@ -28,6 +29,11 @@ def _act(arg: str | None, ctx: BuildContext) -> Agent:
 @AGENTS.register("expert", "expert", tags=("reads-privileged", "expert"))
 def _expert(arg: str | None, ctx: BuildContext) -> Agent:
     return ExpertAgent()
+
+
+@AGENTS.register("random", "random", tags=("floor",))
+def _random(arg: str | None, ctx: BuildContext) -> Agent:
+    return RandomAgent()
 
 
 @AGENTS.register("tools", "tools[:cc+short|long+think[=N]+k=N+n=N+seed=N+cars=N]")
@@ -89,6 +95,7 @@ __all__ = [
     "AdaptAgent",
     "ExpertAgent",
     "PlanAgent",
+    "RandomAgent",
     "ReaderAgent",
     "ReflActAgent",
     "StateActAgent",

@@ -382,6 +382,14 @@ class Store:
             raise ValueError(f"no table {name!r}; tables: {', '.join(TABLES)}")
         return pd.read_sql_query(f"SELECT * FROM {name}", self.db)
 
+    # -- behaviour aggregates (issue 22; SQL in run/_store_behaviour.py) ------------------
+    def behaviour_frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """Per-episode and per-run behaviour counts aggregated in SQL from a few ``steps``
+        columns (never a message or an observation): see :mod:`statelab.run._store_behaviour`."""
+        from statelab.run._store_behaviour import episode_behaviour, run_behaviour
+
+        return episode_behaviour(self.db), run_behaviour(self.db)
+
 
 _RUN_FIXED = ("run", "label", "spec", "components", "tags")
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from statelab.analysis.sections import report_section
+from statelab.analysis.sections import Blocks, ReportInputs, report_section
 from statelab.analysis.seed003.audit import budget_of, form_of, lag_of
 from statelab.analysis.seed003.measures import (
     AUDIT_TABLE,
@@ -45,7 +45,7 @@ def _cells(db: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str,
     for run, spec_json, tags, seed, success in rows:
         spec = json.loads(spec_json or "{}")
         lag = lag_of(str(spec.get("env", "")))
-        if lag is None:
+        if lag is None or "floor" in json.loads(tags or "[]"):  # the random floor: no form
             continue
         history = "expert" if spec.get("agent") == "expert" else str(spec.get("history", "full"))
         eps.append(
@@ -303,14 +303,12 @@ def _provenance(db: sqlite3.Connection) -> list[str]:
     return [*lines, ""]
 
 
-@report_section("seed003-diagnostics")
-def _section(store_path: Path, out_dir: Path, report_md: Path) -> dict[str, Path]:
+@report_section("seed003-diagnostics", order=10)
+def _section(inputs: ReportInputs) -> Blocks | None:
     """Seed 003's tables (success, κ, β by lag and budget), Fig. 6, leaks, test openings."""
-    db = sqlite3.connect(f"file:{store_path.resolve()}?mode=ro", uri=True)
+    db = sqlite3.connect(f"file:{inputs.store_path.resolve()}?mode=ro", uri=True)
     try:
-        md, files = seed003_markdown(db, out_dir)
+        md, files = seed003_markdown(db, inputs.out_dir)
     finally:
         db.close()
-    if md:
-        report_md.write_text(report_md.read_text().rstrip("\n") + "\n\n" + "\n".join(md) + "\n")
-    return files
+    return Blocks(["\n".join(md) + "\n"], files) if md else None
