@@ -150,7 +150,7 @@ def test_known_answers_per_episode_from_the_store(store_path: Path) -> None:
     assert (first.longest_repeat, first.memory_writes, first.memory_same) == (2, 3, 2)
     third = got.loc[("full", 1, 0)]
     assert (third.longest_repeat, third.rejections, third.wm_queries) == (3, 2, 3)
-    assert got.loc[("full", 0, 1)].memory_chars == 0  # no memory at all
+    assert got.loc[("full", 0, 1)].has_memory == 0  # no memory at all
     runs = per_run.set_index("run")
     # finished episodes only: 3 of "full" (the failed one's 6 steps are not counted)
     assert runs.loc["full", "memory_states"] == 12

@@ -42,14 +42,14 @@ def test_floor_by_mean_or_by_an_interval_that_includes_zero() -> None:
 
 
 def test_constant_memory_needs_enough_states_and_a_memory() -> None:
-    rec = {"run": "summary", "memory_states": 150, "distinct_memories": 3, "memory_chars": 90}
+    rec = {"run": "summary", "memory_states": 150, "distinct_memories": 3, "has_memory": 1}
     c = constant_memory(rec)
     assert c is not None and c.figure == "150 memory states, 3 distinct texts"
     assert constant_memory({**rec, "distinct_memories": 16}) is None  # 16/150 > 10%
     assert constant_memory({**rec, "distinct_memories": 15}) is not None  # exactly 10%
     assert CONSTANT_MEMORY == pytest.approx(0.1)
     assert constant_memory({**rec, "memory_states": 10, "distinct_memories": 1}) is None
-    assert constant_memory({**rec, "memory_chars": 0}) is None  # history none: no memory
+    assert constant_memory({**rec, "has_memory": 0}) is None  # history none: no memory
 
 
 def test_shared_start_is_per_env_over_every_run() -> None:

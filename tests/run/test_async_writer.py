@@ -144,7 +144,7 @@ def test_a_server_sees_as_many_requests_in_flight_as_configured(tmp_path: Path) 
         {
             "name": "c",
             "model": "openai-compat:http://127.0.0.1:1/v1#m",
-            "expert": False,
+            "expert": False, "random": False,
             "seeds": list(range(40)),
             "grid": {"env": ["hanoi"], "history": ["full"]},
             "max_steps": 3,
@@ -203,7 +203,7 @@ def _config(out: Path) -> dict:
         "name": "k",
         "model": "scripted:x",
         "seeds": list(range(24)),
-        "expert": False,
+        "expert": False, "random": False,
         "grid": {"env": ["hanoi"], "history": ["full", "summary"]},
         "max_steps": 5,
         "out": str(out),

@@ -47,6 +47,7 @@ def test_any_reply_ends_every_episode_done_or_failed_with_a_reason(tmp_path, rep
     exp = parse_experiment(
         {
             "name": "fuzz",
+            "random": False,
             "model": f"scripted:{script}",
             "seeds": [0],
             "grid": {
@@ -57,7 +58,7 @@ def test_any_reply_ends_every_episode_done_or_failed_with_a_reason(tmp_path, rep
             "max_steps": 3,
             "out": str(out),
             "cache": str(out / "cache.sqlite"),
-            "expert": False,
+            "expert": False, "random": False,
         }
     )
     for _ in range(2):  # the rerun replays from the cache and finds everything done

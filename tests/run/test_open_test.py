@@ -26,13 +26,14 @@ runner = CliRunner()
 def write_config(tmp, name, seeds, script):
     cfg = {
         "name": name,
+        "random": False,
         "model": f"scripted:{script}",
         "seeds": seeds,
         "grid": {"env": ["cooking"], "history": ["full"], "agent": ["reader"]},
         "out": str(tmp / "results"),
         "cache": None,
         "max_steps": 1,
-        "expert": False,
+        "expert": False, "random": False,
     }
     path = tmp / f"{name}.yaml"
     path.write_text(yaml.safe_dump(cfg))

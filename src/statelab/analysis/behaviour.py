@@ -69,7 +69,7 @@ def episode_behaviour(counts: pd.DataFrame) -> pd.DataFrame:
     out["wm_queries"] = num["wm_queries"].astype(np.float64)
     out["rejections"] = num["rejections"].astype(np.float64)
     same = _ratio(num["memory_same"], num["memory_writes"])
-    out["same_memory"] = np.where(num["memory_chars"].to_numpy() > 0, same, np.nan)
+    out["same_memory"] = np.where(num["has_memory"].to_numpy() > 0, same, np.nan)
     return out
 
 

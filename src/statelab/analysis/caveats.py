@@ -106,7 +106,7 @@ def constant_memory(rec: Mapping[str, Any]) -> Caveat | None:
     states, distinct = rec.get("memory_states"), rec.get("distinct_memories")
     if not _finite(states) or not _finite(distinct) or float(states) < MIN_STATES:
         return None
-    if not _finite(rec.get("memory_chars")) or float(rec["memory_chars"]) <= 0:
+    if not _finite(rec.get("has_memory")) or float(rec["has_memory"]) <= 0:
         return None
     if float(distinct) / float(states) > CONSTANT_MEMORY:
         return None
@@ -149,7 +149,7 @@ def shared_start(summary: pd.DataFrame) -> list[Caveat]:
 def caveats(summary: pd.DataFrame) -> list[Caveat]:
     """Every warning that applies to ``summary`` (from :func:`statelab.analysis.summarise`,
     with the run-level columns ``env_seeds``, ``first_views``, ``memory_states``,
-    ``distinct_memories``, ``memory_chars`` when the report has them): env warnings first,
+    ``distinct_memories``, ``has_memory`` when the report has them): env warnings first,
     then per run in table order."""
     out = shared_start(summary)
     floors = {}

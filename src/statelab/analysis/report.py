@@ -76,7 +76,7 @@ def build_report(
     """Summarise ``episodes``, draw the plots into ``out_dir`` and return the blocks of the
     main report (nothing of report.md or report.json is written here; see
     :func:`write_report`). ``run_info`` (one row per run label in ``run``: ``env_seeds``,
-    ``first_views``, ``memory_states``, ``distinct_memories``, ``memory_chars``) joins the
+    ``first_views``, ``memory_states``, ``distinct_memories``, ``has_memory``) joins the
     summary for the warnings of :mod:`statelab.analysis.caveats`."""
     rows, columns = _layout(layout) if layout is not None else ([], [])
     out = Path(out_dir)

@@ -386,9 +386,10 @@ class Store:
     def behaviour_frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
         """Per-episode and per-run behaviour counts aggregated in SQL from a few ``steps``
         columns (never a message or an observation): see :mod:`statelab.run._store_behaviour`."""
-        from statelab.run._store_behaviour import episode_behaviour, run_behaviour
+        from statelab.run._store_behaviour import behaviour
 
-        return episode_behaviour(self.db), run_behaviour(self.db)
+        with self._lock:
+            return behaviour(self.db)
 
 
 _RUN_FIXED = ("run", "label", "spec", "components", "tags")
