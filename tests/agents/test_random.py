@@ -74,3 +74,8 @@ def test_a_stored_floor_episode_replays_and_draws_from_the_admissible_moves(tmp_
     assert {a for _, _, a in first} <= set(ACTIONS)
     by_seed = {s: [a for s2, _, a in first if s2 == s] for s in (0, 1)}
     assert len(by_seed[0]) == 12 and by_seed[0] != by_seed[1]
+
+
+def test_a_config_pairing_the_floor_with_an_env_without_admissible_lists_is_refused() -> None:
+    with pytest.raises(ConfigError, match="agent 'random' draws from the admissible actions"):
+        parse_experiment({"name": "t", "grid": {"env": ["traffic"], "agent": ["random"]}})

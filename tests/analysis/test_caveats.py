@@ -122,7 +122,7 @@ def test_the_report_prints_each_warning_with_its_run_and_figure(tmp_path: Path) 
     assert "summary: the policy collapsed (one distinct action in 100% of episodes" in warn
     assert "full: the policy collapsed (invalid-action rate 1.00" in warn
     assert "summary: indistinguishable from the random floor (mean 0.33 vs random floor 0.33" in warn
-    assert "summary: the memory is near-constant (150 memory states, 1 distinct texts" in warn
+    assert "summary: the memory is near-constant (150 memory states, 1 distinct text;" in warn
     assert "full: the memory is near-constant" not in warn
     assert "random:" not in warn  # the floor itself is not warned about
     kinds = {(w["kind"], w["subject"]) for w in rep.data["warnings"]}

@@ -33,6 +33,12 @@ def _expert(arg: str | None, ctx: BuildContext) -> Agent:
 
 @AGENTS.register("random", "random", tags=("floor",))
 def _random(arg: str | None, ctx: BuildContext) -> Agent:
+    from statelab.envs import env_class
+
+    if ctx.env and not env_class(ctx.env).lists_actions:
+        raise ConfigError(
+            f"agent 'random' draws from the admissible actions; env {ctx.env!r} lists none"
+        )
     return RandomAgent()
 
 

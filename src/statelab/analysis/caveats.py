@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 
 from statelab.analysis._md import md_cell
-from statelab.analysis._summary import is_reference
+from statelab.analysis._summary import is_reference, varying_axes
 
 #: a run collapsed when more than this share of its episodes played one distinct action
 COLLAPSE_SHARE = 0.5
@@ -70,9 +70,9 @@ def collapsed(rec: Mapping[str, Any]) -> Caveat | None:
         "collapsed",
         str(rec["run"]),
         figure,
-        f"{rec['run']}: the policy collapsed ({figure}; levels: more than "
-        f"{COLLAPSE_SHARE:.0%} of episodes, or {INVALID_LEVEL:.2f}); its score says where the"
-        " env left the agent, not what its representation did.",
+        f"{rec['run']}: the policy collapsed ({figure}; level: one distinct action in more "
+        f"than {COLLAPSE_SHARE:.0%} of episodes, or an invalid rate above {INVALID_LEVEL:.2f});"
+        " its score says where the env left the agent, not what its representation did.",
     )
 
 
@@ -110,7 +110,9 @@ def constant_memory(rec: Mapping[str, Any]) -> Caveat | None:
         return None
     if float(distinct) / float(states) > CONSTANT_MEMORY:
         return None
-    figure = f"{int(states)} memory states, {int(distinct)} distinct texts"
+    figure = f"{int(states)} memory states, {int(distinct)} distinct text" + (
+        "" if int(distinct) == 1 else "s"
+    )
     return Caveat(
         "constant-memory",
         str(rec["run"]),
@@ -146,6 +148,21 @@ def shared_start(summary: pd.DataFrame) -> list[Caveat]:
     return out
 
 
+def short_labels(summary: pd.DataFrame) -> dict[Any, str]:
+    """Each run named by its values on the axes that tell the runs apart (``summary``,
+    ``hanoi / summary``), as the table's rows show them; the run's label when none does."""
+    runs = summary[~is_reference(summary)]
+    axes = [
+        a
+        for a in (varying_axes(summary) if "agent" in summary.columns else [])
+        if a in runs.columns and runs[a].nunique(dropna=False) > 1
+    ]
+    return {
+        rec["run"]: " / ".join(str(rec[a]) for a in axes) if axes else str(rec["run"])
+        for rec in summary.to_dict("records")
+    }
+
+
 def caveats(summary: pd.DataFrame) -> list[Caveat]:
     """Every warning that applies to ``summary`` (from :func:`statelab.analysis.summarise`,
     with the run-level columns ``env_seeds``, ``first_views``, ``memory_states``,
@@ -156,10 +173,13 @@ def caveats(summary: pd.DataFrame) -> list[Caveat]:
     if "floor_run" in summary.columns:
         means = dict(zip(summary["run"], summary["mean"], strict=True))
         floors = {r: means.get(f) for r, f in zip(summary["run"], summary["floor_run"], strict=True)}
+    names = short_labels(summary)
     for rec, ref in zip(summary.to_dict("records"), is_reference(summary), strict=True):
         if ref:
             continue
-        found = [collapsed(rec), at_floor(rec, floors.get(rec["run"])), constant_memory(rec)]
+        floor = floors.get(rec["run"])
+        rec = {**rec, "run": names[rec["run"]]}
+        found = [collapsed(rec), at_floor(rec, floor), constant_memory(rec)]
         out += [c for c in found if c is not None]
     return out
 
