@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from tests.analysis.test_report import make_episodes
 
 from statelab.analysis import summarise, to_json, to_markdown
 from statelab.analysis.stats import adjust_p
-from tests.analysis.test_report import make_episodes
 
 
 def test_holm_and_bh_known_answers() -> None:

@@ -6,8 +6,8 @@ import pytest
 
 from statelab.analysis.agentmetrics import (
     ablation_markdown,
-    agent_table,
     agent_metrics,
+    agent_table,
     avg_steps_solved,
     bucket_of,
     length_buckets,

@@ -3,6 +3,7 @@ failed episode) and compared with what the store aggregates and the report print
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from pathlib import Path
@@ -91,7 +92,7 @@ def build_store(path: Path) -> Path:
 
 def _longest(actions: list[str]) -> int:
     best = cur = 1
-    for a, b in zip(actions, actions[1:], strict=False):
+    for a, b in itertools.pairwise(actions):
         cur = cur + 1 if a == b else 1
         best = max(best, cur)
     return best
@@ -102,7 +103,7 @@ def recompute(steps: list[tuple[str, int, str, int, int]]) -> dict[str, float]:
     actions = [s[0] for s in steps]
     memories = [s[2] for s in steps]
     writes = len(steps) - 1
-    same = sum(a == b for a, b in zip(memories, memories[1:], strict=False))
+    same = sum(a == b for a, b in itertools.pairwise(memories))
     return {
         "invalid_rate": sum(1 for s in steps if not s[1]) / len(steps),
         "distinct_actions": float(len(set(actions))),

@@ -47,7 +47,7 @@ def test_constant_memory_needs_enough_states_and_a_memory() -> None:
     assert c is not None and c.figure == "150 memory states, 3 distinct texts"
     assert constant_memory({**rec, "distinct_memories": 16}) is None  # 16/150 > 10%
     assert constant_memory({**rec, "distinct_memories": 15}) is not None  # exactly 10%
-    assert CONSTANT_MEMORY == pytest.approx(0.1)
+    assert pytest.approx(0.1) == CONSTANT_MEMORY
     assert constant_memory({**rec, "memory_states": 10, "distinct_memories": 1}) is None
     assert constant_memory({**rec, "has_memory": 0}) is None  # history none: no memory
 
@@ -112,8 +112,8 @@ def test_the_report_prints_each_warning_with_its_run_and_figure(tmp_path: Path) 
             "random": [_step(t, f"m{(t * seed) % 6}", "", "start") for t in range(1, 31)],
         }
         for run, steps in plays.items():
-            store.commit_episode(EpisodeRecord(run=run, seed=seed, status="done", grp=seed,
-                                               score=1 / 3, steps=30, trajectory=steps))  # fmt: skip
+            ep = EpisodeRecord(run, seed, "done", grp=seed, score=1 / 3, steps=30, trajectory=steps)
+            store.commit_episode(ep)
     store.close()
     rep = make_report(path, tmp_path / "report")
     md = rep.markdown
@@ -121,7 +121,9 @@ def test_the_report_prints_each_warning_with_its_run_and_figure(tmp_path: Path) 
     assert "hanoi: all seeds share one start state (5 env seeds" in warn
     assert "summary: the policy collapsed (one distinct action in 100% of episodes" in warn
     assert "full: the policy collapsed (invalid-action rate 1.00" in warn
-    assert "summary: indistinguishable from the random floor (mean 0.33 vs random floor 0.33" in warn
+    assert "summary: indistinguishable from the random floor (mean 0.33 vs random floor 0.33" in (
+        warn
+    )
     assert "summary: the memory is near-constant (150 memory states, 1 distinct text;" in warn
     assert "full: the memory is near-constant" not in warn
     assert "random:" not in warn  # the floor itself is not warned about

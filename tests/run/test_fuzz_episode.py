@@ -58,7 +58,7 @@ def test_any_reply_ends_every_episode_done_or_failed_with_a_reason(tmp_path, rep
             "max_steps": 3,
             "out": str(out),
             "cache": str(out / "cache.sqlite"),
-            "expert": False, "random": False,
+            "expert": False,
         }
     )
     for _ in range(2):  # the rerun replays from the cache and finds everything done

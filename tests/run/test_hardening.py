@@ -234,7 +234,7 @@ def _closed_port_config(tmp: Path, **over: Any) -> Path:
         "grid": {"env": ["hanoi"]},
         "out": str(tmp / "results"),
         "cache": None,
-        "expert": False, "random": False,
+        "expert": False,
         "concurrency": 2,
         **over,
     }

@@ -33,7 +33,7 @@ def write_config(tmp, name, seeds, script):
         "out": str(tmp / "results"),
         "cache": None,
         "max_steps": 1,
-        "expert": False, "random": False,
+        "expert": False,
     }
     path = tmp / f"{name}.yaml"
     path.write_text(yaml.safe_dump(cfg))

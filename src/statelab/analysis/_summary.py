@@ -266,7 +266,7 @@ def summarise(
         rows.append(row)
         keys.setdefault(tuple(row[a] for a in axis_cols), []).append(run)
     tester = _Tester(seeds, test, n_resamples, ci, seed)
-    floors = {}
+    floors: dict[Any, Hashable] = {}
     for row in rows:
         if row["role"] == ROLE_FLOOR:
             floors.setdefault(row.get("env"), row["run"])

@@ -352,8 +352,8 @@ def _agents_section(inputs: ReportInputs) -> Blocks | None:
 
 __all__ = [
     "ablation_markdown",
-    "agent_table",
     "agent_metrics",
+    "agent_table",
     "avg_steps_solved",
     "bucket_of",
     "length_buckets",

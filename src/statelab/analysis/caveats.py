@@ -18,6 +18,7 @@ Reference rows (the privileged expert, the random floor) are not warned about.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -51,18 +52,22 @@ class Caveat:
         return asdict(self)
 
 
-def _finite(value: Any) -> bool:
-    return isinstance(value, int | float) and math.isfinite(float(value))
+def _num(rec: Mapping[str, Any], key: str) -> float | None:
+    """``rec[key]`` as a finite float, else None (missing, None, NaN)."""
+    value = rec.get(key)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    return float(value) if math.isfinite(float(value)) else None
 
 
 def collapsed(rec: Mapping[str, Any]) -> Caveat | None:
     """A run that played one action in most episodes, or mostly invalid ones."""
-    one, invalid = rec.get("one_action"), rec.get("invalid_rate")
+    one, invalid = _num(rec, "one_action"), _num(rec, "invalid_rate")
     parts = []
-    if _finite(one) and float(one) > COLLAPSE_SHARE:
-        parts.append(f"one distinct action in {float(one):.0%} of episodes")
-    if _finite(invalid) and float(invalid) > INVALID_LEVEL:
-        parts.append(f"invalid-action rate {float(invalid):.2f}")
+    if one is not None and one > COLLAPSE_SHARE:
+        parts.append(f"one distinct action in {one:.0%} of episodes")
+    if invalid is not None and invalid > INVALID_LEVEL:
+        parts.append(f"invalid-action rate {invalid:.2f}")
     if not parts:
         return None
     figure = "; ".join(parts)
@@ -78,37 +83,37 @@ def collapsed(rec: Mapping[str, Any]) -> Caveat | None:
 
 def at_floor(rec: Mapping[str, Any], floor_mean: float | None) -> Caveat | None:
     """A run whose score cannot be told from its env's random floor."""
-    if floor_mean is None or not _finite(rec.get("mean")) or not _finite(floor_mean):
+    mean, floor = _num(rec, "mean"), _num({"f": floor_mean}, "f")
+    if mean is None or floor is None:
         return None
-    mean, diff = float(rec["mean"]), rec.get("floor_diff")
-    low, high = rec.get("floor_ci_low"), rec.get("floor_ci_high")
-    interval = _finite(low) and _finite(high)
-    below = mean <= float(floor_mean)
-    if not below and not (interval and float(low) <= 0.0 <= float(high)):
+    diff = _num(rec, "floor_diff")
+    low, high = _num(rec, "floor_ci_low"), _num(rec, "floor_ci_high")
+    below = mean <= floor
+    spans = low is not None and high is not None and low <= 0.0 <= high
+    if not below and not spans:
         return None
-    figure = f"mean {mean:.2f} vs random floor {float(floor_mean):.2f}"
-    if _finite(diff):
-        figure += f", Δ {float(diff):+.2f}"
-    if interval:
-        figure += f" [{float(low):+.2f}, {float(high):+.2f}]"
+    figure = f"mean {mean:.2f} vs random floor {floor:.2f}"
+    if diff is not None:
+        figure += f", Δ {diff:+.2f}"
+    if low is not None and high is not None:
+        figure += f" [{low:+.2f}, {high:+.2f}]"
     return Caveat(
         "floor",
         str(rec["run"]),
         figure,
         f"{rec['run']}: indistinguishable from the random floor ({figure}"
-        + ("; the interval includes 0" if not below else "; at or below it")
+        + ("; at or below it" if below else "; the interval includes 0")
         + ").",
     )
 
 
 def constant_memory(rec: Mapping[str, Any]) -> Caveat | None:
     """A run whose memory states are nearly all the same text."""
-    states, distinct = rec.get("memory_states"), rec.get("distinct_memories")
-    if not _finite(states) or not _finite(distinct) or float(states) < MIN_STATES:
+    states, distinct = _num(rec, "memory_states"), _num(rec, "distinct_memories")
+    has = _num(rec, "has_memory")
+    if states is None or distinct is None or states < MIN_STATES or not has:
         return None
-    if not _finite(rec.get("has_memory")) or float(rec["has_memory"]) <= 0:
-        return None
-    if float(distinct) / float(states) > CONSTANT_MEMORY:
+    if distinct / states > CONSTANT_MEMORY:
         return None
     figure = f"{int(states)} memory states, {int(distinct)} distinct text" + (
         "" if int(distinct) == 1 else "s"
@@ -169,10 +174,11 @@ def caveats(summary: pd.DataFrame) -> list[Caveat]:
     ``distinct_memories``, ``has_memory`` when the report has them): env warnings first,
     then per run in table order."""
     out = shared_start(summary)
-    floors = {}
+    floors: dict[Any, Any] = {}
     if "floor_run" in summary.columns:
         means = dict(zip(summary["run"], summary["mean"], strict=True))
-        floors = {r: means.get(f) for r, f in zip(summary["run"], summary["floor_run"], strict=True)}
+        pairs = zip(summary["run"], summary["floor_run"], strict=True)
+        floors = {r: means.get(f) for r, f in pairs}
     names = short_labels(summary)
     for rec, ref in zip(summary.to_dict("records"), is_reference(summary), strict=True):
         if ref:

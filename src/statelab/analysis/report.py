@@ -113,7 +113,8 @@ def build_report(
         blocks.append(caveats_markdown(found))
     blocks.append(_plots_section(paths))
     if layout is not None:
-        blocks.append(_layout_section(runs_only, rows, columns, title, pivot_md, out, paths, payload))
+        block = _layout_section(runs_only, rows, columns, title, pivot_md, out, paths, payload)
+        blocks.append(block)
     return MainReport(blocks, payload, paths, summary, found)
 
 

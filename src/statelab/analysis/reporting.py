@@ -58,9 +58,8 @@ def make_report(
         labels = dict(zip(runs["run"], runs["label"], strict=True))
         # One row per episode; summarise groups rollouts by their config seed (``grp``)
         # itself, so every figure is computed per episode first (success, tokens, Fig. 1).
-        frame = with_behaviour(episodes, counts).drop(columns=["run"]).rename(
-            columns={"label": "run"}
-        )
+        frame = with_behaviour(episodes, counts).drop(columns=["run"])
+        frame = frame.rename(columns={"label": "run"})
         main = build_report(
             frame,
             config.get("baseline"),
