@@ -143,10 +143,15 @@ def describe_test(attrs: Mapping[str, Any]) -> str:
         f"Δ's interval: percentile bootstrap over seeds, {n_resamples:,} resamples, {ci:.0%} CI"
     )
     if attrs.get("test") == "bootstrap":
+        mark = (
+            f"`*`: the {ci:.0%} percentile bootstrap interval of the mean difference excludes 0"
+            if attrs.get("adjust", "none") == "none"
+            else f"`*`: the p of the {ci:.0%} percentile bootstrap interval, adjusted below, is"
+            f" < {alpha:g}"
+        )
         return (
-            f"`*`: the {ci:.0%} percentile bootstrap interval of the mean difference excludes 0 "
-            f"(the seeds' test, {n_resamples:,} resamples; p read off the same resamples). "
-            "This test over-rejects at small n (see benchmarks/significance.py)."
+            f"{mark} (the seeds' test, {n_resamples:,} resamples; p read off the same "
+            "resamples). This test over-rejects at small n (see benchmarks/significance.py)."
         )
     return (
         f"`*`: p < {alpha:g} by a two-sided permutation test of the mean difference over seeds: "
