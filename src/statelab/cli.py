@@ -103,6 +103,9 @@ def list_axis(
     axis: Annotated[
         str | None, typer.Argument(help="an axis (env, model, agent, history, ...); none: all")
     ] = None,
+    long: Annotated[
+        bool, typer.Option("--long", help="each component's parameters, with their help")
+    ] = False,
 ) -> None:
     """List what an axis takes, as a config spells it (every axis when none is named)."""
     from statelab.run.axes import AXES
@@ -116,8 +119,10 @@ def list_axis(
         if not axis:
             default = f" (default: {a.default})" if a.default else ""
             typer.echo(f"{a.name}: {a.help}{default}")
-        for _name, spelling in a.listing():
+        for name, spelling in a.listing():
             typer.echo(f"  {spelling}" if not axis else spelling)
+            for line in a.registry.parameters(name) if long else ():
+                typer.echo(f"{'  ' if axis else '      '}{line}")
 
 
 @app.command()

@@ -2,8 +2,8 @@ import asyncio
 
 import pytest
 
-from statelab.agents import AdaptAgent, StateActAgent, make_agent
-from statelab.agents.adapt import CONTROLS, Node, control_of, parse_plan, parse_spelling
+from statelab.agents import AGENTS, AdaptAgent, StateActAgent, make_agent
+from statelab.agents.adapt import CONTROLS, Node, control_of, parse_plan
 from statelab.core import ConfigError, Decision, GenParams, Prompt, StepContext
 from statelab.llm import ScriptedLLM
 
@@ -30,6 +30,11 @@ def decide(agent, llm, prompt=PROMPT, **kw):
 
 def user_texts(llm):
     return [m[-1]["content"] for m in llm.seen]
+
+
+def parse_spelling(arg: str | None) -> tuple[str, int, int]:
+    args = AGENTS.parse("adapt" if arg is None else f"adapt:{arg}")
+    return args.base, args.d_max, args.steps
 
 
 def test_spelling():

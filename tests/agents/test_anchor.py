@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from statelab.agents import make_agent
-from statelab.agents._anchor import ANCHOR, Limits, Options, parse_options, strict_action
+from statelab.agents._anchor import ANCHOR, Limits, Options, strict_action
 from statelab.core import LLM, Completion, ConfigError, GenParams, Message, Usage
 from statelab.run.config import Params, RunSpec
 from statelab.run.episode import run_episode
@@ -56,13 +56,19 @@ def test_strict_action(reply: str, action: str) -> None:
     assert strict_action(reply) == action
 
 
+def parse_options(parts: list[str]) -> Options:
+    """The anchor options the registry parses ``stateact:all/<parts>`` into."""
+    return make_agent("/".join(["stateact:all", *parts])).options
+
+
 def test_options() -> None:
-    assert parse_options(["anchor"], "s") == ANCHOR
+    assert parse_options(["anchor"]) == ANCHOR
     assert Options(True, False, True, 5, 100, 16_000) == ANCHOR
-    assert parse_options(["nolist", "calls=7"], "s") == Options(listed=False, calls=7)
-    for bad in (["loose"], ["calls=0"], ["repeats=x"]):
+    assert parse_options(["nolist", "calls=7"]) == Options(listed=False, calls=7)
+    assert parse_options(["anchor", "chars=8000"]) == Options(True, False, True, 5, 100, 8000)
+    for bad in (["loose"], ["calls=0"], ["repeats=x"], ["strict", "strict"]):
         with pytest.raises(ConfigError):
-            parse_options(bad, "s")
+            parse_options(bad)
     agent = make_agent("stateact:goal+state/json/anchor")
     assert agent.options == ANCHOR and agent.variant.state_format == "json"
     with pytest.raises(ConfigError):

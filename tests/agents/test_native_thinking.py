@@ -10,7 +10,6 @@ import json
 from tests.llm.test_openai_compat import Reply, Server
 
 from statelab.agents import AGENTS
-from statelab.agents.tools import parse_options
 from statelab.core import GenParams, Prompt, StepContext
 from statelab.envs.traffic import TrafficEnv
 from statelab.llm.openai_compat import OpenAICompatLLM
@@ -30,7 +29,7 @@ def test_native_thinking_asks_the_server_for_its_reasoning_mode_and_reads_after_
         msg = {"role": "assistant", "reasoning_content": "Tool: DDDDD would crash.", "content": ""}
         msg["content"] = "Tool: RRRRR"
         server.default = Reply(body={"choices": [{"message": msg}]})
-        llm = OpenAICompatLLM(server.url, "qwen3", backoff=0.01)
+        llm = OpenAICompatLLM(server.url, "qwen3")
         d = _decide("tools:think=native", llm)
         body = server.seen[-1].body
         assert body["chat_template_kwargs"] == {"enable_thinking": True}
@@ -46,7 +45,7 @@ def test_native_thinking_asks_the_server_for_its_reasoning_mode_and_reads_after_
 
 
 def test_native_thinking_option_and_cache_keys():
-    o = parse_options("tools", "cc+think=native")
+    o = AGENTS.build("tools:cc+think=native").options
     assert o.native and o.thinking and o.collision_check
     assert "reasoning" not in GenParams().to_dict()  # existing cache keys unchanged
     assert GenParams(reasoning=True).to_dict()["reasoning"] is True

@@ -6,7 +6,7 @@ import pytest
 
 from statelab.agents import AGENTS, StateActAgent, Variant, make_agent
 from statelab.agents._turn import choose_action, parse_turn, render_turn, truncate
-from statelab.agents.stateact import ROW_LABELS, eight_variants, state_keys_for
+from statelab.agents.stateact import ROW_LABELS, eight_variants, state_keys_for, variant_of
 from statelab.core import (
     LLM,
     Completion,
@@ -88,13 +88,18 @@ def test_eight_rows_are_eight_spellings_of_one_agent():
     assert len({a.variant for a in agents.values()}) == 8
 
 
+def parse_variant(arg: str | None) -> Variant:
+    """The variant the registry parses ``stateact[:arg]`` into."""
+    return variant_of(AGENTS.parse("stateact" if arg is None else f"stateact:{arg}"))
+
+
 def test_spelling_grammar_is_order_free_and_round_trips():
-    assert Variant.parse("thought+goal").fields == ("goal", "thought")
-    assert Variant.parse("") == Variant.parse("none") == Variant(())
-    assert Variant.parse(None) == Variant.parse("all") == Variant.parse("goal+state+thought")
-    v = Variant.parse("state+goal/json")
+    assert parse_variant("thought+goal").fields == ("goal", "thought")
+    assert parse_variant("") == parse_variant("none") == Variant(())
+    assert parse_variant(None) == parse_variant("all") == parse_variant("goal+state+thought")
+    v = parse_variant("state+goal/json")
     assert (v.fields, v.state_format, v.spelling) == (("goal", "state"), "json", v.spelling)
-    assert Variant.parse(v.spelling.partition(":")[2]) == v
+    assert parse_variant(v.spelling.partition(":")[2]) == v
     assert make_agent("react:json", GenParams()).variant == Variant(("thought",), "json")
     assert make_agent("stateact:", GenParams()).variant.fields == ()
 
@@ -221,7 +226,7 @@ def test_json_variant_writes_and_parses_json():
 
 
 def test_text_and_json_variants_share_fields():
-    t, j = Variant.parse("goal+thought"), Variant.parse("goal+thought/json")
+    t, j = parse_variant("goal+thought"), parse_variant("goal+thought/json")
     assert t.keys(ROOM_KEYS) == j.keys(ROOM_KEYS) and t.state_format != j.state_format
 
 

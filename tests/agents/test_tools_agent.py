@@ -12,7 +12,6 @@ from statelab.agents.tools import (
     Options,
     PlanAgent,
     ToolsAgent,
-    parse_options,
     parse_plan,
     parse_tool,
 )
@@ -32,6 +31,11 @@ from statelab.tools.describe import exact_text
 from statelab.tools.geodesics import TrafficState, replay
 from statelab.tools.library import Geometry, LibrarySpec, ToolLibrary
 from statelab.tools.quantize import Quantization, tool_library
+
+
+def parse_options(kind: str, arg: str | None) -> Options:
+    """The options the registry parses ``kind[:arg]`` into (the agent's own)."""
+    return make_agent(kind if arg is None else f"{kind}:{arg}").options
 
 TOOLS = tool_library(("DRDRD", "RRRRR", "DDDDD", "DRRRR", "DDRDD"))
 LIBRARY = ToolLibrary(
@@ -87,7 +91,7 @@ def test_spellings():
     assert (o.k, o.n, o.seed, o.cars, o.think_tokens) == (7, 1000, 3, 10, 64)
     assert parse_options("plan", "5+think") == Options("plan", thinking=True)
     assert parse_options("plan", None).k == 5
-    for bad in ("zoom", "k=x", "k=0", "cc=1"):
+    for bad in ("zoom", "k=x", "k=0", "cc=1", "cc+cc", "short+long"):
         with pytest.raises(ConfigError, match="tools"):
             parse_options("tools", bad)
     with pytest.raises(ConfigError):

@@ -39,6 +39,20 @@ def test_list_reads_the_table_of_axes():
     assert bad.exit_code == 2 and "'colour' is not an axis" in bad.output
 
 
+def test_list_long_prints_each_component_s_parameters_with_their_help():
+    res = runner.invoke(app, ["list", "history", "--long"])
+    assert res.exit_code == 0
+    lines = res.output.splitlines()
+    at = lines.index("oracle-readtime:<B>[:<samples>]")
+    assert lines[at + 1 : at + 3] == [
+        "  budget: int 8..4096  the token budget B",
+        "  samples: int 1..64 = 8  candidate states sampled per step",
+    ]
+    assert lines[lines.index("full") + 1] == "none"  # a component without parameters: none
+    every = runner.invoke(app, ["list", "--long"]).output.splitlines()
+    assert "      disks: int 1..10 = 3  disks=N" in every  # hanoi's option, under env
+
+
 def test_play_expert_solves_hanoi_in_7_moves():
     res = runner.invoke(app, ["play", "hanoi", "--expert", "--seed", "0"])
     assert res.exit_code == 0, res.output

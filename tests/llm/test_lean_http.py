@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from statelab.core import GenParams
+from statelab.llm import Model, RetryPolicy
+from statelab.llm._lean_http import QUIET
 from statelab.llm.openai_compat import ModelServerError, OpenAICompatLLM
 
 MSGS: Any = [{"role": "user", "content": "hi"}]
@@ -95,13 +97,16 @@ def calls(mode: str, n: int, url_extra: str = "", **kw: Any) -> tuple[Raw, list[
     async def go() -> list[str]:
         server = await asyncio.start_server(raw.handle, "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
-        llm = OpenAICompatLLM(f"http://{url_extra}127.0.0.1:{port}/v1", "m", backoff=0.01, **kw)
+        retries = kw.pop("max_retries", 5)
+        provider = OpenAICompatLLM(f"http://{url_extra}127.0.0.1:{port}/v1", "m", **kw)
+        llm = Model(provider, RetryPolicy(retries=retries, backoff=0.01))
         try:
             out = []
             for _ in range(n):
                 out.append((await llm.complete(MSGS, GenParams())).text)
-                await asyncio.sleep(0.01)  # the server's close (mode "close") arrives
-            assert llm._lean is not None or kw.get("transport") or url_extra == "httpx"
+                # the server's close (mode "close") arrives; the connection rests (QUIET)
+                await asyncio.sleep(QUIET + 0.02)
+            assert provider._http.lean is not None or kw.get("transport")
             return out
         finally:
             await llm.aclose()
@@ -160,7 +165,8 @@ def test_no_answer_is_a_timeout_error_retried_once():
     async def go() -> None:
         server = await asyncio.start_server(raw.handle, "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
-        llm = OpenAICompatLLM(f"http://127.0.0.1:{port}/v1", "m", timeout=0.3, backoff=0.01)
+        provider = OpenAICompatLLM(f"http://127.0.0.1:{port}/v1", "m", timeout=0.3)
+        llm = Model(provider, RetryPolicy(backoff=0.01))
         try:
             await llm.complete(MSGS, GenParams())
         finally:
@@ -182,7 +188,7 @@ def test_httpx_on_request_speaks_the_same(monkeypatch):
         llm = OpenAICompatLLM(f"http://127.0.0.1:{port}/v1", "m")
         try:
             text = (await llm.complete(MSGS, GenParams())).text
-            return text, llm._lean is None and bool(llm._clients)
+            return text, llm._http.lean is None and bool(llm._http._clients)
         finally:
             await llm.aclose()
             server.close()

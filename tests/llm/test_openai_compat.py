@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from statelab.core import Completion, ConfigError, GenParams, ModelError
-from statelab.llm import check_spec, make_llm, public_spec
+from statelab.core import LLM, Completion, ConfigError, GenParams, ModelError
+from statelab.llm import Model, RetryPolicy, check_spec, make_llm, public_spec
 from statelab.llm.openai_compat import (
     ModelServerError,
     OpenAICompatLLM,
@@ -116,14 +116,19 @@ def _no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var, raising=False)
 
 
-def make(server: Server, **kw: Any) -> OpenAICompatLLM:
-    kw.setdefault("backoff", 0.01)
+def wrap(provider: OpenAICompatLLM, max_retries: int = 5, backoff: float = 0.01) -> Model:
+    """The backend as make_llm builds it: inside the model wrapper (retries, guard)."""
+    return Model(provider, RetryPolicy(retries=max_retries, backoff=backoff))
+
+
+def make(server: Server, **kw: Any) -> Model:
+    policy = {k: kw.pop(k) for k in ("max_retries", "backoff") if k in kw}
     kw.setdefault("timeout", 5.0)
-    return OpenAICompatLLM(server.url, "my-model", **kw)
+    return wrap(OpenAICompatLLM(server.url, "my-model", **kw), **policy)
 
 
 def run_complete(
-    llm: OpenAICompatLLM, params: GenParams | None = None, msgs: Any = None
+    llm: LLM, params: GenParams | None = None, msgs: Any = None
 ) -> Completion:
     async def go() -> Completion:
         try:
@@ -154,7 +159,7 @@ def test_normal_reply(server: Server) -> None:
 
 
 def test_defaults_omit_stop_and_seed_and_estimate_usage(server: Server) -> None:
-    server.default = Reply(body=chat_reply(None, usage=False))
+    server.default = Reply(body=chat_reply("", usage=False))
     c = run_complete(make(server), GenParams(choices=("a", "b")))
     assert c.text == "" and c.usage.output_tokens == 1 and c.usage.input_tokens >= 1
     assert "stop" not in server.seen[0].body and "seed" not in server.seen[0].body
@@ -202,7 +207,7 @@ def test_timeout_and_connection_errors_are_retried(server: Server) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    dead = OpenAICompatLLM(f"http://127.0.0.1:{port}/v1", "m", max_retries=1, backoff=0.01)
+    dead = wrap(OpenAICompatLLM(f"http://127.0.0.1:{port}/v1", "m"), max_retries=1)
     with pytest.raises(ModelServerError, match="cannot connect") as e:
         run_complete(dead)
     assert e.value.kind == "connect"
@@ -308,7 +313,7 @@ def test_score_sums_continuation_logprobs(server: Server) -> None:
 
 def test_score_unsupported_is_model_error(server: Server) -> None:
     server.default = Reply(404, {"error": "not found"})
-    with pytest.raises(ModelError, match="cannot score continuations"):
+    with pytest.raises(ModelError, match="cannot score continuations: HTTP 404"):
         asyncio.run(make(server).score(MSGS, ["yes"]))
     assert len(server.seen) == 1
 
@@ -325,7 +330,7 @@ def closed_port() -> int:
 @pytest.mark.parametrize("retries", [0, 1, 5])
 def test_connection_refused_fails_fast_as_connect(retries: int) -> None:
     """A dead server: 32.6 s per episode before (1 + 2 + 4 + 8 + 16 s of backoff)."""
-    dead = OpenAICompatLLM(f"http://127.0.0.1:{closed_port()}/v1", "m", max_retries=retries)
+    dead = wrap(OpenAICompatLLM(f"http://127.0.0.1:{closed_port()}/v1", "m"), retries, 1.0)
     t0 = time.perf_counter()
     with pytest.raises(ModelServerError, match="cannot connect") as e:
         run_complete(dead)
@@ -361,21 +366,29 @@ def test_error_kinds(server: Server) -> None:
 
 
 def test_spec_options() -> None:
-    llm = from_spec_compat("http://127.0.0.1:8000/v1#org/m:8b?timeout=2.5&retries=0&concurrency=3")
-    assert (llm.model, llm.timeout, llm.max_retries, llm.max_concurrency) == ("org/m:8b", 2.5, 0, 3)
+    spec = "openai-compat:http://127.0.0.1:8000/v1#org/m:8b?timeout=2.5&retries=0&concurrency=3"
+    llm = make_llm(spec)
+    assert isinstance(llm, Model) and isinstance(llm.inner, OpenAICompatLLM)
+    got = (llm.inner.model, llm.inner.timeout, llm.policy.retries, llm.max_concurrency)
+    assert got == ("org/m:8b", 2.5, 0, 3)
     assert llm.model_id == "openai-compat:http://127.0.0.1:8000/v1#org/m:8b"  # options: not in id
     # a caller's values (from the config) apply unless the spec sets its own
-    llm = from_spec_compat("http://h:1/v1#m?retries=1", timeout=9.0, max_retries=4)
-    assert (llm.timeout, llm.max_retries) == (9.0, 1)
+    llm = make_llm("openai-compat:http://h:1/v1#m?retries=1", timeout=9.0, retries=4)
+    assert isinstance(llm, Model) and isinstance(llm.inner, OpenAICompatLLM)
+    assert (llm.inner.timeout, llm.policy.retries) == (9.0, 1)
     built = make_llm("openai-compat:http://h:1/v1#m", timeout=3.0, retries=2)
-    assert isinstance(built, OpenAICompatLLM)
-    assert (built.timeout, built.max_retries) == (3.0, 2)
+    assert isinstance(built, Model) and isinstance(built.inner, OpenAICompatLLM)
+    assert (built.inner.timeout, built.policy.retries) == (3.0, 2)
+    built = make_llm("openai-compat:http://h:1/v1#m?max_body=100&max_reply=7")
+    assert isinstance(built, Model) and isinstance(built.inner, OpenAICompatLLM)
+    assert (built.inner.max_body, built.max_reply) == (100, 7)
     bad = {
         "#m?speed=1": "unknown option 'speed'",
         "#m?timeout=soon": "is not a number",
         "#m?timeout=0": "timeout must be > 0",
-        "#m?retries=-1": "retries >= 0",
+        "#m?retries=-1": "retries must be >= 0",
         "#m?concurrency=0": "concurrency must be >= 1",
+        "#m?max_body=0": "max_body must be >= 1",
         "#m?retries=1&retries=2": "given twice",
         "#m?retries": "name=value",
     }
@@ -429,7 +442,7 @@ def test_credentials_in_url_are_used_never_kept(
         make_llm(spec.replace("?v=2", "?api_key=k-9&v=2"))
     assert "k-9" not in str(e.value)
     llm = make_llm(spec)
-    assert isinstance(llm, OpenAICompatLLM)
+    assert isinstance(llm, Model) and isinstance(llm.inner, OpenAICompatLLM)
     run_complete(llm)
     seen = server.seen[0]
     assert seen.headers["Authorization"] == "Basic " + base64.b64encode(b"alice:s3cr@t").decode()
@@ -450,7 +463,7 @@ def test_bearer_key_wins_over_url_credentials(
 ) -> None:
     monkeypatch.setenv("SL_TEST_KEY", "sk-1")
     llm = OpenAICompatLLM(server.url.replace("//", "//u:p@"), "m", api_key_env="SL_TEST_KEY")
-    run_complete(llm)
+    run_complete(wrap(llm))
     assert server.seen[0].headers["Authorization"] == "Bearer sk-1"
 
 

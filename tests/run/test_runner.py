@@ -73,7 +73,7 @@ def test_cache_hit_replays_identical_episodes_with_zero_model_calls(tmp_path):
     second = run_sync(exp2, progress=None, llm_factory=factory)
     assert second.model_calls == 0
     assert second.cached_calls == first.model_calls + first.cached_calls
-    assert calls[0].inner.calls == 0  # the scripted backend was never asked
+    assert calls[0].inner.inner.calls == 0  # the scripted backend (in the wrapper) never asked
     assert trajectories(exp.out_dir / "store.sqlite") == trajectories(exp2.out_dir / "store.sqlite")
 
 

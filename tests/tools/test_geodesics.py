@@ -182,16 +182,16 @@ def test_frontier_ties_as_seed_001s_code():
 
 
 def test_library_plans_with_every_car_and_frontier_ties_by_default():
-    from statelab.agents.tools import parse_options
+    from statelab.agents import make_agent
     from statelab.facts import TrafficFacts
     from statelab.tools.library import LibrarySpec
 
     facts = TrafficFacts(25, (0, 0), (24, 24), (), 10)
     assert LibrarySpec.from_facts(facts) == LibrarySpec(half=None, ties="frontier")
     assert LibrarySpec.from_facts(facts, True, ties="random").half == 10
-    o = parse_options("tools", "cc+visible+random")
+    o = make_agent("tools:cc+visible+random").options
     assert (o.visible, o.ties) == (True, "random")
-    assert (parse_options("tools", "cc").visible, parse_options("tools", None).ties) == (
+    assert (make_agent("tools:cc").options.visible, make_agent("tools").options.ties) == (
         False,
         "frontier",
     )

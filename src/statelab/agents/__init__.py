@@ -1,38 +1,61 @@
-"""Agent scaffolds (the ``agent`` axis). An agent never knows which env it is in."""
+"""Agent scaffolds (the ``agent`` axis). An agent never knows which env it is in.
+
+Each agent registers with its declared parameters; the registry parses a spelling into them
+(``tools:cc+think`` -> ``collision_check=True, think=1024``) and the factories below only
+build from those values.
+"""
 
 from __future__ import annotations
 
+from statelab.agents import adapt, react, stateact
+from statelab.agents._anchor import anchor_options
 from statelab.agents._parse import parse_action
 from statelab.agents._prompting import messages
+from statelab.agents._tool_options import PLAN_PARAMS, TOOLS_PARAMS, options_of
 from statelab.agents.act import ActAgent
 from statelab.agents.adapt import AdaptAgent
-from statelab.agents.adapt import parse_spelling as parse_adapt
 from statelab.agents.expert import ExpertAgent
 from statelab.agents.random import RandomAgent
 from statelab.agents.react import make_react
 from statelab.agents.reader import ReaderAgent
 from statelab.agents.reflact import ReflActAgent
-from statelab.agents.stateact import StateActAgent, Variant
-from statelab.agents.stateact import parse_spelling as parse_stateact
-from statelab.agents.tools import PlanAgent, ToolsAgent, parse_options
-from statelab.core import Agent, BuildContext, ConfigError, GenParams, Registry
+from statelab.agents.stateact import StateActAgent, Variant, variant_of
+from statelab.agents.tools import PlanAgent, ToolsAgent
+from statelab.core import (
+    Agent,
+    Args,
+    BuildContext,
+    ConfigError,
+    GenParams,
+    Param,
+    Registry,
+    choice,
+)
 from statelab.facts import TrafficFacts
 
 AGENTS: Registry[Agent] = Registry("agent")
 
+_DECODE = Param(
+    "decode", choice("auto", "grammar", "logprob", "free"), "auto",
+    "how the action is chosen (auto: constrained where the backend can)", positional=True,
+)  # fmt: skip
+_TURN_FORM = Param(
+    "format", choice("text", "json"), "text", "the turn as text lines or JSON", positional=True
+)
 
-@AGENTS.register("act", "act[:grammar|logprob|free]", tags=("needs-model",))
-def _act(arg: str | None, ctx: BuildContext) -> Agent:
-    return ActAgent(ctx.params, decode=arg or "auto")
+
+@AGENTS.register("act", "act[:grammar|logprob|free]", tags=("needs-model",), params=(_DECODE,))
+def _act(args: Args, ctx: BuildContext) -> Agent:
+    return ActAgent(ctx.params, decode=args.decode)
 
 
 @AGENTS.register("expert", "expert", tags=("reads-privileged", "expert"))
-def _expert(arg: str | None, ctx: BuildContext) -> Agent:
+def _expert(arg: None, ctx: BuildContext) -> Agent:
     return ExpertAgent()
 
 
 @AGENTS.register("random", "random", tags=("floor",))
-def _random(arg: str | None, ctx: BuildContext) -> Agent:
+def _random(arg: None, ctx: BuildContext) -> Agent:
     from statelab.envs import env_class
 
     if ctx.env and not env_class(ctx.env).lists_actions:
@@ -42,23 +65,25 @@ def _random(arg: str | None, ctx: BuildContext) -> Agent:
     return RandomAgent()
 
 
-@AGENTS.register("tools", "tools[:cc+short|long+think[=N]+k=N+n=N+seed=N+cars=N]")
-def _tools(arg: str | None, ctx: BuildContext) -> Agent:
+@AGENTS.register(
+    "tools", "tools[:cc+short|long+think[=N]+k=N+n=N+seed=N+cars=N]", params=TOOLS_PARAMS
+)
+def _tools(args: Args, ctx: BuildContext) -> Agent:
     if ctx.facts_type not in (object, TrafficFacts):
         raise ConfigError(
             f"agent 'tools' needs the moving-car grid (env traffic): its tools are geodesics of "
             f"that grid, not of {ctx.env!r}"
         )
-    return ToolsAgent(ctx.params, parse_options("tools", arg))
+    return ToolsAgent(ctx.params, options_of("tools", args))
 
 
-@AGENTS.register("plan", "plan[:k][+think[=N]]")
-def _plan(arg: str | None, ctx: BuildContext) -> Agent:
-    return PlanAgent(ctx.params, parse_options("plan", arg))
+@AGENTS.register("plan", "plan[:k][+think[=N]]", params=PLAN_PARAMS)
+def _plan(args: Args, ctx: BuildContext) -> Agent:
+    return PlanAgent(ctx.params, options_of("plan", args))
 
 
 @AGENTS.register("reader", "reader", tags=("needs-model",))
-def _reader(arg: str | None, ctx: BuildContext) -> Agent:
+def _reader(arg: None, ctx: BuildContext) -> Agent:
     return ReaderAgent()
 
 
@@ -66,28 +91,31 @@ def _reader(arg: str | None, ctx: BuildContext) -> Agent:
     "stateact",
     "stateact[:<goal+state+thought|none|all>][/text|json][/anchor|transcript|nolist|strict"
     "|repeats=N|calls=N|chars=N]",
+    params=stateact.PARAMS,
 )
-def _stateact(arg: str | None, ctx: BuildContext) -> Agent:
-    variant, options = parse_stateact(arg)
-    return StateActAgent(ctx.params, variant, options=options)
+def _stateact(args: Args, ctx: BuildContext) -> Agent:
+    return StateActAgent(ctx.params, variant_of(args), options=anchor_options(args))
 
 
-@AGENTS.register("react", "react[:text|json|original][/<stateact options>]")
-def _react(arg: str | None, ctx: BuildContext) -> Agent:
-    return make_react(arg, ctx.params)
+@AGENTS.register(
+    "react", "react[:text|json|original][/<stateact options>]", params=react.PARAMS
+)
+def _react(args: Args, ctx: BuildContext) -> Agent:
+    return make_react(args, ctx.params)
 
 
-@AGENTS.register("reflact", "reflact[:text|json]", tags=("needs-model", "thinks"))
-def _reflact(arg: str | None, ctx: BuildContext) -> Agent:
-    if arg not in (None, "", "text", "json"):
-        raise ConfigError(f"agent 'reflact:{arg}': allowed: reflact, reflact:text, reflact:json")
-    return ReflActAgent(ctx.params, arg or "text")
+@AGENTS.register(
+    "reflact", "reflact[:text|json]", tags=("needs-model", "thinks"), params=(_TURN_FORM,)
+)
+def _reflact(args: Args, ctx: BuildContext) -> Agent:
+    return ReflActAgent(ctx.params, args.format)
 
 
-@AGENTS.register("adapt", "adapt[:<base agent>][@<d_max>[,<steps>]]")
-def _adapt(arg: str | None, ctx: BuildContext) -> Agent:
-    base, d_max, steps = parse_adapt(arg)
-    return AdaptAgent(AGENTS.build(base, ctx), ctx.params, d_max=d_max, steps=steps)
+@AGENTS.register("adapt", "adapt[:<base agent>][@<d_max>[,<steps>]]", params=adapt.PARAMS)
+def _adapt(args: Args, ctx: BuildContext) -> Agent:
+    if AGENTS.split(args.base)[0] == "adapt":
+        raise ConfigError(f"agent 'adapt:{args.base}': the base agent cannot be adapt itself")
+    return AdaptAgent(AGENTS.build(args.base, ctx), ctx.params, d_max=args.d_max, steps=args.steps)
 
 
 def make_agent(spelling: str, params: GenParams | None = None) -> Agent:

@@ -30,13 +30,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from statelab.core import ConfigError
+from statelab.core import Args, Param, count
 
 #: the anchor's prompt limit in characters (seed 002, Appendix E.1)
 ANCHOR_CHARS = 16_000
 ANCHOR_REPEATS = 5
 ANCHOR_CALLS = 100
-OPTION_NAMES = ("anchor", "transcript", "nolist", "strict", "repeats=N", "calls=N", "chars=N")
 
 
 @dataclass(frozen=True)
@@ -66,36 +65,27 @@ class Options:
 ANCHOR = Options(True, False, True, ANCHOR_REPEATS, ANCHOR_CALLS, ANCHOR_CHARS)
 
 
-def _count(name: str, value: str, spelling: str) -> int:
-    if not value.isdigit() or int(value) < 1:
-        raise ConfigError(f"agent {spelling!r}: {name}= needs a positive number")
-    return int(value)
+#: the anchor-runner options, as declared parameters (spelled after fields and format)
+ANCHOR_PARAMS: tuple[Param, ...] = (
+    Param("anchor", str, False, "all five with the anchor's values", words={"anchor": True},
+          named=False),
+    Param("transcript", str, False, "one running transcript in the examples' format",
+          words={"transcript": True}, named=False),
+    Param("listed", str, True, "the admissible actions in the prompt (nolist: none)",
+          words={"nolist": False}, named=False),
+    Param("strict", str, False, "the action read as the anchor reads it",
+          words={"strict": True}, named=False),
+    Param("repeats", count(1), None, "stop after N repetitions of an output"),
+    Param("calls", count(1), None, "stop at the N-th model call"),
+    Param("chars", count(1), ANCHOR_CHARS, "the transcript cut to its last N characters"),
+)  # fmt: skip
+_FIELDS = ("transcript", "listed", "strict", "repeats", "calls", "chars")
 
 
-def parse_options(parts: list[str], spelling: str) -> Options:
-    """Options from the ``/``-separated parts after fields and format."""
-    o = Options()
-    for part in parts:
-        key, eq, value = part.partition("=")
-        if part == "anchor":
-            o = replace(ANCHOR, chars=o.chars)
-        elif part == "transcript":
-            o = replace(o, transcript=True)
-        elif part == "nolist":
-            o = replace(o, listed=False)
-        elif part == "strict":
-            o = replace(o, strict=True)
-        elif eq and key == "repeats":
-            o = replace(o, repeats=_count(key, value, spelling))
-        elif eq and key == "calls":
-            o = replace(o, calls=_count(key, value, spelling))
-        elif eq and key == "chars":
-            o = replace(o, chars=_count(key, value, spelling))
-        else:
-            raise ConfigError(
-                f"agent {spelling!r}: unknown option {part!r}; allowed: {', '.join(OPTION_NAMES)}"
-            )
-    return o
+def anchor_options(args: Args) -> Options:
+    """The options ``args`` give: ``anchor``'s values (or none), then each option given."""
+    base = ANCHOR if args["anchor"] else Options()
+    return replace(base, **{k: args[k] for k in _FIELDS if k in args.given})
 
 
 _PUT = re.compile(r"^put (?P<o>.+?) (?:in/on|in|on) (?P<r>.+)$")

@@ -30,7 +30,19 @@ from typing import Any
 
 from statelab.agents._parse import _norm
 from statelab.agents._turn import is_empty, parse_turn
-from statelab.core import LLM, Agent, Call, ConfigError, Decision, GenParams, Prompt, StepContext
+from statelab.core import (
+    LLM,
+    Agent,
+    Call,
+    ConfigError,
+    Decision,
+    GenParams,
+    Param,
+    Params,
+    Prompt,
+    StepContext,
+    count,
+)
 
 CONTROLS = ("task completed", "task failed")
 D_MAX = 2
@@ -49,26 +61,27 @@ _STEP = re.compile(r"^\s*(?:[-*#]\s*)?step\s*(\d+)\s*[:.)-]\s*(.+)$", re.IGNOREC
 _ORDER = re.compile(r"execution\s+order\s*[:：]\s*(.*)$", re.IGNORECASE | re.MULTILINE)
 
 
-def parse_spelling(arg: str | None) -> tuple[str, int, int]:
-    """``<base>[@<d_max>[,<steps>]]`` -> (base spelling, d_max, steps)."""
-    base, at, tail = (arg or "").rpartition("@") if "@" in (arg or "") else (arg or "", "", "")
-    base = base or "react"
-    d_max, steps = D_MAX, STEPS
-    if at:
-        d, _, s = tail.partition(",")
-        if not d.isdigit() or int(d) < 1 or (s and (not s.isdigit() or int(s) < 1)):
-            raise ConfigError(
-                f"agent 'adapt:{arg}': write adapt:<base>@<d_max>[,<steps>], both positive "
-                "integers, e.g. adapt:stateact@2,40"
-            )
-        d_max, steps = int(d), int(s) if s else STEPS
-    if base.partition(":")[0] == "adapt":
-        raise ConfigError(f"agent 'adapt:{arg}': the base agent cannot be adapt itself")
-    return base, d_max, steps
+def _base(spelling: str) -> str:
+    return spelling or "react"
+
+
+_base.spelled = "agent"  # type: ignore[attr-defined]
+
+#: the parameters of ``adapt`` (``[<base agent>][@<d_max>[,<steps>]]``)
+PARAMS = Params(
+    (
+        Param("base", _base, "react", "the executor: any agent spelling"),
+        Param("d_max", count(1), D_MAX, "the deepest decomposition (1: the base alone)"),
+        Param("steps", count(1), STEPS, "the executor's step budget per attempt"),
+    ),
+    pattern=r"(?P<base>.*?)(?:@(?P<d_max>[^@,]*)(?:,(?P<steps>[^@,]*))?)?",
+)
 
 
 @dataclass(frozen=True)
 class Plan:
+    """A decomposition: its sub-tasks, in order, and how they combine (AND / OR)."""
+
     subtasks: tuple[str, ...]
     op: str = "AND"
 
@@ -233,4 +246,4 @@ class AdaptAgent(Agent):
         return parse_plan(completion.text), Call("plan", msgs, completion)
 
 
-__all__ = ["CONTROLS", "AdaptAgent", "Node", "Plan", "control_of", "parse_plan", "parse_spelling"]
+__all__ = ["CONTROLS", "PARAMS", "AdaptAgent", "Node", "Plan", "control_of", "parse_plan"]

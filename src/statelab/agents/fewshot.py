@@ -52,6 +52,8 @@ class TraceStep:
 
 @dataclass
 class Trace:
+    """One expert episode of a train split, as the few-shot examples show it."""
+
     env: str
     seed: int
     goal: str
@@ -60,6 +62,7 @@ class Trace:
 
 
 def cache_dir() -> Path:
+    """Where expert traces are cached (``$STATELAB_CACHE/fewshot``, else ~/.cache)."""
     root = os.environ.get("STATELAB_CACHE")
     base = Path(root) if root else Path.home() / ".cache" / "statelab"
     return base / "fewshot"

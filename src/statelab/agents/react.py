@@ -22,39 +22,60 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from statelab.agents._anchor import cut, parse_options, strict_action
+from statelab.agents._anchor import ANCHOR_PARAMS, anchor_options, cut, strict_action
 from statelab.agents._parse import parse_action, split_reasoning
 from statelab.agents._prompting import complete_past_reasoning
 from statelab.agents.stateact import StateActAgent, Variant
-from statelab.core import LLM, Call, ConfigError, Decision, GenParams, Message, StepContext
+from statelab.core import (
+    LLM,
+    Args,
+    Call,
+    ConfigError,
+    Decision,
+    GenParams,
+    Message,
+    Param,
+    Params,
+    StepContext,
+    choice,
+)
 
 REACT = Variant(("thought",))
 
 
-def react_variant(arg: str | None) -> Variant:
-    """``react[:text|json]`` as a StateAct variant."""
-    if arg in (None, "", "text", "original", "jsonreact"):
-        return REACT
-    if arg == "json":
-        return Variant(("thought",), "json")
-    raise ConfigError(
-        f"agent 'react:{arg}': allowed: react, react:text, react:json, react:original, "
-        "react:jsonreact"
-    )
+_FORMS = choice("text", "json", "original", "jsonreact")
 
 
-def make_react(arg: str | None, params: GenParams) -> StateActAgent:
-    """``react[:text|json|original|jsonreact][/<option>...]`` (options:
+def _form(value: str) -> str:
+    return _FORMS(value or "text")  # ``react:/anchor``: the text form
+
+
+_form.spelled = _FORMS.spelled  # type: ignore[attr-defined]
+
+#: the parameters of ``react`` (``[<form>][/<option>...]``)
+PARAMS = Params(
+    (
+        Param("form", _form, "text",
+              "ReAct's turn: text or json lines, or its original/jsonreact loops",
+              positional=True, named=False),
+        *ANCHOR_PARAMS,
+    ),
+    sep="/",
+)  # fmt: skip
+
+
+def make_react(args: Args, params: GenParams) -> StateActAgent:
+    """``react`` with its parsed arguments (form, then the options of
     :mod:`statelab.agents._anchor`)."""
-    form, *rest = (arg or "").split("/")
-    options = parse_options(rest, f"react:{arg}")
+    form, options = args["form"], anchor_options(args)
     if form in ("original", "jsonreact"):
         cls = OriginalReact if form == "original" else JsonReact
         agent: StateActAgent = cls(params, REACT, options=replace(options, transcript=True))
         agent.name = "react"
         agent.label = cls.title + (f" [{options.spelling}]" if options.spelling else "")
         return agent
-    agent = StateActAgent(params, react_variant(form or None), options=options)
+    variant = Variant(("thought",), "json") if form == "json" else REACT
+    agent = StateActAgent(params, variant, options=options)
     agent.name = "react"
     agent.label = agent.variant.label  # "Thought+Act (ReAct)", seed 002's row name
     if options.spelling:

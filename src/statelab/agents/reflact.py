@@ -23,6 +23,9 @@ from statelab.core import GenParams
 
 
 class ReflActAgent(StateActAgent):
+    """ReflAct: each turn a reflection on where the agent stands relative to the goal, then
+    the action (a StateAct variant with the ``reflection`` field; ``reflact:json``)."""
+
     name = "reflact"
 
     def __init__(self, params: GenParams, state_format: str = "text", shots: int = 2) -> None:

@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from statelab.agents._anchor import Limits, Options, cut, parse_options, strict_action
+from statelab.agents._anchor import ANCHOR_PARAMS, Limits, Options, cut, strict_action
 from statelab.agents._parse import parse_action, split_reasoning
 from statelab.agents._prompting import complete_past_reasoning, messages
 from statelab.agents._turn import (
@@ -56,13 +56,17 @@ from statelab.agents._turn import (
 from statelab.core import (
     LLM,
     Agent,
+    Args,
     Call,
     ConfigError,
     Decision,
     GenParams,
     Message,
+    Param,
+    Params,
     Prompt,
     StepContext,
+    choice,
 )
 from statelab.facts import TextFacts
 
@@ -103,31 +107,6 @@ class Variant:
     fields: tuple[str, ...] = FIELDS
     state_format: str = "text"
 
-    @classmethod
-    def parse(cls, arg: str | None, name: str = "stateact") -> Variant:
-        """Read ``<fields>[/<format>]`` (the part after ``stateact:``); None means all fields."""
-        return parse_spelling(arg, name)[0]
-
-    @classmethod
-    def _parse(cls, arg: str | None, name: str = "stateact") -> Variant:
-        if arg is None:
-            return cls()
-        spec, _, fmt = arg.partition("/")
-        fmt = fmt or "text"
-        if fmt not in FORMATS:
-            raise ConfigError(f"agent '{name}:{arg}': format {fmt!r}; allowed: text, json")
-        if spec in ("", "none"):
-            return cls((), fmt)
-        if spec == "all":
-            return cls(FIELDS, fmt)
-        parts = spec.split("+")
-        bad = [p for p in parts if p not in FIELDS]
-        if bad or len(set(parts)) != len(parts):
-            raise ConfigError(
-                f"agent '{name}:{arg}': fields are goal, state, thought joined by '+', each once"
-            )
-        return cls(tuple(f for f in FIELDS if f in parts), fmt)
-
     @property
     def spelling(self) -> str:
         body = "+".join(self.fields) or "none"
@@ -149,17 +128,36 @@ class Variant:
         return (*out, "action")
 
 
-def parse_spelling(arg: str | None, name: str = "stateact") -> tuple[Variant, Options]:
-    """``<fields>[/<format>][/<option>...]``: the variant, and the anchor-runner options
-    (:mod:`statelab.agents._anchor`)."""
-    if arg is None:
-        return Variant(), Options()
-    head, *rest = arg.split("/")
-    fmt = None
-    if rest and rest[0] in FORMATS:
-        fmt = rest.pop(0)
-    variant = Variant._parse(head if fmt is None else f"{head}/{fmt}", name)
-    return variant, parse_options(rest, f"{name}:{arg}")
+def _fields(spec: str) -> tuple[str, ...]:
+    """``all``, ``none``/empty, or fields joined by ``+`` (each once), in the seed's order."""
+    if spec in ("", "none"):
+        return ()
+    if spec == "all":
+        return FIELDS
+    parts = spec.split("+")
+    if any(p not in FIELDS for p in parts) or len(set(parts)) != len(parts):
+        raise ValueError("fields are goal, state, thought joined by '+', each once")
+    return tuple(f for f in FIELDS if f in parts)
+
+
+_fields.spelled = "goal+state+thought|none|all"  # type: ignore[attr-defined]
+
+#: the parameters of ``stateact`` (``<fields>[/<format>][/<option>...]``)
+PARAMS = Params(
+    (
+        Param("fields", _fields, FIELDS, "the fields written before the action",
+              positional=True, named=False),
+        Param("format", choice(*FORMATS), "text", "the turn as 'key: value' lines or JSON",
+              positional=True, named=False),
+        *ANCHOR_PARAMS,
+    ),
+    sep="/",
+)  # fmt: skip
+
+
+def variant_of(args: Args) -> Variant:
+    """The :class:`Variant` of ``stateact``'s parsed arguments."""
+    return Variant(tuple(args["fields"]), args["format"])
 
 
 def eight_variants() -> list[Variant]:
@@ -375,6 +373,7 @@ def _cut_before_action(text: str) -> str:
 
 __all__ = [
     "FIELDS",
+    "PARAMS",
     "ROW_LABELS",
     "StateActAgent",
     "Turn",
@@ -385,4 +384,5 @@ __all__ = [
     "render_turn",
     "state_keys_for",
     "truncate",
+    "variant_of",
 ]

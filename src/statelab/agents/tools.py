@@ -54,11 +54,12 @@ from __future__ import annotations
 
 import itertools
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from statelab.agents._parse import split_reasoning
 from statelab.agents._prompting import complete_past_reasoning
+from statelab.agents._tool_options import Options
 from statelab.agents._tool_replies import (
     JSON_MIN_TOKENS,
     WAIT,
@@ -85,91 +86,6 @@ from statelab.facts import TrafficFacts as _Facts
 from statelab.tools.describe import LIBRARY_HEADER
 from statelab.tools.geodesics import PRIMITIVES, TOOL_LEN
 from statelab.tools.library import LibrarySpec, ToolLibrary, build_library
-
-DEFAULT_THINK_TOKENS = 1024
-
-
-@dataclass(frozen=True)
-class Options:
-    """One spelling of ``tools`` or ``plan`` (see the module docstring)."""
-
-    kind: str
-    collision_check: bool = False
-    form: str | None = None
-    thinking: bool = False
-    think_tokens: int = DEFAULT_THINK_TOKENS
-    k: int = 5
-    n: int = 250
-    seed: int = 0
-    cars: int = 25
-    #: the anchor's decision form: a JSON object, structured output constrained to the tools
-    json: bool = False
-    #: geodesics planned with the cars visible from the start only (default: every car)
-    visible: bool = False
-    #: ties between geodesics: "frontier" (seed 001's code) or "random"
-    ties: str = "frontier"
-    #: explain closing speeds in the prompt (seed 001's prompt without the collision check)
-    kinematics: bool = False
-    #: an unreadable plan waits (time passes, cars move), as seed 001's code; else it goes
-    #: to the env as written and is refused (nothing moves)
-    wait_invalid: bool = False
-    #: ``think=native``: "thinking" is the model's own reasoning mode (seed 001's thinking
-    #: rows), not a rationale it is asked to write
-    native: bool = False
-
-    @property
-    def description_form(self) -> str:
-        return self.form or ("short" if self.collision_check else "long")
-
-
-#: ``think=native``: the reply's room for the model's own reasoning (seed 001's code sends
-#: no limit; a server caps it by its context)
-NATIVE_THINK_TOKENS = 32768
-
-
-def parse_options(kind: str, arg: str | None) -> Options:
-    """``tools``/``plan`` options from the part of a spelling after the colon."""
-    opts: dict[str, Any] = {"kind": kind}
-    flags = {"think", "kin"} | (
-        {"cc", "short", "long", "json", "visible", "random"} if kind == "tools" else {"wait"}
-    )
-    numbers = {"think", "k", "n", "seed", "cars"} if kind == "tools" else {"think"}
-    for i, token in enumerate(t.strip() for t in (arg or "").split("+") if t.strip()):
-        name, sep, value = token.partition("=")
-        if kind == "plan" and i == 0 and token.isdigit():
-            name, sep, value = "k", "=", token
-        elif token == "think=native":  # room for a reasoning model's thinking, as seed 001's
-            opts.update(thinking=True, native=True, think_tokens=NATIVE_THINK_TOKENS)
-            continue
-        elif sep and name in numbers:
-            if not value.isdigit() or int(value) < (0 if name == "seed" else 1):
-                raise ConfigError(f"agent {kind}:{arg}: {name} needs a positive number")
-        elif sep or name not in flags:
-            allowed = sorted(flags) + [f"{n}=N" for n in sorted(numbers)] + ["think=native"]
-            raise ConfigError(
-                f"agent {kind}:{arg}: unknown option {token!r}; allowed: {', '.join(allowed)}"
-            )
-        if name == "cc":
-            opts["collision_check"] = True
-        elif name in ("short", "long"):
-            opts["form"] = name
-        elif name == "json":
-            opts["json"] = True
-        elif name == "visible":
-            opts["visible"] = True
-        elif name == "random":
-            opts["ties"] = "random"
-        elif name == "kin":
-            opts["kinematics"] = True
-        elif name == "wait":
-            opts["wait_invalid"] = True
-        elif name == "think":
-            opts["thinking"] = True
-            if sep:
-                opts["think_tokens"] = int(value)
-        else:
-            opts[name] = int(value)
-    return Options(**opts)
 
 
 # -- shared decision machinery ---------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from statelab.analysis._md import md_row
-from statelab.analysis._summary import EXPERT, EXPERT_LABEL, EXPERT_NOTE, ROLE_EXPERT
+from statelab.analysis._summary import EXPERT_LABEL, EXPERT_NOTE, expert_rows, is_expert_row
 from statelab.analysis._table import _cell, describe_baseline, describe_test, score_cell
 
 HEAT_GROUP_AXIS = "env"
@@ -35,7 +35,7 @@ def _as_axes(axes: Sequence[str] | str, name: str) -> list[str]:
 
 
 def _is_expert(rec: Mapping[str, Any]) -> bool:
-    return rec.get("agent") == EXPERT or rec.get("role") == ROLE_EXPERT
+    return is_expert_row(rec)
 
 
 @dataclass
@@ -215,7 +215,7 @@ def pivot_legend(summary: pd.DataFrame, baseline: Mapping[str, str] | None = Non
 
 
 def _is_expert_present(summary: pd.DataFrame) -> bool:
-    return "agent" in summary.columns and bool((summary["agent"] == EXPERT).any())
+    return bool(expert_rows(summary).any())
 
 
 def pivot_markdown(

@@ -8,6 +8,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from statelab.analysis._components import is_expert
+from statelab.analysis._components import tags as component_tags
 from statelab.analysis._seeds import episode_figures, per_seed, run_figures, seed_scores
 from statelab.analysis.behaviour import BEHAVIOUR_FIGURES
 from statelab.analysis.stats import (
@@ -315,15 +317,12 @@ def summarise(
 def reference_role(agent: Any, tags: Any = None) -> str:
     """``ROLE_EXPERT`` for the expert's runs, ``ROLE_FLOOR`` for the random floor's, else
     ``ROLE_NONE``: by the run's tags (``expert``, ``floor``) when the frame has them, else by
-    the agent's name (frames built by hand)."""
-    if isinstance(tags, tuple | list | set | frozenset) and tags:
-        if "expert" in tags:
-            return ROLE_EXPERT
-        if "floor" in tags:
-            return ROLE_FLOOR
-    if agent == EXPERT:
+    the tags of the agent the spelling builds (frames built by hand)."""
+    if not (isinstance(tags, tuple | list | set | frozenset) and tags):
+        tags = component_tags("agent", agent)
+    if "expert" in tags or is_expert(agent):
         return ROLE_EXPERT
-    return ROLE_FLOOR if agent == FLOOR else ROLE_NONE
+    return ROLE_FLOOR if "floor" in tags else ROLE_NONE
 
 
 class _Tester:
@@ -378,13 +377,29 @@ def _sorted(
     return summary.loc[order].reset_index(drop=True)
 
 
+def is_expert_row(row: Mapping[str, Any]) -> bool:
+    """Whether a summary row is the expert's: its role, else its agent's ``expert`` tag."""
+    if "role" in row:
+        return bool(row["role"] == ROLE_EXPERT)
+    return "agent" in row and is_expert(row["agent"])
+
+
+def expert_rows(frame: pd.DataFrame) -> pd.Series:
+    """Which rows of a summary (or runs) frame are the expert's (see :func:`is_expert_row`)."""
+    if "role" in frame.columns:
+        return frame["role"] == ROLE_EXPERT
+    if "agent" not in frame.columns:
+        return pd.Series(False, index=frame.index, dtype=bool)
+    return frame["agent"].map(is_expert).astype(bool)
+
+
 def is_reference(summary: pd.DataFrame) -> pd.Series:
     """Which rows are reference rows (expert or random floor)."""
     if "role" in summary.columns:
         return summary["role"].isin(REFERENCE_ROLES)
     if "agent" in summary.columns:
-        return summary["agent"].isin([EXPERT, FLOOR])
-    return pd.Series(False, index=summary.index)
+        return summary["agent"].map(lambda a: reference_role(a) != ROLE_NONE).astype(bool)
+    return pd.Series(False, index=summary.index, dtype=bool)
 
 
 def varying_axes(summary: pd.DataFrame) -> list[str]:

@@ -37,7 +37,10 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from statelab.analysis._components import is_expert, tags
 from statelab.analysis.sections import Blocks, ReportInputs, report_section
+from statelab.core import MODEL_FREE
+from statelab.envs import env_family
 
 #: budget fractions the curves are read at
 FRACTIONS: tuple[float, ...] = tuple(i / 20 for i in range(21))
@@ -45,7 +48,8 @@ FRACTIONS: tuple[float, ...] = tuple(i / 20 for i in range(21))
 SHOWN = (0.25, 0.5, 0.75, 1.0)
 #: the line of the expert runs (they have no world model)
 EXPERT = "expert"
-_NO_MODEL = {"none", "-", "", None}
+#: what a world model does that ``none`` does not (its tags)
+_WORLD_MODEL_TAGS = {"answers-queries", "validates"}
 _COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3")
 
 
@@ -111,14 +115,20 @@ def _applies(runs: pd.DataFrame, config: dict[str, Any]) -> bool:
     layout = config.get("report") or {}
     if layout.get("reward_within_budget"):
         return True
-    return "worldmodel" in runs and any(w not in _NO_MODEL for w in runs["worldmodel"])
+    if "worldmodel" not in runs:
+        return False
+    stored = runs["components"] if "components" in runs else [None] * len(runs)
+    return any(
+        _WORLD_MODEL_TAGS & tags("worldmodel", w, c)
+        for w, c in zip(runs["worldmodel"], stored, strict=True)
+    )
 
 
 def _line(row: pd.Series) -> str:
-    if row.get("agent") == "expert":
+    if is_expert(row.get("agent"), row.get("components")):
         return EXPERT
     w = row.get("worldmodel")
-    return "none" if w in _NO_MODEL else str(w)
+    return str(w) if isinstance(w, str) and w and w != MODEL_FREE else "none"
 
 
 def _panel_axes(runs: pd.DataFrame) -> list[str]:
@@ -187,7 +197,7 @@ def reward_within_budget(store_path: Path, out_dir: Path) -> tuple[str, dict[str
     runs["budget"] = [
         budget_of(json.loads(s), e) for s, e in zip(runs["spec"], runs["env"], strict=True)
     ]
-    runs["family"] = [str(e).split("/")[0].split(":")[0] for e in runs["env"]]
+    runs["family"] = [env_family(str(e)) for e in runs["env"]]
     axes = _panel_axes(runs)
     runs["panel"] = [
         EXPERT if line == EXPERT else _panel(row, axes)
@@ -204,6 +214,7 @@ def reward_within_budget(store_path: Path, out_dir: Path) -> tuple[str, dict[str
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     files: dict[str, Path] = {}
+    plots: list[tuple[str, Path]] = []
     md = [
         "## Reward within budget",
         "",
@@ -217,6 +228,7 @@ def reward_within_budget(store_path: Path, out_dir: Path) -> tuple[str, dict[str
         path = out_dir / _file_name(str(env))
         _plot(part, str(env), path, order)
         files[f"reward_within_budget:{env}"] = path
+        plots.append((str(env), path))
         for (panel, line), d in part.groupby(["panel", "line"], sort=False):
             at = d.set_index("fraction")
             cells = []
@@ -226,10 +238,7 @@ def reward_within_budget(store_path: Path, out_dir: Path) -> tuple[str, dict[str
             n = int(d["n"].iloc[0])
             md.append(f"| {env} | {panel} | {line} | {n} | " + " | ".join(cells) + " |")
     md.append("")
-    md += [
-        f"![reward within budget: {env}]({p.name})"
-        for env, p in ((k.split(":", 1)[1], v) for k, v in files.items())
-    ]
+    md += [f"![reward within budget: {env}]({p.name})" for env, p in plots]
     json_path = out_dir / "reward_within_budget.json"
     json_path.write_text(table.to_json(orient="records", indent=1))
     files["reward_within_budget"] = json_path

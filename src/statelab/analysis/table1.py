@@ -32,8 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from statelab.agents.tools import parse_options
-from statelab.analysis._components import tags
+from statelab.analysis._components import arguments, tags
 from statelab.analysis._md import md_row
 from statelab.analysis.sections import Blocks, ReportInputs, report_section
 from statelab.tools.library import Geometry, LibrarySpec, build_geometry, cache_root
@@ -136,15 +135,24 @@ def table1(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
             }
         )
     df = pd.DataFrame(rows, columns=COLUMNS)
+    experts = {str(r.agent) for r in runs.itertuples() if "expert" in _tags(r, "agent")}
+    df.attrs["experts"] = experts
     if df.empty:
         return df
 
     def order(r: pd.Series) -> tuple[Any, ...]:
         key = (r["thinking"], r["geodesic"], r["collision_check"])
-        first = len(SEED_ORDER) + 1 if r["agent"] == "expert" else SEED_ORDER.index(key)
+        first = len(SEED_ORDER) + 1 if r["agent"] in experts else SEED_ORDER.index(key)
         return (first, not r["closeup"], str(r["model"]), str(r["agent"]))
 
-    return df.iloc[sorted(range(len(df)), key=lambda i: order(df.iloc[i]))].reset_index(drop=True)
+    out = df.iloc[sorted(range(len(df)), key=lambda i: order(df.iloc[i]))].reset_index(drop=True)
+    out.attrs["experts"] = experts
+    return out
+
+
+def _experts(df: pd.DataFrame) -> pd.Series:
+    """Which rows are the expert's (by its agent's ``expert`` tag, kept by :func:`table1`)."""
+    return df["agent"].isin(df.attrs.get("experts", set()))
 
 
 def _tick(flag: bool) -> str:
@@ -163,15 +171,15 @@ def _num(x: float, fmt: str) -> str:
 
 def table1_markdown(df: pd.DataFrame) -> str:
     """The seed's Table 1 layout (one line per row; a model column when there are several)."""
-    many = df["model"][df["agent"] != "expert"].nunique() > 1
+    expert_rows = _experts(df)
+    many = df["model"][~expert_rows].nunique() > 1
     head = [
         "Run", *(["Model"] if many else []), "Thinking", "Geodesic tools", "Collision check",
         "Zoom (close-up)", "Time / decision", "Tokens generated / decision",
         "Decisions without a model call", "Success % (N)",
     ]  # fmt: skip
     lines = [md_row(head), "|" + "---|" * len(head)]
-    for r in df.itertuples():
-        expert = r.agent == "expert"
+    for r, expert in zip(df.itertuples(), expert_rows, strict=True):
         run = "expert (ceiling)" if expert else f"{r.agent} / {r.grounding}"
         flags = ["-"] * 4 if expert else [
             _tick(r.thinking), _tick(r.geodesic), _tick(r.collision_check), _tick(r.closeup)
@@ -201,12 +209,14 @@ def success_png(df: pd.DataFrame, path: Path) -> None:
     """Success % per variant, horizontal bars annotated with successes / N."""
     fig = _figure(8, 0.5 * len(df) + 1.2)
     ax = fig.add_subplot(1, 1, 1)
+    expert_rows = list(_experts(df))
     labels = [
-        "expert" if r.agent == "expert" else f"{r.agent} / {r.grounding}" for r in df.itertuples()
+        "expert" if e else f"{r.agent} / {r.grounding}"
+        for r, e in zip(df.itertuples(), expert_rows, strict=True)
     ]
     y = np.arange(len(df))[::-1]
     values = df["success_pct"].fillna(0).to_numpy()
-    colours = ["#BBBBBB" if a == "expert" else "#4C72B0" for a in df["agent"]]
+    colours = ["#BBBBBB" if e else "#4C72B0" for e in expert_rows]
     ax.barh(y, values, color=colours)
     for yi, v, r in zip(y, values, df.itertuples(), strict=True):
         ax.text(v + 1, yi, f"{r.successes}/{r.n}", va="center", fontsize=8)
@@ -235,10 +245,11 @@ def _library_geometries(tables: dict[str, pd.DataFrame]) -> list[Geometry]:
         if path.is_file():
             out.append(Geometry.from_json(json.loads(path.read_text())))
     if not out:
-        for agent in tables["runs"]["agent"]:
-            if str(agent).partition(":")[0] == "tools":
-                o = parse_options("tools", str(agent).partition(":")[2] or None)
-                out.append(build_geometry(LibrarySpec(n_cars=o.cars, n=o.n, k=o.k, seed=o.seed)))
+        for run in tables["runs"].itertuples():
+            if "uses-tools" in _tags(run, "agent"):
+                o = arguments("agent", run.agent, getattr(run, "components", None))
+                spec = LibrarySpec(n_cars=o["cars"], n=o["n"], k=o["k"], seed=o["seed"])
+                out.append(build_geometry(spec))
                 break
     return out
 
@@ -249,7 +260,7 @@ def episode_png(tables: dict[str, pd.DataFrame], df: pd.DataFrame, path: Path) -
     from statelab.envs import make_env
 
     runs, eps, steps = tables["runs"], tables["episodes"], tables["steps"]
-    cands = df[df["agent"] != "expert"].sort_values("success_pct", ascending=False, kind="stable")
+    cands = df[~_experts(df)].sort_values("success_pct", ascending=False, kind="stable")
     for r in cands.itertuples():
         hit = runs[(runs["agent"] == r.agent) & (runs["grounding"] == r.grounding)]
         hit = hit[hit["model"] == r.model]

@@ -11,16 +11,33 @@ from statelab.core._context import (
 )
 from statelab.core._env import Env, Observation, ObservationSpace, Policy
 from statelab.core._llm import LLM, Completion, GenParams, Message, ModelError, Usage
+from statelab.core._params import (
+    REQUIRED,
+    Args,
+    ArgumentError,
+    Param,
+    Params,
+    choice,
+    count,
+    on_off,
+)
 from statelab.core._prompt import Prompt
 from statelab.core._registry import DRY, BuildContext, ConfigError, Registry
+from statelab.core._sentinels import ACTING, MODEL_AXES, MODEL_FREE
 from statelab.core._state import Memory
 from statelab.core._worldmodel import WorldModel
 
 __all__ = [
+    "ACTING",
     "DRY",
     "LLM",
+    "MODEL_AXES",
+    "MODEL_FREE",
+    "REQUIRED",
     "TAGS",
     "Agent",
+    "Args",
+    "ArgumentError",
     "BuildContext",
     "Call",
     "Completion",
@@ -34,6 +51,8 @@ __all__ = [
     "ModelError",
     "Observation",
     "ObservationSpace",
+    "Param",
+    "Params",
     "Policy",
     "PrivilegedView",
     "Prompt",
@@ -43,6 +62,9 @@ __all__ = [
     "Usage",
     "WorldHandle",
     "WorldModel",
+    "choice",
+    "count",
     "describe",
     "frozen_view",
+    "on_off",
 ]

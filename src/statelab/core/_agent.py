@@ -24,6 +24,10 @@ class Call:
 
 @dataclass
 class Decision:
+    """What an agent decided at one step: the ``action`` sent to the env, the model's
+    ``reply`` it was read from, the model ``calls`` made for it, per-step ``meta`` and whether
+    the reply was ``parsed`` onto an admissible action."""
+
     action: str
     reply: str
     calls: list[Call] = field(default_factory=list)

@@ -1,9 +1,10 @@
-"""What every component on every axis shares: a description, and four optional hooks.
+"""What every component on every axis shares: a description, and seven optional hooks.
 
-A built component carries its ``spelling`` (as the config wrote it), a display ``label`` and
-``tags``; the run stores them, and reports select and order rows by tags, never by parsing
-spellings. The hooks are the one protocol through which the episode loop talks to any
-component (memory writer, grounding, agent, world model):
+A built component carries its ``spelling`` (as the config wrote it), a display ``label``,
+``tags`` and ``args`` (the values its registry parsed the spelling into); the run stores
+them, and reports select and order rows by tags and arguments, never by parsing spellings.
+The hooks are the one protocol through which the episode loop talks to any component (memory
+writer, grounding, agent, world model):
 
 - ``reset(ctx)``: a new episode starts (``ctx`` is the first step's context);
 - ``answer(query, ctx)``: a question asked during *decide* (world models answer; ``None``:
@@ -24,7 +25,12 @@ Every hook is optional: the base class does nothing.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:  # the contexts the hooks are given (no import at run time: no cycle)
+    from statelab.core._context import StepContext, Transition
 
 #: the tags a component may carry, with what they mean (reports and checks read them)
 TAGS: dict[str, str] = {
@@ -57,26 +63,29 @@ class Component:
     label: str = ""
     #: tags of the component class; a registry adds the tags registered with its name
     tags: frozenset[str] = frozenset()
+    #: the parsed arguments of its spelling (JSON-able values by parameter name)
+    args: Mapping[str, Any] = MappingProxyType({})
 
     def describe(self) -> dict[str, Any]:
-        return {"spelling": self.spelling, "label": self.label, "tags": sorted(self.tags)}
+        """Spelling, label, tags and parsed arguments (what the run stores)."""
+        return describe(self)
 
     # -- the optional hooks --------------------------------------------------------------
-    def reset(self, ctx: Any) -> None:
+    def reset(self, ctx: StepContext) -> None:
         """A new episode starts."""
 
-    def answer(self, query: str, ctx: Any) -> str | None:
+    def answer(self, query: str, ctx: StepContext) -> str | None:
         """Answer a question asked during *decide* (``None``: not mine to answer)."""
         return None
 
-    def validate(self, action: str, ctx: Any) -> str | None:
+    def validate(self, action: str, ctx: StepContext) -> str | None:
         """``None`` accepts ``action``; a string rejects it with that feedback."""
         return None
 
-    def after_step(self, transition: Any) -> None:
+    def after_step(self, transition: Transition) -> None:
         """The env has stepped with ``transition.action``."""
 
-    def intercept(self, action: str, ctx: Any) -> str | None:
+    def intercept(self, action: str, ctx: StepContext) -> str | None:
         """A string answers ``action`` in place of the env (no env step); ``None``: the
         action is not mine."""
         return None
@@ -90,10 +99,18 @@ class Component:
         return ""
 
 
-def stamp(obj: C, spelling: str, tags: frozenset[str] = frozenset()) -> C:
-    """Give a built object its spelling, a default label (the spelling) and its tags."""
+def stamp(
+    obj: C,
+    spelling: str,
+    tags: frozenset[str] = frozenset(),
+    args: Mapping[str, Any] | None = None,
+) -> C:
+    """Give a built object its spelling, a default label (the spelling), its tags and its
+    parsed arguments."""
     own = frozenset(getattr(obj, "tags", frozenset()))
-    values = {"spelling": spelling, "tags": own | tags}
+    values: dict[str, Any] = {"spelling": spelling, "tags": own | tags}
+    if args is not None:
+        values["args"] = MappingProxyType(dict(args))
     if not getattr(obj, "label", ""):
         values["label"] = spelling
     for key, value in values.items():
@@ -104,9 +121,11 @@ def stamp(obj: C, spelling: str, tags: frozenset[str] = frozenset()) -> C:
 
 
 def describe(obj: Any) -> dict[str, Any]:
-    """The stored description of any built component."""
+    """The stored description of any built component: spelling, label, tags and ``args``
+    (its parsed arguments)."""
     return {
         "spelling": getattr(obj, "spelling", ""),
         "label": getattr(obj, "label", ""),
         "tags": sorted(getattr(obj, "tags", ())),
+        "args": dict(getattr(obj, "args", None) or {}),
     }

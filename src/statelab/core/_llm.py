@@ -44,6 +44,8 @@ class GenParams:
 
 @dataclass(frozen=True)
 class Usage:
+    """Tokens of one model call (or a sum of calls: ``a + b``), in and out."""
+
     input_tokens: int = 0
     output_tokens: int = 0
 
@@ -55,19 +57,28 @@ class Usage:
 
 @dataclass(frozen=True)
 class Completion:
+    """One model reply: its ``text``, token ``usage``, ``latency`` in seconds, whether it came
+    from the response cache (``cached``), the ``logprobs`` of its tokens when asked for, and
+    ``flags`` naming what the model wrapper changed on the way in (``reply-cut``, ``redacted``,
+    ``usage-replaced``; empty for a reply taken as it came)."""
+
     text: str
     usage: Usage = field(default_factory=Usage)
     latency: float = 0.0
     cached: bool = False
     logprobs: list[float] | None = None
+    flags: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "text": self.text,
             "usage": [self.usage.input_tokens, self.usage.output_tokens],
             "latency": self.latency,
             "logprobs": self.logprobs,
         }
+        if self.flags:  # replies taken as they came keep the cache rows they always had
+            d["flags"] = list(self.flags)
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], cached: bool = False) -> Completion:
@@ -77,11 +88,18 @@ class Completion:
             latency=float(d.get("latency", 0.0)),
             cached=cached,
             logprobs=d.get("logprobs"),
+            flags=tuple(d.get("flags", ())),
         )
 
 
 class ModelError(RuntimeError):
-    """A model call failed for good (after the backend's retries)."""
+    """A model call failed. A backend classifies it: ``retryable`` (the model wrapper may
+    try again), ``retry_after`` (seconds the server asked for) and ``kind`` (a word the
+    retry policy and the messages use); raised past the wrapper, it failed for good."""
+
+    kind: str = "model"
+    retryable: bool = False
+    retry_after: float | None = None
 
 
 class LLM(abc.ABC):

@@ -1,11 +1,19 @@
 """Named-component registries: one per axis. A run is one choice per axis.
 
-Every registry has one factory signature, ``factory(arg, ctx) -> component``: ``arg`` is the
-part of the spelling after the first colon (``window:5`` -> ``"5"``), ``ctx`` a
+A component registers a factory ``factory(args, ctx) -> component`` with its declared
+parameters (:class:`~statelab.core._params.Params`): the registry parses the part of the
+spelling after the first colon (``window:5`` -> ``args.k == 5``) into typed
+:class:`~statelab.core._params.Args`, here and nowhere else, and ``ctx`` is a
 :class:`BuildContext`. Validating a spelling means building it against a dry context, so a
 bad argument on any axis is refused when a config is read, with one line naming it.
-A built component is stamped with its spelling, a label and its tags
+A built component is stamped with its spelling, a label, its tags and its parsed arguments
 (:mod:`statelab.core._component`): logs and reports never re-parse spellings.
+
+A factory registered without ``params`` is given the raw text instead (``factory(arg: str |
+None, ctx)``): ``None`` for a component whose help names no argument (``summary``: the
+registry refuses ``summary:x``), and for one whose help spells an argument
+(``scripted:<file>``) the text, which it parses itself; that form is kept for backends and
+plugins that have not declared their parameters yet.
 """
 
 from __future__ import annotations
@@ -14,8 +22,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
-from statelab.core._component import TAGS, stamp
+from statelab.core._component import TAGS, describe, stamp
 from statelab.core._llm import GenParams
+from statelab.core._params import Args, ArgumentError, Param, Params
 
 T = TypeVar("T")
 
@@ -60,10 +69,11 @@ DRY = BuildContext(dry=True)
 
 
 class Registry(Generic[T]):
-    """Maps config spellings to factories ``factory(arg, ctx)``.
+    """Maps config spellings to factories ``factory(args, ctx)``.
 
     A spelling may carry an argument after a colon (``window:5``, ``llamacpp:/m.gguf``):
-    the part before the first colon selects the component, the rest is passed to it.
+    the part before the first colon selects the component, the rest is parsed into the
+    component's declared parameters.
     """
 
     def __init__(self, axis: str) -> None:
@@ -71,17 +81,33 @@ class Registry(Generic[T]):
         self._items: dict[str, Callable[..., T]] = {}
         self._help: dict[str, str] = {}
         self._tags: dict[str, frozenset[str]] = {}
+        #: declared parameters (None: a factory given the raw argument text)
+        self._params: dict[str, Params | None] = {}
+        #: registered without ``params``: the factory is given the raw text, not Args
+        self._raw: dict[str, bool] = {}
 
     def register(
-        self, name: str, help: str = "", tags: tuple[str, ...] | frozenset[str] = ()
+        self,
+        name: str,
+        help: str = "",
+        tags: tuple[str, ...] | frozenset[str] = (),
+        params: Params | tuple[Param, ...] | None = None,
     ) -> Callable[[Callable[..., T]], Callable[..., T]]:
-        """Register ``factory(arg, ctx)`` under ``name``; ``tags`` hold for every spelling
-        (a component adds argument-dependent tags itself). ``help`` spells the component as
-        a config writes it; one without a colon (``summary``) takes no argument, and
-        ``summary:x`` is refused before the factory runs."""
+        """Register ``factory(args, ctx)`` under ``name`` with its declared ``params``;
+        ``tags`` hold for every spelling (a component adds argument-dependent tags itself).
+        ``help`` spells the component as a config writes it. A component declaring no
+        parameters whose help has no colon (``summary``) takes no argument: ``summary:x``
+        is refused before the factory runs (and, registered without ``params``, its factory
+        is given ``None``). Without ``params`` but with a colon in ``help``, the factory is
+        given the raw argument text (see the module docstring)."""
         unknown = set(tags) - set(TAGS)
         if unknown:
             raise ValueError(f"{self.axis} {name!r}: unknown tags {sorted(unknown)}")
+        if isinstance(params, tuple):
+            params = Params(params)
+        raw = params is None  # the factory is given the raw text (None: no argument)
+        if params is None and ":" not in (help or name):
+            params = Params()
 
         def deco(factory: Callable[..., T]) -> Callable[..., T]:
             if name in self._items:
@@ -89,13 +115,15 @@ class Registry(Generic[T]):
             self._items[name] = factory
             self._help[name] = help or name
             self._tags[name] = frozenset(tags)
+            self._params[name] = params
+            self._raw[name] = raw
             return factory
 
         return deco
 
     def unregister(self, name: str) -> None:
         """Remove ``name`` (tests that register a component for one experiment)."""
-        for d in (self._items, self._help, self._tags):
+        for d in (self._items, self._help, self._tags, self._params, self._raw):
             d.pop(name, None)
 
     def split(self, spelling: str) -> tuple[str, str | None]:
@@ -109,25 +137,68 @@ class Registry(Generic[T]):
     def get(self, spelling: str) -> Callable[..., T]:
         return self._items[self.split(spelling)[0]]
 
-    def build(self, spelling: str, ctx: BuildContext = DRY) -> T:
-        """Build the component ``spelling`` names, stamped with spelling, label and tags.
+    def params(self, name: str) -> Params | None:
+        """The declared parameters of component ``name`` (None: it parses its own text)."""
+        return self._params[self.split(name)[0]]
 
-        Any error a factory raises on its argument becomes a one-line :class:`ConfigError`
-        naming the axis and the spelling."""
+    def parse(self, spelling: str) -> Args:
+        """The typed arguments ``spelling`` gives its component (builds nothing): a bad
+        argument is a one-line :class:`ConfigError` naming axis and spelling."""
         name, arg = self.split(spelling)
-        if arg is not None and ":" not in self._help[name]:
+        params = self._params[name]
+        if params is None:
+            return Args()
+        if arg is not None and not params:
             # a component whose spelling help names no argument takes none (checked here,
             # once for every axis, not in each factory)
             raise ConfigError(f"{self.axis} {name!r} takes no argument, got {spelling!r}")
         try:
-            obj = self._items[name](arg, ctx)
+            return params.parse(arg)
+        except ArgumentError as e:
+            raise ConfigError(f"{self.axis} {spelling!r}: {e}") from None
+
+    def without(self, spelling: str, *names: str) -> str:
+        """``spelling`` with its parameters ``names`` left out (``bounded:summary:64``
+        without ``budget``: ``bounded:summary``), e.g. a report's row key across budgets."""
+        name, arg = self.split(spelling)
+        params = self._params[name]
+        if arg is None or not params:
+            return spelling
+        rest = params.without(arg, names)
+        return f"{name}:{rest}" if rest else name
+
+    def build(self, spelling: str, ctx: BuildContext = DRY) -> T:
+        """Build the component ``spelling`` names, stamped with spelling, label, tags and
+        its parsed arguments.
+
+        A bad argument (refused by the declared parameters, or a :class:`ConfigError` the
+        factory raises on its context) is a one-line :class:`ConfigError` naming the axis
+        and the spelling; any other exception of a factory is a bug and keeps its
+        traceback."""
+        name, arg = self.split(spelling)
+        args = self.parse(spelling)
+        raw = self._raw[name]
+        try:
+            obj = self._items[name](arg if raw else args, ctx)
         except ConfigError as e:
             if spelling in str(e) or str(e).startswith(f"{self.axis} "):
                 raise
             raise ConfigError(f"{self.axis} {spelling!r}: {e}") from None
-        except (ValueError, TypeError, KeyError, IndexError) as e:
+        except ValueError as e:
+            if self._params[name] is not None:  # not a factory parsing its own text: a bug
+                raise
             raise ConfigError(f"{self.axis} {spelling!r}: {e}") from None
-        return stamp(obj, spelling, self._tags[name])
+        return stamp(obj, spelling, self._tags[name], args.record())
+
+    def description(self, spelling: str, ctx: BuildContext = DRY) -> dict[str, Any]:
+        """The stored description (spelling, label, tags, args) of ``spelling`` built dry; a
+        component that builds nothing dry (an env) is described by its parsed arguments."""
+        obj = self.build(spelling, ctx if ctx.dry else replace(ctx, dry=True))
+        if obj is None:
+            tags = sorted(self._tags[self.split(spelling)[0]])
+            args = self.parse(spelling).record()
+            return {"spelling": spelling, "label": spelling, "tags": tags, "args": args}
+        return describe(obj)
 
     def check(self, spelling: str, ctx: BuildContext = DRY) -> None:
         """Refuse a bad spelling (unknown name or bad argument) with one line."""
@@ -142,6 +213,13 @@ class Registry(Generic[T]):
     def describe(self) -> list[tuple[str, str]]:
         """(name, spelling help) of every component, in registration order."""
         return [(n, self._help[n]) for n in self._items]
+
+    def parameters(self, name: str) -> list[str]:
+        """One line per declared parameter of ``name`` (``statelab list --long``)."""
+        params = self._params[self.split(name)[0]]
+        if params is None:
+            return ["(parses its own argument: see the spelling)"]
+        return [p.line() for p in params.params]
 
     def names(self) -> list[str]:
         return list(self._items)

@@ -9,7 +9,7 @@ per step by the episode loop.
 from __future__ import annotations
 
 import abc
-from typing import Any
+from typing import Generic, TypeVar
 
 from statelab.core._agent import Call
 from statelab.core._component import Component
@@ -17,26 +17,31 @@ from statelab.core._context import PrivilegedView, Transition
 from statelab.core._env import Observation
 from statelab.core._llm import LLM
 
+#: the type of a memory's (immutable) state
+S = TypeVar("S")
 
-class Memory(Component, abc.ABC):
+
+class Memory(Component, abc.ABC, Generic[S]):
     """The history part h_{t-1} of phi(o_t, h_{t-1}), as a writer of immutable states.
 
     A memory built for a run holds only configuration (renderer, budgets, sampling); every
-    per-episode value lives in the state it returns.
+    per-episode value lives in the state it returns. ``Memory[S]`` writes states of type
+    ``S`` (``class LastKMemory(Memory[LastKState])``); a subclass that names no type keeps
+    ``Any``.
     """
 
     name: str = "memory"
 
     @abc.abstractmethod
-    def init(self, obs: Observation, privileged: PrivilegedView | None) -> Any:
+    def init(self, obs: Observation, privileged: PrivilegedView | None) -> S:
         """The state before the first step (``privileged`` only for oracle memories)."""
 
     @abc.abstractmethod
     async def write(
-        self, state: Any, transition: Transition, model: LLM | None
-    ) -> tuple[Any, list[Call]]:
+        self, state: S, transition: Transition, model: LLM | None
+    ) -> tuple[S, list[Call]]:
         """The state after ``transition``, and the model calls writing it took."""
 
     @abc.abstractmethod
-    def render(self, state: Any) -> str:
+    def render(self, state: S) -> str:
         """The history text put before the current observation ('' when none)."""

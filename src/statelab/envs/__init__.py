@@ -19,7 +19,15 @@ from statelab.envs import (
     textcraft,  # noqa: F401
     traffic,  # noqa: F401
 )
-from statelab.envs._registry import ENV_CLASSES, ENVS, GYM_IDS, register_env
+from statelab.envs._options import Option, count, on_off, option_parser
+from statelab.envs._registry import (
+    ENV_CLASSES,
+    ENVS,
+    GYM_IDS,
+    env_family,
+    env_kwargs,
+    register_env,
+)
 
 
 def _resolve(spelling: str) -> str:
@@ -37,7 +45,21 @@ def make_env(spelling: str, max_steps: int | None = None) -> Env:
 
 
 def env_class(spelling: str) -> type[Env]:
+    """The env class of a config spelling or Gymnasium id (its facts kind, budget ...)."""
     return ENV_CLASSES[ENVS.split(_resolve(spelling))[0]]
 
 
-__all__ = ["ENVS", "GYM_IDS", "env_class", "hanoi", "make_env", "register_env"]
+__all__ = [
+    "ENVS",
+    "GYM_IDS",
+    "Option",
+    "count",
+    "env_class",
+    "env_family",
+    "env_kwargs",
+    "hanoi",
+    "make_env",
+    "on_off",
+    "option_parser",
+    "register_env",
+]

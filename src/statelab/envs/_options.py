@@ -1,14 +1,20 @@
 """Env options in a spelling: ``name:<positional>+key=value+...`` (as the ``tools`` agent spells
-its options). ``hanoi:4+feedback=off`` and ``babyai/goto:dists=8`` parse to constructor kwargs;
-anything else is a one-line :class:`~statelab.core.ConfigError` naming what is allowed."""
+its options). ``hanoi:4+feedback=off`` and ``babyai/goto:dists=8`` set constructor kwargs.
+
+An env declares its options as :class:`Option` values (the constructor keyword each sets, how
+its value reads, its help); :func:`option_parser` makes them the env's declared parameters,
+which the env registry parses (:mod:`statelab.core._params`): a bad option is a one-line
+:class:`~statelab.core.ConfigError` naming what is allowed.
+"""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from statelab.core import ConfigError
+from statelab.core import Args, Param, Params, count, on_off
 
 
 @dataclass(frozen=True)
@@ -21,52 +27,45 @@ class Option:
     help: str  # e.g. "feedback=on|off"
 
 
-def on_off(value: str) -> bool:
-    if value not in ("on", "off"):
-        raise ValueError("expected on or off")
-    return value == "on"
+@dataclass(frozen=True)
+class EnvOptions:
+    """The declared options of env ``name``; ``positional`` names the option a bare first
+    value sets (``hanoi:4`` is ``hanoi:disks=4``)."""
 
+    name: str
+    options: dict[str, Option]
+    positional: str | None = None
 
-def count(lo: int, hi: int) -> Callable[[str], int]:
-    def read(value: str) -> int:
-        if not value.isdigit() or not lo <= int(value) <= hi:
-            raise ValueError(f"expected a whole number from {lo} to {hi}")
-        return int(value)
+    def params(self, cls: type | None = None) -> Params:
+        """The options as parameters, each defaulting to ``cls``'s constructor default."""
+        sig = inspect.signature(cls).parameters if cls is not None else {}
 
-    return read
+        def default(kwarg: str) -> Any:
+            p = sig.get(kwarg)
+            return None if p is None or p.default is inspect.Parameter.empty else p.default
+
+        return Params(
+            tuple(
+                Param(key, o.read, default(o.kwarg), o.help, positional=key == self.positional)
+                for key, o in self.options.items()
+            )
+        )
+
+    def kwargs(self, args: Args) -> dict[str, Any]:
+        """The constructor kwargs of the options a spelling gave (the others: the
+        constructor's own defaults)."""
+        return {self.options[k].kwarg: args[k] for k in self.options if k in args.given}
+
+    def __call__(self, arg: str | None) -> dict[str, Any]:
+        """The kwargs of ``arg`` (the text after the colon), parsed by the declared params."""
+        return self.kwargs(self.params().parse(arg))
 
 
 def option_parser(
     name: str, options: dict[str, Option], positional: str | None = None
-) -> Callable[[str | None], dict[str, Any]]:
-    """A parser of the part of ``name``'s spelling after the colon. ``positional`` names the
-    option a bare first value sets (``hanoi:4`` is ``hanoi:disks=4``)."""
-    allowed = "+".join(f"[{o.help}]" for o in options.values())
-
-    def parse(arg: str | None) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {}
-        seen: set[str] = set()
-        if arg is None:  # the bare name: the constructor's defaults
-            return kwargs
-        for i, token in enumerate(t.strip() for t in arg.split("+")):
-            key, sep, value = token.partition("=")
-            if not sep and i == 0 and positional is not None:
-                key, value = positional, token
-            elif not sep:
-                key = ""
-            if key not in options or key in seen:
-                why = "repeated" if key in seen else "unknown"
-                raise ConfigError(
-                    f"env '{name}:{arg}': {why} option {token!r}; allowed: {name}:{allowed}"
-                )
-            seen.add(key)
-            try:
-                kwargs[options[key].kwarg] = options[key].read(value.strip())
-            except ValueError as e:
-                raise ConfigError(f"env '{name}:{arg}': {key}: {e}") from None
-        return kwargs
-
-    return parse
+) -> EnvOptions:
+    """The declared options of env ``name`` (given to :func:`~statelab.envs.register_env`)."""
+    return EnvOptions(name, dict(options), positional)
 
 
-__all__ = ["Option", "count", "on_off", "option_parser"]
+__all__ = ["EnvOptions", "Option", "count", "on_off", "option_parser"]

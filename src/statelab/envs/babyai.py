@@ -46,7 +46,6 @@ the env's internal state, which is privileged) and answering with our action str
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -372,15 +371,6 @@ class BabyAIEnv(Env):
 OPTIONS = {"dists": Option("num_dists", count(0, MAX_DISTRACTORS), "dists=N")}
 
 
-def _task(name: str, task: str) -> Callable[[str | None], dict[str, Any]]:
-    options = option_parser(name, OPTIONS)
-
-    def parse(arg: str | None) -> dict[str, Any]:
-        return {"task": task, **options(arg)}
-
-    return parse
-
-
 for _t, _gid in TASKS.items():
     # register_env gives Gymnasium no kwargs, so the id is registered here with the task first
     if _gid not in gym.registry:
@@ -391,7 +381,12 @@ for _t, _gid in TASKS.items():
             disable_env_checker=True,
         )
     register_env(
-        f"babyai/{_t}", BabyAIEnv, _gid, f"babyai/{_t}[:dists=N]", _task(f"babyai/{_t}", _t)
+        f"babyai/{_t}",
+        BabyAIEnv,
+        _gid,
+        f"babyai/{_t}[:dists=N]",
+        option_parser(f"babyai/{_t}", OPTIONS),
+        kwargs={"task": _t},
     )
 
 __all__ = ["ACTIONS", "TASKS", "BabyAIEnv", "BabyAIExpert", "LocalLevel"]

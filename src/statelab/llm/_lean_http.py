@@ -6,6 +6,19 @@ is retried once on a new connection. Its failures are httpx's exceptions, so
 :class:`statelab.llm.openai_compat.OpenAICompatLLM` handles both clients alike (``https://``,
 proxies and given transports go through httpx; ``STATELAB_HTTP_CLIENT=httpx`` takes httpx
 for everything). benchmarks/concurrency.py measures the two side by side.
+
+What a hostile server cannot do to either client (the rules live here, once):
+
+* send more than ``max_body`` bytes of body (by ``Content-Length``, chunk sizes or a body
+  that runs to the close): :func:`capped` counts every body, and the call fails with
+  :class:`BodyTooLarge`;
+* hold a request past its ``timeout``: :func:`deadline` covers connecting, sending and
+  every byte of the reply;
+* answer a request with a response it sent unasked: a connection goes back to the pool
+  only :data:`QUIET` seconds after its reply ended, and only when nothing came meanwhile
+  (a byte arriving on an idle connection closes it), so a stray response is never read
+  as the next request's reply;
+* recurse: interim (1xx) responses are read in a loop, at most :data:`MAX_INTERIM`.
 """
 
 from __future__ import annotations
@@ -16,7 +29,43 @@ from typing import Any, Protocol
 
 import httpx
 
-__all__ = ["LeanHTTP", "Response", "deadline"]
+__all__ = [
+    "MAX_INTERIM",
+    "QUIET",
+    "BodyTooLarge",
+    "LeanHTTP",
+    "NestedTooDeep",
+    "Reply",
+    "Response",
+    "TooManyInterim",
+    "capped",
+    "deadline",
+]
+
+#: seconds a connection rests after its reply before it may carry another request
+QUIET = 0.05
+#: interim (1xx) responses read before one request's reply, at most
+MAX_INTERIM = 32
+
+
+class BodyTooLarge(httpx.RemoteProtocolError):
+    """A response body over the client's ``max_body`` bytes (not retried: it would again)."""
+
+
+class NestedTooDeep(ValueError):
+    """A JSON body nested past Python's recursion limit (not retried: it would again)."""
+
+
+class TooManyInterim(httpx.RemoteProtocolError):
+    """More than :data:`MAX_INTERIM` interim responses before the reply."""
+
+
+def capped(size: int, limit: int) -> int:
+    """``size`` (bytes of one body so far, or promised), or :class:`BodyTooLarge` past
+    ``limit``: the one check every body read by either client passes."""
+    if size > limit:
+        raise BodyTooLarge(f"response body over {limit} bytes (max_body)")
+    return size
 
 
 class Response(Protocol):
@@ -31,8 +80,8 @@ class Response(Protocol):
     def json(self) -> Any: ...
 
 
-class _Reply:
-    """A response read by :class:`LeanHTTP`: status, lower-cased headers, the body."""
+class Reply:
+    """A response as read by either client: status, lower-cased headers, the body."""
 
     __slots__ = ("content", "headers", "status_code")
 
@@ -44,7 +93,11 @@ class _Reply:
         return self.content.decode("utf-8", "replace")
 
     def json(self) -> Any:
-        return json.loads(self.content)
+        """The body as JSON (a ``ValueError`` for one nested past Python's recursion limit)."""
+        try:
+            return json.loads(self.content)
+        except RecursionError:
+            raise NestedTooDeep("JSON nested too deeply") from None
 
 
 class _Conn(asyncio.Protocol):
@@ -57,14 +110,22 @@ class _Conn(asyncio.Protocol):
         self.waiter: asyncio.Future[None] | None = None
         self.used = False  # has answered a request before (a stale keep-alive may fail)
         self.got = False  # bytes came back for the request in flight
+        self.idle = False  # no request in flight: any byte now is a stray (closes it)
+        self.limit = 1 << 62
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
+        if self.idle:  # unrequested bytes: this connection can no longer be trusted
+            self.close()
+            return
         self.got = True
         self.buf += data
+        if len(self.buf) > self.limit + 65536:  # past any body we would read: stop reading
+            assert self.transport is not None
+            self.transport.pause_reading()
         self._wake()
 
     def eof_received(self) -> bool:
@@ -93,29 +154,36 @@ class _Conn(asyncio.Protocol):
         if self.transport is not None:
             self.transport.close()
 
-    async def read_reply(self) -> tuple[_Reply, bool]:
+    async def _head(self) -> tuple[str, int, dict[str, str]]:
+        """The next response's status line and headers (interim ones skipped, in a loop)."""
+        buf = self.buf
+        for _ in range(MAX_INTERIM + 1):
+            while (end := buf.find(b"\r\n\r\n")) < 0:
+                if len(buf) > 65536:
+                    raise httpx.RemoteProtocolError("response headers over 64 KiB")
+                await self.more()
+            head = bytes(buf[:end]).decode("latin-1").split("\r\n")
+            del buf[: end + 4]
+            version, _, rest = head[0].partition(" ")
+            try:
+                status = int(rest[:3])
+            except ValueError:
+                raise httpx.RemoteProtocolError(f"bad status line {head[0][:80]!r}") from None
+            if status >= 200:  # else an interim response (100 Continue): the real one follows
+                headers: dict[str, str] = {}
+                for line in head[1:]:
+                    k, _, v = line.partition(":")
+                    headers[k.strip().lower()] = v.strip()
+                return version, status, headers
+        raise TooManyInterim(f"over {MAX_INTERIM} interim responses before the reply")
+
+    async def read_reply(self) -> tuple[Reply, bool]:
         """The next response, and whether the connection can carry another request."""
         buf = self.buf
-        while (end := buf.find(b"\r\n\r\n")) < 0:
-            if len(buf) > 65536:
-                raise httpx.RemoteProtocolError("response headers over 64 KiB")
-            await self.more()
-        head = bytes(buf[:end]).decode("latin-1").split("\r\n")
-        del buf[: end + 4]
-        version, _, rest = head[0].partition(" ")
-        try:
-            status = int(rest[:3])
-        except ValueError:
-            raise httpx.RemoteProtocolError(f"bad status line {head[0][:80]!r}") from None
-        headers: dict[str, str] = {}
-        for line in head[1:]:
-            k, _, v = line.partition(":")
-            headers[k.strip().lower()] = v.strip()
+        version, status, headers = await self._head()
         reusable = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
-        if status < 200:  # an interim response (100 Continue): the real one follows
-            return await self.read_reply()
         if status in (204, 304):  # no body, by definition
-            return _Reply(status, headers, b""), reusable and not self.closed and not buf
+            return Reply(status, headers, b""), reusable and not self.closed and not buf
         if "chunked" in headers.get("transfer-encoding", "").lower():
             body = await self._chunked()
         elif "content-length" in headers:
@@ -123,16 +191,21 @@ class _Conn(asyncio.Protocol):
                 n = int(headers["content-length"])
             except ValueError:
                 raise httpx.RemoteProtocolError("bad Content-Length") from None
+            if n < 0:
+                raise httpx.RemoteProtocolError("bad Content-Length")
+            capped(n, self.limit)
             while len(buf) < n:
                 await self.more()
             body = bytes(buf[:n])
             del buf[:n]
         else:  # the body runs to the end of the connection
             while not self.closed:
+                capped(len(buf), self.limit)
                 await self.more_or_eof()
+            capped(len(buf), self.limit)
             body, reusable = bytes(buf), False
             buf.clear()
-        return _Reply(status, headers, body), reusable and not self.closed and not buf
+        return Reply(status, headers, body), reusable and not self.closed and not buf
 
     async def more_or_eof(self) -> None:
         if not self.closed:
@@ -144,14 +217,19 @@ class _Conn(asyncio.Protocol):
         buf, out = self.buf, bytearray()
         while True:
             while (eol := buf.find(b"\r\n")) < 0:
+                if len(buf) > 4096:
+                    raise httpx.RemoteProtocolError("chunk size line over 4 KiB")
                 await self.more()
             try:
                 size = int(bytes(buf[:eol]).split(b";")[0].strip() or b"x", 16)
             except ValueError:
                 raise httpx.RemoteProtocolError("bad chunk size") from None
             del buf[: eol + 2]
+            capped(len(out) + size, self.limit)
             if size == 0:  # trailers, then an empty line
                 while (eol := buf.find(b"\r\n")) != 0:
+                    if len(buf) > 65536:
+                        raise httpx.RemoteProtocolError("trailers over 64 KiB")
                     if eol > 0:
                         del buf[: eol + 2]
                     else:
@@ -176,10 +254,19 @@ class LeanHTTP:
     this spends a tenth of it (benchmarks/concurrency.py)."""
 
     def __init__(
-        self, host: str, port: int, netloc: str, timeout: float, connect_timeout: float
+        self,
+        host: str,
+        port: int,
+        netloc: str,
+        timeout: float,
+        connect_timeout: float,
+        max_body: int = 1 << 62,
+        pool: int = 8,
     ) -> None:
         self.host, self.port = host, port
         self.timeout, self.connect_timeout = timeout, connect_timeout
+        self.max_body, self.pool = max_body, pool
+        self._resting: dict[_Conn, asyncio.TimerHandle] = {}
         self.prefix = f"\r\nHost: {netloc}\r\nContent-Type: application/json\r\n"
         self.prefix += "Accept: application/json\r\nUser-Agent: statelab\r\n"
         self.idle: list[_Conn] = []
@@ -194,17 +281,32 @@ class LeanHTTP:
             raise httpx.ConnectTimeout(f"no connection within {self.connect_timeout:g} s") from None
         except OSError as e:
             raise httpx.ConnectError(str(e) or type(e).__name__) from None
+        conn.limit = self.max_body
         return conn
 
     def _take(self) -> _Conn | None:
         while self.idle:
             conn = self.idle.pop()
             if not conn.closed and not conn.buf:
+                conn.idle = False
                 return conn
             conn.close()
         return None
 
-    async def post(self, target: str, body: dict[str, Any], headers: dict[str, str]) -> _Reply:
+    def _rest(self, conn: _Conn) -> None:
+        """Take ``conn`` back after :data:`QUIET` seconds if nothing came meanwhile."""
+        conn.idle = True  # from now on, a byte closes it
+
+        def back() -> None:
+            self._resting.pop(conn, None)
+            if conn.closed or conn.buf or len(self.idle) >= self.pool:
+                conn.close()
+            else:
+                self.idle.append(conn)
+
+        self._resting[conn] = asyncio.get_running_loop().call_later(QUIET, back)
+
+    async def post(self, target: str, body: dict[str, Any], headers: dict[str, str]) -> Reply:
         data = json.dumps(body, allow_nan=False).encode()
         extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
         request = (
@@ -226,7 +328,7 @@ class LeanHTTP:
         except OSError as e:
             raise httpx.ReadError(str(e) or type(e).__name__) from None
 
-    async def _exchange(self, conn: _Conn, request: bytes) -> _Reply:
+    async def _exchange(self, conn: _Conn, request: bytes) -> Reply:
         assert conn.transport is not None
         ok, conn.got = False, False
         try:
@@ -235,13 +337,17 @@ class LeanHTTP:
             ok = reusable
             return reply
         finally:
-            if ok:
+            if ok and not conn.buf:
                 conn.used = True
-                self.idle.append(conn)
+                self._rest(conn)
             else:
                 conn.close()
 
     def close(self) -> None:
+        resting, self._resting = self._resting, {}
+        for conn, handle in resting.items():
+            handle.cancel()
+            conn.close()
         idle, self.idle = self.idle, []
         for conn in idle:
             conn.close()

@@ -12,9 +12,20 @@ Both are linear in the text's length and never raise.
 
 from __future__ import annotations
 
+import base64
+import json
 import re
+from collections.abc import Iterable
+from urllib.parse import quote, quote_plus
 
-__all__ = ["looks_secret", "public_spec", "storable", "strip_userinfo", "terminal_safe"]
+__all__ = [
+    "Redactor",
+    "looks_secret",
+    "public_spec",
+    "storable",
+    "strip_userinfo",
+    "terminal_safe",
+]
 
 _REPLACEMENT = "\ufffd"
 _NUL_OR_SURROGATE = re.compile("[\x00\ud800-\udfff]")
@@ -68,20 +79,15 @@ def _public_query(m: re.Match[str]) -> str:
 def strip_userinfo(text: str) -> str:
     """``text`` with the ``user:password@`` part of every ``scheme://`` URL in it removed.
 
-    Everything up to the last ``@`` before the URL's query or fragment goes, so a password
-    holding a raw ``/``, ``:`` or space goes too (an ``@`` in a path is lost with it: safe
-    rather than exact). Meant for specs and URLs, not for prose.
+    Everything from ``://`` up to the last ``@`` of the spelling goes, so a password holding
+    a raw ``/``, ``:``, ``#``, ``?`` or space goes too (an ``@`` in a path, a model name or
+    an option is lost with it: safe rather than exact). Meant for specs and URLs, not prose.
     """
-    return _URL_TOKEN.sub(_drop_userinfo, text)
-
-
-_URL_TOKEN = re.compile(r"[^?#]+")
-
-
-def _drop_userinfo(m: re.Match[str]) -> str:
-    token = m.group(0)
-    i, at = token.find("://"), token.rfind("@")
-    return token[: i + 3] + token[at + 1 :] if 0 <= i < at - 2 else token
+    i, at = text.find("://"), text.rfind("@")
+    if 0 <= i < at:
+        head, tail = text[: i + 3], text[at + 1 :]
+        return head + strip_userinfo(tail) if "://" in tail else head + tail
+    return text
 
 
 def public_spec(spec: str) -> str:
@@ -92,3 +98,59 @@ def public_spec(spec: str) -> str:
     is dropped, in the URL's query and in the spec's options alike. Other options stay.
     """
     return _QUERY.sub(_public_query, strip_userinfo(spec))
+
+
+# -- redaction ------------------------------------------------------------------------------
+#: secrets shorter than this are not masked (masking a 3-letter word everywhere would garble
+#: replies; a secret that short protects nothing)
+MIN_SECRET = 4
+
+
+def _forms(secret: str) -> set[str]:
+    """How a secret may come back in a server's text: raw, URL-encoded, JSON-escaped,
+    base64 (standard and URL-safe, with and without padding)."""
+    b64 = base64.b64encode(secret.encode()).decode()
+    url64 = base64.urlsafe_b64encode(secret.encode()).decode()
+    json_form = json.dumps(secret, ensure_ascii=False)[1:-1]
+    out = {secret, quote(secret, safe=""), quote(secret), quote_plus(secret), json_form}
+    out |= {json_form.replace("/", "\\/"), json.dumps(secret)[1:-1]}
+    out |= {b64, b64.rstrip("="), url64, url64.rstrip("=")}
+    return {f for f in out if len(f) >= MIN_SECRET}
+
+
+class Redactor:
+    """Masks secrets, and every encoded form of them, as ``***``: the one place through
+    which error texts and replies pass before anything stores, caches or prints them.
+
+    ``secrets`` are single values (an API key, a password); ``pairs`` are ``(user,
+    password)`` whose ``user:password`` travels as a ``Basic`` header (base64) and is masked
+    in that form too. Secrets under :data:`MIN_SECRET` characters are not masked."""
+
+    def __init__(
+        self, secrets: Iterable[str | None] = (), pairs: Iterable[tuple[str, str]] = ()
+    ) -> None:
+        forms: set[str] = set()
+        for s in secrets:
+            if s and len(s) >= MIN_SECRET:
+                forms |= _forms(s)
+        for user, password in pairs:
+            if len(password) >= MIN_SECRET or len(user) + len(password) >= MIN_SECRET + 4:
+                forms |= _forms(f"{user}:{password}")
+        self._set(forms)
+
+    def _set(self, forms: set[str]) -> None:
+        self._forms = frozenset(forms)
+        ordered = sorted(forms, key=len, reverse=True)  # longest first: no partial masks
+        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    def __bool__(self) -> bool:
+        return self._pattern is not None
+
+    def __call__(self, text: str) -> str:
+        """``text`` with every secret form masked."""
+        return text if self._pattern is None else self._pattern.sub("***", text)
+
+    def __add__(self, other: Redactor) -> Redactor:
+        out = Redactor()
+        out._set(set(self._forms | other._forms))
+        return out

@@ -211,7 +211,7 @@ class CachedLLM(LLM):
             self.model_id, "complete", {"messages": messages, "params": params.to_dict()}
         )
         hit = self.cache.get(key)
-        if hit is not None:
+        if hit is not None and _sane(hit):
             self.hits += 1
             done = Completion.from_dict(hit, cached=True)
             _spent(time.perf_counter() - t0)
@@ -251,6 +251,21 @@ class CachedLLM(LLM):
             await self.inner.aclose()
         finally:
             await asyncio.to_thread(self.cache.close)
+
+
+#: the most tokens a cached row may count (the model wrapper's bound); a row past it (cached
+#: before replies were checked) is asked again, not replayed into every rerun
+_MAX_TOKENS = 10**9
+
+
+def _sane(row: dict[str, Any]) -> bool:
+    """Whether a cached completion row can be replayed (its token counts are counts)."""
+    usage = row.get("usage")
+    return (
+        isinstance(usage, list)
+        and len(usage) == 2
+        and all(type(n) is int and 0 <= n <= _MAX_TOKENS for n in usage)
+    )
 
 
 def _spent(seconds: float) -> None:

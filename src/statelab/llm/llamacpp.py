@@ -42,7 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from statelab.core import LLM, Completion, ConfigError, GenParams, Message, ModelError, Usage
+from statelab.core import Completion, ConfigError, GenParams, Message, ModelError, Usage
+from statelab.llm._model import Provider
 
 
 def resolve_model(spec: str) -> Path:
@@ -116,9 +117,21 @@ def _fingerprint(path: Path) -> str:
     return h.hexdigest()[:12]
 
 
-class LlamaCppLLM(LLM):
+class LlamaCppLLM(Provider):
     constrained = True
     max_concurrency = 1
+    takes_images = False
+    scores = True
+
+    @classmethod
+    def weights(cls, arg: str) -> list[Path]:
+        """The GGUF a package or path names (a ``hf:`` download is hashed once fetched)."""
+        if not arg or arg.startswith("hf:"):
+            return []
+        try:
+            return [resolve_model(arg.split("?")[0])]
+        except (ConfigError, ImportError):
+            return []
 
     def __init__(
         self,

@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
-from statelab.core import LLM, Completion, ConfigError, GenParams, Message, ModelError, Usage
+from statelab.core import Completion, ConfigError, GenParams, Message, ModelError, Usage
+from statelab.llm._model import Provider
 
 #: the file ``statelab train`` writes next to an adapter: its base model spec and provenance
 ADAPTER_META = "statelab.json"
@@ -210,11 +211,22 @@ def load(spec: HFSpec) -> tuple[Any, Any, Path]:
     return model, tok, base
 
 
-class TransformersLLM(LLM):
+class TransformersLLM(Provider):
     """A transformers causal LM (optionally with a peft adapter), on CPU by default."""
 
     constrained = True
     max_concurrency = 1
+    takes_images = False
+    scores = True
+
+    @classmethod
+    def weights(cls, arg: str) -> list[Path]:
+        """The GGUF a packaged model resolves to (a folder spec is hashed as named)."""
+        try:
+            gguf = gguf_of(arg.split("?")[0]) if arg else None
+        except ConfigError:
+            gguf = None
+        return [gguf] if gguf is not None else []
 
     def __init__(self, arg: str) -> None:
         self.hf = parse_hf(arg)

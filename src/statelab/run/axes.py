@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from statelab.agents import AGENTS
-from statelab.core import BuildContext, ConfigError, GenParams, Registry
+from statelab.core import ACTING, BuildContext, ConfigError, GenParams, Registry
 from statelab.envs import ENVS, env_class
 from statelab.llm import MODELS, check_spec
 from statelab.state import FORMATS, HISTORIES
@@ -64,7 +64,7 @@ def _check_model(value: str, ctx: BuildContext) -> None:
 
 
 def _check_writer(value: str, ctx: BuildContext) -> None:
-    if value != "acting":
+    if value != ACTING:
         check_spec(value)
 
 
@@ -72,8 +72,8 @@ def _check_writer(value: str, ctx: BuildContext) -> None:
 WRITERS: Registry[Any] = Registry("writer")
 
 
-@WRITERS.register("acting", "acting (the acting model writes the memory)")
-def _acting(arg: str | None, ctx: BuildContext) -> None:
+@WRITERS.register(ACTING, "acting (the acting model writes the memory)")
+def _acting(arg: None, ctx: BuildContext) -> None:
     return None
 
 
@@ -95,7 +95,7 @@ AXES: tuple[Axis, ...] = (
     Axis("format", FORMATS, "default", "how facts become text", core=True, checker=_check_format),
     Axis("grounding", GROUNDINGS, "none", "the spatial signal that joins the text", core=True),
     Axis("worldmodel", WORLDMODELS, "none", "what the agent may query and what checks actions"),
-    Axis("writer", WRITERS, "acting", "the model that writes the memory", checker=_check_writer),
+    Axis("writer", WRITERS, ACTING, "the model that writes the memory", checker=_check_writer),
 )
 BY_NAME: dict[str, Axis] = {a.name: a for a in AXES}
 NAMES: tuple[str, ...] = tuple(a.name for a in AXES)

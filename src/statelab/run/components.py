@@ -4,64 +4,29 @@ and a run's description as the store keeps it."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, replace
 from typing import Any
 
 from statelab.agents import AGENTS
 from statelab.core import (
-    LLM,
+    MODEL_AXES,
+    MODEL_FREE,
     Agent,
-    Completion,
     Component,
     Env,
     GenParams,
     Memory,
-    Message,
     Transition,
     WorldModel,
     describe,
 )
-from statelab.envs import make_env
-from statelab.llm.cache import CACHE_SECONDS
+from statelab.envs import ENVS, make_env
+from statelab.llm import TimedLLM as TimedLLM  # moved to statelab.llm; re-exported
 from statelab.run.axes import env_context
 from statelab.run.config import RunSpec
 from statelab.state import HISTORIES
 from statelab.state.grounding import GROUNDINGS, Grounding
 from statelab.worldmodels import WORLDMODELS
-
-
-class TimedLLM(LLM):
-    """Counts wall time spent in the model, to separate statelab's own overhead. Time the
-    response cache spends (hashing the request, looking it up, queueing the write) is
-    statelab's, not the model's: it is left out, so ``steps.overhead`` counts it."""
-
-    def __init__(self, inner: LLM) -> None:
-        self.inner = inner
-        self.model_id = inner.model_id
-        self.constrained = inner.constrained
-        self.vision = inner.vision
-        self.max_concurrency = inner.max_concurrency
-        self.seconds = 0.0
-
-    async def complete(self, messages: list[Message], params: GenParams) -> Completion:
-        start, cache_before = time.perf_counter(), CACHE_SECONDS.get()
-        try:
-            return await self.inner.complete(messages, params)
-        finally:
-            cache_s = CACHE_SECONDS.get() - cache_before
-            self.seconds += time.perf_counter() - start - cache_s
-
-    async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
-        start, cache_before = time.perf_counter(), CACHE_SECONDS.get()
-        try:
-            return await self.inner.score(messages, continuations)
-        finally:
-            cache_s = CACHE_SECONDS.get() - cache_before
-            self.seconds += time.perf_counter() - start - cache_s
-
-    def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
 
 
 def reads_privileged(component: Any) -> bool:
@@ -125,11 +90,11 @@ def prelude_transitions(info: dict[str, Any]) -> list[Transition]:
 
 
 def describe_run(spec: RunSpec) -> dict[str, Any]:
-    """The descriptions (spelling, label, tags) of a run's components, built dry: what the
+    """The descriptions (spelling, label, tags, args) of a run's components, built dry: what the
     store keeps with the run, and what reports select rows by."""
     params = GenParams(**spec.params) if spec.params else GenParams()
     ctx = env_context(spec.env, params, fmt=spec.format)
-    out = {"agent": describe(AGENTS.build(spec.agent, ctx))}
+    out = {"env": ENVS.description(spec.env), "agent": describe(AGENTS.build(spec.agent, ctx))}
     if spec.uses_model:
         out["history"] = describe(HISTORIES.build(spec.history, ctx))
         out["grounding"] = describe(GROUNDINGS.build(spec.grounding, ctx))
@@ -141,8 +106,8 @@ def spec_dict(spec: RunSpec) -> dict[str, Any]:
     """A run spec as JSON-able data (stored with the run; model specs without credentials)."""
     values = {
         **spec.axes_values,
-        **{k: v for k, v in spec.axes().items() if k in ("model", "writer")},
+        **{k: v for k, v in spec.axes().items() if k in MODEL_AXES},
     }
     if not spec.uses_model:
-        values["model"] = "-"
+        values["model"] = MODEL_FREE
     return {**values, "params": spec.params, "max_steps": spec.max_steps}

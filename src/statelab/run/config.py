@@ -27,7 +27,7 @@ from pydantic import (
     model_validator,
 )
 
-from statelab.core import ConfigError, GenParams
+from statelab.core import MODEL_AXES, MODEL_FREE, ConfigError, GenParams
 from statelab.envs import env_class
 from statelab.llm import accepts_images, public_spec
 from statelab.run.axes import AXES, BY_NAME, NAMES, check_value, env_context
@@ -118,6 +118,10 @@ Seeds = list[int] | str
 
 
 class Experiment(BaseModel):
+    """One experiment file, validated: the grid of axes to cross, seeds, rollouts, budgets,
+    generation parameters, the baseline of the comparisons and the report's layout; an
+    unknown key or bad value is a one-line :class:`~statelab.core.ConfigError`."""
+
     model_config = ConfigDict(extra="forbid")
     #: the store's folder inside ``out``: letters, digits, ``_ . -``, not starting with a dot
     name: str = Field(max_length=120)
@@ -312,7 +316,7 @@ class Experiment(BaseModel):
         data = self.model_dump()
         data["model"] = public_spec(self.model)
         grid = data["grid"]
-        for axis in ("model", "writer"):
+        for axis in MODEL_AXES:
             if grid.get(axis):
                 grid[axis] = [public_spec(v) for v in grid[axis]]
         return data
@@ -350,7 +354,7 @@ class Experiment(BaseModel):
                 out.append(
                     RunSpec.make(
                         env=env,
-                        model="-",
+                        model=MODEL_FREE,
                         agent=agent,
                         format=resolve_format(env, "default"),
                         max_steps=self.budget(env),

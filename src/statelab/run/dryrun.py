@@ -11,7 +11,7 @@ import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from statelab.core import ConfigError
+from statelab.core import ACTING, ConfigError
 from statelab.envs import make_env
 from statelab.llm import MODELS, make_llm
 from statelab.run.components import describe_run
@@ -35,7 +35,7 @@ class DryRun:
 
 def _models(exp: Experiment) -> tuple[list[str], list[str]]:
     """Build every model spec of ``exp`` (no request sent); returns (built, not loaded)."""
-    specs = sorted({*exp.models(), *(w for w in exp.grid.values("writer") if w != "acting")})
+    specs = sorted({*exp.models(), *(w for w in exp.grid.values("writer") if w != ACTING)})
     built, skipped = [], []
     for spec in specs:
         if MODELS.split(spec)[0] in _LOADS_WEIGHTS:

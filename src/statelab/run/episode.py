@@ -49,6 +49,8 @@ def _call_row(c: Call) -> dict[str, Any]:
         "output_tokens": c.completion.usage.output_tokens,
         "latency": c.completion.latency,
         "cached": c.completion.cached,
+        # what the model wrapper changed on the way in (reply-cut, redacted ...), if anything
+        **({"flags": list(c.completion.flags)} if c.completion.flags else {}),
     }
 
 

@@ -26,8 +26,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from statelab.core import LLM, ConfigError
-from statelab.llm import MODELS, CachedLLM, make_llm, spec_concurrency
+from statelab.core import ACTING, LLM, ConfigError
+from statelab.llm import (
+    CachedLLM,
+    ModelPool,
+    make_llm,
+    serves_remotely,
+    spec_concurrency,
+    use_models,
+)
 from statelab.run.config import Experiment, RunSpec
 from statelab.run.provenance import guard
 from statelab.run.runner import (
@@ -41,9 +48,6 @@ from statelab.run.runner import (
     prepare,
 )
 from statelab.run.store import EpisodeRecord
-
-#: backends that serve many requests at once from elsewhere (the gate is the endpoint's)
-_SERVED = ("openai", "openai-compat")
 
 
 def _ray() -> Any:
@@ -89,11 +93,12 @@ class EpisodeWorker:
             ep, model_error = await play_episode(spec, seed, rollout, None, None)
             return ep, model_error, None
         llm = self._llm(spec.model)
-        writer = self._llm(spec.writer) if spec.writer != "acting" else None
+        writer = self._llm(spec.writer) if spec.writer != ACTING else None
         if spec.model not in self.gates:  # what this worker's own model serves at once
             self.gates[spec.model] = asyncio.Semaphore(gate_size(self.exp, spec.model, llm))
         async with self.gates[spec.model]:
-            ep, model_error = await play_episode(spec, seed, rollout, llm, writer)
+            with use_models(ModelPool(self._llm, self.llms)):  # a component's own model too
+                ep, model_error = await play_episode(spec, seed, rollout, llm, writer)
         caches = {id(m.cache): m.cache for m in (llm, writer) if isinstance(m, CachedLLM)}
         try:
             for cache in caches.values():
@@ -131,7 +136,7 @@ def ray_gate(exp: Experiment, model: str, workers: int) -> int:
     own = spec_concurrency(model)
     if own is not None:
         return own
-    if MODELS.split(model)[0] in _SERVED:
+    if serves_remotely(model):  # a server elsewhere: the gate is the endpoint's
         return max(1, exp.concurrency)
     return workers
 

@@ -31,9 +31,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from statelab.core import ConfigError
+from statelab.core import ACTING, ConfigError
 from statelab.envs import env_class
-from statelab.llm import public_spec
+from statelab.llm import MODELS, model_weights, public_spec
 from statelab.run.config import Experiment, RunSpec
 
 DDL = """
@@ -78,27 +78,12 @@ def path_sha256(path: Path) -> str:
 
 
 def named_paths(spelling: str) -> list[Path]:
-    """Files and folders a spelling names: ``llamacpp:<package>`` and ``hf:<package>``
-    resolve to the package's GGUF; any other ``:``/``=``-separated part that exists on disk
-    counts (a model directory, an adapter folder)."""
+    """Files and folders a spelling names: what a model spec's backend says holds its
+    weights (``llamacpp:<package>`` and ``hf:<package>``: the package's GGUF); any other
+    ``:``/``=``-separated part that exists on disk counts (a model directory, an adapter)."""
     out: list[Path] = []
-    name, _, arg = spelling.partition(":")
-    if name == "llamacpp" and arg and not arg.startswith("hf:"):
-        try:
-            from statelab.llm.llamacpp import resolve_model
-
-            out.append(resolve_model(arg.split("?")[0]))
-        except (ConfigError, ImportError):
-            pass
-    if name == "hf" and arg:
-        from statelab.llm.transformers_backend import gguf_of
-
-        try:
-            gguf = gguf_of(arg.split("?")[0])
-        except ConfigError:
-            gguf = None
-        if gguf is not None:
-            out.append(gguf)
+    if spelling in MODELS:
+        out += model_weights(spelling)
     for part in re.split(r"[:=?&,#]", spelling):
         if part and ("/" in part or "." in part) and Path(part).expanduser().exists():
             p = Path(part).expanduser()
@@ -119,7 +104,7 @@ def spelling_hash(spelling: str) -> str | None:
 
 def hashes(spec: RunSpec) -> dict[str, Any]:
     """Model, writer and history spellings of a run with the hashes of what they name."""
-    writer = spec.writer if spec.writer != "acting" else spec.model
+    writer = spec.writer if spec.writer != ACTING else spec.model
     return {
         "model": public_spec(spec.model),
         "model_hash": spelling_hash(spec.model) if spec.uses_model else None,
@@ -181,7 +166,10 @@ def guard(exp: Experiment) -> None:
 
 
 def family(env: str) -> str:
-    return env.split(":")[0]
+    """The env's registered name (``cooking:lag=10``: ``cooking``), parsed by its registry."""
+    from statelab.envs import ENVS
+
+    return ENVS.split(env)[0]
 
 
 def ledger_entries(out: Path) -> list[dict[str, Any]]:

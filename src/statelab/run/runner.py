@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from statelab.core import LLM, ConfigError, ModelError
-from statelab.llm import CachedLLM, make_llm, spec_concurrency
+from statelab.core import ACTING, LLM, ConfigError, ModelError
+from statelab.llm import CachedLLM, ModelPool, make_llm, spec_concurrency, use_models
 from statelab.run.axes import NAMES
 from statelab.run.components import describe_run, spec_dict
 from statelab.run.config import Experiment, RunSpec
@@ -287,12 +287,15 @@ async def _play(
     for spec, _, _ in todo:
         if not spec.uses_model:
             continue
-        for m in {spec.model, spec.writer} - {"acting"}:
+        for m in {spec.model, spec.writer} - {ACTING}:
             if m not in llms:
                 llms[m] = factory(m)
         if spec.model not in gates:
             gates[spec.model] = gate_size(exp, spec.model, llms[spec.model])
     debug_out = progress if debug else None
+    # a component's own model (a trained DSSR writer) comes from the same factory, into
+    # ``llms``: cached, retried and closed with the run's other models
+    pool = ModelPool(factory, llms)
 
     async def local(
         spec: RunSpec, seed: int, rollout: int
@@ -305,7 +308,8 @@ async def _play(
         )
         return ep, model_error, caches
 
-    await drive(exp, store, todo, result, gates, local, progress)
+    with use_models(pool):
+        await drive(exp, store, todo, result, gates, local, progress)
 
 
 async def drive(

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from statelab.core import ConfigError
+from statelab.core import MODEL_AXES, MODEL_FREE, ConfigError
 from statelab.envs import env_class
 from statelab.llm import public_spec
 from statelab.run.axes import AXES, BY_NAME, NAMES
@@ -78,7 +78,7 @@ class RunSpec:
         something other than its default, so existing stores keep their run keys. Model
         specs enter without credentials (a changed password is the same run)."""
         body: dict[str, Any] = {
-            name: public_spec(value) if name in ("model", "writer") else value
+            name: public_spec(value) if name in MODEL_AXES else value
             for name, value in self.values
             if BY_NAME[name].core or value != BY_NAME[name].default
         }
@@ -87,16 +87,16 @@ class RunSpec:
 
     @property
     def uses_model(self) -> bool:
-        return self.model != "-"
+        return self.model != MODEL_FREE
 
     def axes(self) -> dict[str, str]:
         """The run's value on each axis as stored and shown: a model-free run (the expert)
         shows "-" on the axes that do not apply to it, and model specs lose any credentials."""
         return {
             name: (
-                (public_spec(value) if name in ("model", "writer") else value)
+                (public_spec(value) if name in MODEL_AXES else value)
                 if self.uses_model or BY_NAME[name].model_free
-                else "-"
+                else MODEL_FREE
             )
             for name, value in self.values
         }

@@ -87,6 +87,12 @@ def stored_text(text: str, limit: int | None = MAX_TEXT) -> str:
 
 @dataclass
 class StepRecord:
+    """One env step as stored (a ``steps`` row): what the agent saw (``view``, ``memory``,
+    ``grounding``), wrote (``reply``) and did (``action``: ``parsed`` onto an admissible one,
+    ``valid`` for the env), what came back (``reward``, ``observation``), its tokens (acting
+    ``agent_*``, auxiliary ``aux_*``), time (``latency`` of the model, ``overhead`` of the
+    rest) and its model calls, world-model queries and component metadata."""
+
     t: int
     view: str
     grounding: str
@@ -116,6 +122,9 @@ class StepRecord:
 
 @dataclass
 class EpisodeRecord:
+    """One episode as stored (an ``episodes`` row): its run, seed and rollout, its status and
+    outcome, its totals and the :class:`StepRecord` of every step."""
+
     run: str
     seed: int
     status: str

@@ -39,14 +39,19 @@ from typing import Any
 
 from statelab.core import (
     LLM,
+    Args,
     BuildContext,
     Call,
     ConfigError,
     GenParams,
     Memory,
     Observation,
+    Param,
+    Params,
     PrivilegedView,
     Transition,
+    choice,
+    count,
 )
 from statelab.state.formats import render
 from statelab.state.history import HISTORIES, RenderObs, call_seed
@@ -63,6 +68,7 @@ def estimate(text: str) -> int:
 
 
 def counter(model: LLM | None) -> Count:
+    """The model's own token counter, else the estimate (no model: the expert's runs)."""
     return model.count_tokens if model is not None else estimate
 
 
@@ -83,18 +89,15 @@ def fit(text: str, budget: int, count: Count) -> tuple[str, bool]:
     return " ".join(words[:lo]), True
 
 
-def parse_budget(name: str, arg: str | None) -> int:
-    if arg is None or not arg.isdigit() or not MIN_B <= int(arg) <= MAX_B:
-        raise ConfigError(
-            f"history '{name}:{arg or ''}' needs a token budget B from {MIN_B} to {MAX_B}, "
-            f"e.g. {name}:128"
-        )
-    return int(arg)
+#: the token budget B of every bounded memory
+BUDGET = count(MIN_B, MAX_B)
 
 
 # -- last-k ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class LastKState:
+    """The state of ``last-k:B``: the steps so far and the ones that fit in B tokens."""
+
     #: every step so far (action, observation text), oldest first, at most B of them
     steps: tuple[tuple[str, str], ...] = ()
     #: the rendered context: the recent steps that fit in B tokens, plus the last action
@@ -102,7 +105,7 @@ class LastKState:
     t: int = 0
 
 
-class LastKMemory(Memory):
+class LastKMemory(Memory[LastKState]):
     """The recent raw steps that fit in B tokens, plus the last action (seed 003's LASTK)."""
 
     name = "last-k"
@@ -169,6 +172,8 @@ FORMS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class WrittenState:
+    """The state of ``bounded:<form>:B``: the text the writer wrote (at most B tokens)."""
+
     goal: str
     text: str = ""
     t: int = 0
@@ -177,7 +182,7 @@ class WrittenState:
     overflows: int = 0
 
 
-class BoundedWriter(Memory):
+class BoundedWriter(Memory[WrittenState]):
     """A writer that rewrites a state of at most B tokens each step (seed 003's W)."""
 
     name = "bounded"
@@ -250,16 +255,22 @@ class DSSRWriter(BoundedWriter):
         self._model: LLM | None = None
 
     def own_model(self) -> LLM:
+        """The adapter's model: the run's model for its spec (built with the run's cache,
+        retries and limits, closed with the run's models; :func:`statelab.llm.shared_model`)."""
         if self._model is None:
-            from statelab.llm import make_llm
+            from statelab.llm import Role, shared_model
 
-            self._model = make_llm(self.model_spec)
+            self._model = shared_model(self.model_spec, Role.WRITER)
         return self._model
 
     async def write(
         self, state: WrittenState, transition: Transition, model: LLM | None
     ) -> tuple[WrittenState, list[Call]]:
+        from statelab.llm import TimedLLM
+
         own = self.own_model()
+        if isinstance(model, TimedLLM):  # the episode's model clock counts this one too
+            own = model.sharing(own)
         t = state.t + 1
         msgs = self.messages(state, transition)
         params = replace(self.params, seed=call_seed(self.seed, t, "write-dssr"))
@@ -293,12 +304,14 @@ def dssr_model_spec(adapter: str) -> str:
 # -- the privileged oracle ------------------------------------------------------------------
 @dataclass(frozen=True)
 class OracleState:
+    """The state of ``oracle-bounded:B``: the true state rendered within B tokens."""
+
     text: str
     #: whether the truth had to be cut to fit B
     cut: bool = False
 
 
-class OracleBounded(Memory):
+class OracleBounded(Memory[OracleState]):
     """The env's privileged facts rendered within B tokens (seed 003's ORACLE-B)."""
 
     name = "oracle-bounded"
@@ -327,31 +340,45 @@ class OracleBounded(Memory):
 
 
 # -- registration ---------------------------------------------------------------------------
-@HISTORIES.register("last-k", "last-k:<B>")
-def _last_k(arg: str | None, c: BuildContext) -> Memory:
-    return LastKMemory(c.render_obs, parse_budget("last-k", arg))
+def _budget(positional: bool = True) -> Param:
+    return Param("budget", BUDGET, help="the token budget B", positional=positional)
+
+
+@HISTORIES.register("last-k", "last-k:<B>", params=(_budget(),))
+def _last_k(args: Args, c: BuildContext) -> Memory:
+    return LastKMemory(c.render_obs, args.budget)
+
+
+BOUNDED = Params(
+    (
+        Param("form", choice(*FORMS, "dssr"), help="what the writer keeps (dssr: a trained one)"),
+        Param("adapter", str, None, "dssr's adapter directory (written by statelab train)"),
+        _budget(False),
+    ),
+    pattern=r"(?P<form>[^:=]+)(?:=(?P<adapter>.+?))?(?::(?P<budget>[^:]*))?",
+)
 
 
 @HISTORIES.register(
-    "bounded", "bounded:summary|guide|belief|slots|dssr=<dir>:<B>", tags=("needs-model",)
+    "bounded",
+    "bounded:summary|guide|belief|slots|dssr=<dir>:<B>",
+    tags=("needs-model",),
+    params=BOUNDED,
 )
-def _bounded(arg: str | None, c: BuildContext) -> Memory:
-    form, _, budget = (arg or "").rpartition(":") if ":" in (arg or "") else (arg or "", "", "")
-    if form.startswith("dssr="):
-        b = parse_budget("bounded:dssr", budget or None)
-        adapter = form[len("dssr=") :]
-        dssr_model_spec(adapter)  # refuse a bad directory at check time
-        return DSSRWriter(c.render_obs, adapter, b, c.seed, c.params)
-    if form not in FORMS:
+def _bounded(args: Args, c: BuildContext) -> Memory:
+    if (args.form == "dssr") != (args.adapter is not None):
         raise ConfigError(
-            f"history 'bounded:{arg or ''}' needs a form ({'|'.join(FORMS)}) and a budget, "
-            "e.g. bounded:summary:128"
+            f"history 'bounded:{args.form}': write bounded:dssr=<dir>:<B> for a trained writer, "
+            f"bounded:<{'|'.join(FORMS)}>:<B> otherwise"
         )
-    return BoundedWriter(
-        c.render_obs, form, parse_budget(f"bounded:{form}", budget or None), c.seed, c.params
-    )
+    if args.form == "dssr":
+        dssr_model_spec(args.adapter)  # refuse a bad directory at check time
+        return DSSRWriter(c.render_obs, args.adapter, args.budget, c.seed, c.params)
+    return BoundedWriter(c.render_obs, args.form, args.budget, c.seed, c.params)
 
 
-@HISTORIES.register("oracle-bounded", "oracle-bounded:<B>", tags=("reads-privileged",))
-def _oracle_bounded(arg: str | None, c: BuildContext) -> Memory:
-    return OracleBounded(parse_budget("oracle-bounded", arg), c.format)
+@HISTORIES.register(
+    "oracle-bounded", "oracle-bounded:<B>", tags=("reads-privileged",), params=(_budget(),)
+)
+def _oracle_bounded(args: Args, c: BuildContext) -> Memory:
+    return OracleBounded(args.budget, c.format)

@@ -28,11 +28,13 @@ import numpy as np
 
 from statelab.core import (
     LLM,
+    Args,
     BuildContext,
     Call,
     Component,
     ConfigError,
     GenParams,
+    Param,
     Prompt,
     Registry,
     StepContext,
@@ -56,6 +58,8 @@ class Grounded:
 
 
 class Grounding(Component, abc.ABC):
+    """The grounding axis: what joins the text prompt (an image, a drawn map, a close-up)."""
+
     name = "none"
 
     @property
@@ -69,6 +73,8 @@ class Grounding(Component, abc.ABC):
 
 
 class NoGrounding(Grounding):
+    """No grounding: the prompt as composed."""
+
     async def apply(self, ctx: StepContext, llm: LLM | None) -> Grounded:
         return Grounded(ctx.prompt)
 
@@ -84,10 +90,13 @@ def png_data_url(image: Any) -> str:
 
 
 def image_part(image: Any) -> dict[str, Any]:
+    """An image as an OpenAI-style message part (a PNG data URL)."""
     return {"type": "image_url", "image_url": {"url": png_data_url(image)}}
 
 
 class ImageGrounding(Grounding):
+    """The env's image of the observation joins the prompt (seed 000's image grounding)."""
+
     name = "image"
     tags = frozenset({"needs-vision"})
 
@@ -165,6 +174,8 @@ VOT_INSTRUCTION = (
 
 
 class VotGrounding(Grounding):
+    """Visualization-of-thought: the model draws the map first, then decides (seed 000)."""
+
     name = "vot"
     tags = frozenset({"needs-model"})
 
@@ -188,6 +199,8 @@ class VotGrounding(Grounding):
 
 
 class OracleVotGrounding(Grounding):
+    """The env's true ASCII map in place of the model's drawing (seed 000's oracle VoT)."""
+
     name = "oracle-vot"
     tags = frozenset({"reads-privileged"})
 
@@ -214,6 +227,8 @@ def _takes_images(llm: LLM | None) -> bool:
 
 
 class ZoomGrounding(Grounding):
+    """An agent-centred close-up of the observation, as text or image (seed 001's zoom)."""
+
     name = "zoom"
 
     def __init__(self, mode: str = "auto", half: int = 3) -> None:
@@ -269,31 +284,49 @@ class AnchorZoomGrounding(Grounding):
 
 
 @GROUNDINGS.register("none", "none")
-def _none(arg: str | None, ctx: BuildContext) -> Grounding:
+def _none(arg: None, ctx: BuildContext) -> Grounding:
     return NoGrounding()
 
 
 @GROUNDINGS.register("image", "image", tags=("needs-vision",))
-def _image(arg: str | None, ctx: BuildContext) -> Grounding:
+def _image(arg: None, ctx: BuildContext) -> Grounding:
     if not ctx.has_image:
         raise ConfigError(f"grounding 'image': env {ctx.env!r} draws no image of its observations")
     return ImageGrounding()
 
 
 @GROUNDINGS.register("vot", "vot", tags=("needs-model",))
-def _vot(arg: str | None, ctx: BuildContext) -> Grounding:
+def _vot(arg: None, ctx: BuildContext) -> Grounding:
     return VotGrounding(ctx.params)
 
 
 @GROUNDINGS.register("oracle-vot", "oracle-vot", tags=("reads-privileged",))
-def _oracle_vot(arg: str | None, ctx: BuildContext) -> Grounding:
+def _oracle_vot(arg: None, ctx: BuildContext) -> Grounding:
     if not ctx.has_map:
         raise ConfigError(f"grounding 'oracle-vot': env {ctx.env!r} gives no ground-truth map")
     return OracleVotGrounding()
 
 
-@GROUNDINGS.register("zoom", "zoom[:text|image|<half>|anchor|anchor-text]")
-def _zoom(arg: str | None, ctx: BuildContext) -> Grounding:
+def _zoom_kind(value: str) -> str | int:
+    if value in ("text", "image", "anchor", "anchor-text"):
+        return value
+    if value.isdigit() and int(value) >= 1:
+        return int(value)
+    raise ValueError("use text, image, <half> (a positive number), anchor or anchor-text")
+
+
+_zoom_kind.spelled = "text|image|<half>|anchor|anchor-text"  # type: ignore[attr-defined]
+
+
+@GROUNDINGS.register(
+    "zoom",
+    "zoom[:text|image|<half>|anchor|anchor-text]",
+    params=(
+        Param("kind", _zoom_kind, "auto", "the close-up's form, or its half-width in cells",
+              positional=True, named=False),
+    ),
+)  # fmt: skip
+def _zoom(args: Args, ctx: BuildContext) -> Grounding:
     from statelab.facts import close_up
 
     if ctx.facts_type is not object and close_up.dispatch(ctx.facts_type) is close_up.dispatch(
@@ -302,20 +335,16 @@ def _zoom(arg: str | None, ctx: BuildContext) -> Grounding:
         raise ConfigError(
             f"grounding 'zoom': env {ctx.env!r} has no close-up ({ctx.facts_type.__name__})"
         )
-    if arg in ("anchor", "anchor-text"):
+    kind = args.kind
+    if kind in ("anchor", "anchor-text"):
         from statelab.facts import TrafficFacts
 
         if ctx.facts_type not in (object, TrafficFacts):
-            raise ConfigError(f"grounding 'zoom:{arg}' needs the moving-car grid (env traffic)")
-        return AnchorZoomGrounding(force_text=arg == "anchor-text")
-    if arg is None or arg in ("text", "image"):
-        return ZoomGrounding(arg or "auto")
-    if arg.isdigit() and int(arg) >= 1:
-        return ZoomGrounding(half=int(arg))
-    raise ConfigError(
-        f"grounding 'zoom:{arg}': use zoom, zoom:text, zoom:image, zoom:<half>, zoom:anchor "
-        "or zoom:anchor-text"
-    )
+            raise ConfigError(f"grounding 'zoom:{kind}' needs the moving-car grid (env traffic)")
+        return AnchorZoomGrounding(force_text=kind == "anchor-text")
+    if isinstance(kind, int):
+        return ZoomGrounding(half=kind)
+    return ZoomGrounding(kind)
 
 
 def make_grounding(spelling: str, params: GenParams) -> Grounding:

@@ -18,15 +18,18 @@ from typing import Any
 
 from statelab.core import (
     LLM,
+    Args,
     BuildContext,
     Call,
     ConfigError,
     GenParams,
     Memory,
     Observation,
+    Param,
     PrivilegedView,
     Registry,
     Transition,
+    count,
 )
 from statelab.state.formats import render
 
@@ -50,11 +53,13 @@ def step_text(t: int, action: str, reward: float, text: str, reply: str = "") ->
 
 @dataclass(frozen=True)
 class WindowState:
+    """The state of ``window:k`` / ``full``: the step count and the last k rendered steps."""
+
     t: int = 0
     steps: tuple[str, ...] = ()
 
 
-class WindowMemory(Memory):
+class WindowMemory(Memory[WindowState]):
     """Long Form: the last ``k`` transitions, each as action, reward and observation."""
 
     name = "full"
@@ -90,12 +95,14 @@ SUMMARY_INSTRUCTION = (
 
 @dataclass(frozen=True)
 class SummaryState:
+    """The state of ``summary``: the goal and the model's rolling summary."""
+
     goal: str
     summary: str = ""
     t: int = 0
 
 
-class SummaryMemory(Memory):
+class SummaryMemory(Memory[SummaryState]):
     """Rolling summary m_t = psi(m_{t-1}, o_t, a_t, r_t), one writer call per step."""
 
     name = "summary"
@@ -139,7 +146,7 @@ class SummaryMemory(Memory):
         return f"Summary of past actions:\n{state.summary}" if state.summary else ""
 
 
-class OracleSummaryMemory(Memory):
+class OracleSummaryMemory(Memory[str]):
     """The true current state and goal from the simulator, rendered in the run's format
     (so ``dict-list x oracle-summary`` shows one structure, not two)."""
 
@@ -166,21 +173,12 @@ class OracleSummaryMemory(Memory):
         return f"Summary of the current state (from the simulator):\n{state}"
 
 
-def window_size(arg: str | None) -> int:
-    """The k of ``window:k`` (a one-line ConfigError when it is not a positive number)."""
-    if arg is None or not arg.isdigit() or int(arg) < 1:
-        raise ConfigError(
-            f"history 'window:{arg or ''}' needs a positive step count, e.g. window:5"
-        )
-    return int(arg)
-
-
 @HISTORIES.register("full", "full")
-def _full(arg: str | None, c: BuildContext) -> Memory:
+def _full(arg: None, c: BuildContext) -> Memory:
     return WindowMemory(c.render_obs, k=c.history_len)
 
 
-class NoMemory(Memory):
+class NoMemory(Memory[None]):
     """Memoryless: the prompt carries no past (seed 001's agent decides from the current
     observation alone)."""
 
@@ -199,20 +197,24 @@ class NoMemory(Memory):
 
 
 @HISTORIES.register("none", "none")
-def _none(arg: str | None, c: BuildContext) -> Memory:
+def _none(arg: None, c: BuildContext) -> Memory:
     return NoMemory()
 
 
-@HISTORIES.register("window", "window:<k>")
-def _window(arg: str | None, c: BuildContext) -> Memory:
-    return WindowMemory(c.render_obs, k=window_size(arg))
+@HISTORIES.register(
+    "window",
+    "window:<k>",
+    params=(Param("k", count(1), help="the past steps the prompt keeps", positional=True),),
+)
+def _window(args: Args, c: BuildContext) -> Memory:
+    return WindowMemory(c.render_obs, k=args.k)
 
 
 @HISTORIES.register("summary", "summary", tags=("needs-model",))
-def _summary(arg: str | None, c: BuildContext) -> Memory:
+def _summary(arg: None, c: BuildContext) -> Memory:
     return SummaryMemory(c.render_obs, c.seed, params=c.params)
 
 
 @HISTORIES.register("oracle-summary", "oracle-summary", tags=("reads-privileged",))
-def _oracle(arg: str | None, c: BuildContext) -> Memory:
+def _oracle(arg: None, c: BuildContext) -> Memory:
     return OracleSummaryMemory(c.format)

@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 
 from statelab.core import (
     LLM,
+    Args,
     BuildContext,
     Call,
     ConfigError,
@@ -49,10 +50,13 @@ from statelab.core import (
     Memory,
     Message,
     Observation,
+    Param,
+    Params,
     PrivilegedView,
     Transition,
+    count,
 )
-from statelab.state.bounded import fit, parse_budget
+from statelab.state.bounded import BUDGET, fit
 from statelab.state.history import HISTORIES, RenderObs, call_seed, step_text
 from statelab.state.view import compose_view
 
@@ -82,6 +86,7 @@ def reader_prompt(manual: str, goal: str, view: str, actions: tuple[str, ...]) -
 
 
 def log_softmax(scores: list[float]) -> list[float]:
+    """Normalised log-probabilities of ``scores`` (log-likelihoods of the choices)."""
     top = max(scores)
     log_z = top + math.log(sum(math.exp(s - top) for s in scores))
     return [s - log_z for s in scores]
@@ -105,6 +110,8 @@ def state_header(budget: int, text: str) -> str:
 
 @dataclass(frozen=True)
 class ReadTimeState:
+    """The state of ``oracle-readtime``: the full history and the compression chosen."""
+
     goal: str
     #: every raw step so far (the full history), oldest first
     steps: tuple[str, ...] = ()
@@ -118,7 +125,7 @@ class ReadTimeState:
     t: int = 0
 
 
-class ReadTimeOracle(Memory):
+class ReadTimeOracle(Memory[ReadTimeState]):
     """Best of 8 hindsight compressions of the full history by reader NLL of a*."""
 
     name = "oracle-readtime"
@@ -242,16 +249,16 @@ class ReadTimeOracle(Memory):
 
 
 @HISTORIES.register(
-    "oracle-readtime", "oracle-readtime:<B>[:<samples>]", tags=("reads-privileged", "needs-model")
+    "oracle-readtime",
+    "oracle-readtime:<B>[:<samples>]",
+    tags=("reads-privileged", "needs-model"),
+    params=Params(
+        (
+            Param("budget", BUDGET, help="the token budget B"),
+            Param("samples", count(1, 64), SAMPLES, "candidate states sampled per step"),
+        ),
+        pattern=r"(?P<budget>[^:]*)(?::(?P<samples>.*))?",
+    ),
 )
-def _oracle_readtime(arg: str | None, c: BuildContext) -> Memory:
-    budget, _, samples = (arg or "").partition(":")
-    if samples and (not samples.isdigit() or not 1 <= int(samples) <= 64):
-        raise ConfigError(
-            f"history 'oracle-readtime:{arg}': samples is a number from 1 to 64 "
-            f"(default {SAMPLES}), e.g. oracle-readtime:128:8"
-        )
-    n = int(samples) if samples else SAMPLES
-    return ReadTimeOracle(
-        c.render_obs, parse_budget("oracle-readtime", budget or None), c.manual, c.seed, n
-    )
+def _oracle_readtime(args: Args, c: BuildContext) -> Memory:
+    return ReadTimeOracle(c.render_obs, args.budget, c.manual, c.seed, args.samples)

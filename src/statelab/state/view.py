@@ -27,6 +27,7 @@ def observation_renderer(fmt: str) -> Callable[[Observation], str]:
 
 
 def goal_line(goal: str) -> str:
+    """The goal as the view writes it."""
     return f"Your task is to: {goal.strip()}"
 
 

@@ -33,7 +33,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from statelab.core import ConfigError
+from statelab.core import LLM, ConfigError
 from statelab.state.bounded import BoundedWriter
 from statelab.train.data import Trajectory, reader_examples, trajectories
 from statelab.train.dssr import (
@@ -229,9 +229,20 @@ def train_reader(cfg: ReaderConfig) -> dict[str, Any]:
 async def _score_round(
     cfg: WriterConfig, trajs: list[Trajectory], writer_spec: str, r: int
 ) -> list[WritePoint]:
-    from statelab.llm import make_llm
+    from statelab.llm import ModelPool, Role
 
-    writer_llm, reader = make_llm(writer_spec), make_llm(cfg.reader)
+    models = ModelPool()  # one model per spec, whatever its roles; closed when scored
+    writer_llm = models.get(writer_spec, Role.WRITER)
+    reader = models.get(cfg.reader, Role.READER)
+    try:
+        return await _score_points(cfg, trajs, writer_llm, reader, r)
+    finally:
+        await models.aclose()
+
+
+async def _score_points(
+    cfg: WriterConfig, trajs: list[Trajectory], writer_llm: LLM, reader: LLM, r: int
+) -> list[WritePoint]:
     rng = random.Random(cfg.seed * 7919 + r)
     points = []
     for traj in trajs:

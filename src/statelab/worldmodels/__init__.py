@@ -14,7 +14,7 @@ The env-agnostic core is :mod:`~statelab.worldmodels.belief` (categorical belief
 
 from __future__ import annotations
 
-from statelab.core import BuildContext, ConfigError, Registry, WorldModel
+from statelab.core import Args, BuildContext, Param, Registry, WorldModel, choice
 from statelab.worldmodels._model import DERAIL_LIMIT, BeliefWorldModel
 
 WORLDMODELS: Registry[WorldModel] = Registry("worldmodel")
@@ -26,14 +26,21 @@ class NoWorldModel(WorldModel):
     name = "none"
 
 
-@WORLDMODELS.register("none", "none[:derail]")
-def _none(arg: str | None, ctx: BuildContext) -> WorldModel:
+_DERAIL = Param(
+    "derail", str, False, "end after 10 invalid actions in a row (seed 004's rule)",
+    words={"derail": True}, named=False,
+)  # fmt: skip
+_PRIOR = Param(
+    "prior", choice("uniform", "zipf"), "uniform", "the beliefs' prior", positional=True
+)
+
+
+@WORLDMODELS.register("none", "none[:derail]", params=(_DERAIL,))
+def _none(args: Args, ctx: BuildContext) -> WorldModel:
     """``none:derail``: no world model, with seed 004's derail rule (the base rows of its
     figures end after 10 consecutive invalid actions, as the world-model rows do)."""
-    if arg not in (None, "derail"):
-        raise ConfigError(f"worldmodel 'none' takes no argument but 'derail', got 'none:{arg}'")
     model = NoWorldModel()
-    if arg == "derail":
+    if args.derail:
         model.derail_limit = DERAIL_LIMIT
         model.label = "none (derail rule)"
     return model
@@ -53,16 +60,12 @@ def _variant(name: str) -> None:
     mode, rules, label = VARIANTS[name]
     tags = (("answers-queries",) if mode else ()) + (("validates",) if rules else ())
 
-    def build(arg: str | None, ctx: BuildContext) -> WorldModel:
-        if arg not in (None, "uniform", "zipf"):
-            raise ConfigError(
-                f"worldmodel '{name}:{arg}': the argument is the prior, 'uniform' or 'zipf'"
-            )
-        model = BeliefWorldModel(mode, rules, arg or "uniform")
-        model.label = label + (" (Zipf prior)" if arg == "zipf" else "")
+    def build(args: Args, ctx: BuildContext) -> WorldModel:
+        model = BeliefWorldModel(mode, rules, args.prior)
+        model.label = label + (" (Zipf prior)" if args.prior == "zipf" else "")
         return model
 
-    WORLDMODELS.register(name, f"{name}[:uniform|zipf]", tags=tags)(build)
+    WORLDMODELS.register(name, f"{name}[:uniform|zipf]", tags=tags, params=(_PRIOR,))(build)
 
 
 for _name in VARIANTS:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import sqlite3
 import time
 from collections.abc import Sequence
@@ -12,6 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from statelab.analysis._components import arguments, without
 from statelab.analysis.seed003.leaks import leak_check
 from statelab.analysis.seed003.measures import (
     AUDIT_TABLE,
@@ -22,31 +22,25 @@ from statelab.analysis.seed003.measures import (
 )
 
 
-# -- spellings ----------------------------------------------------------------------------
-def lag_of(env: str) -> int | None:
-    """F' of a cooking env spelling (``cooking:lag=10``, ``cooking:10``; bare: 0)."""
-    name, _, arg = env.partition(":")
-    if name != "cooking":
-        return None
-    m = re.search(r"(?:^|\+)(?:lag=)?(\d+)(?:\+|$)", arg)
-    return int(m.group(1)) if m else 0
+# -- what a run's components recorded (parsed by their registries, never here) ------------
+def lag_of(env: str, stored: Any = None) -> int | None:
+    """F' of a run's env: its ``lag`` argument (``cooking:lag=10``: 10; bare: the default,
+    0); None for an env without one."""
+    lag = arguments("env", env, stored).get("lag")
+    return int(lag) if lag is not None else None
 
 
-def budget_of(history: str) -> int | None:
-    """B of a bounded history spelling (``last-k:64``, ``bounded:summary:128``,
+def budget_of(history: str, stored: Any = None) -> int | None:
+    """B of a run's history: its ``budget`` argument (``last-k:64``, ``bounded:summary:128``,
     ``oracle-readtime:64:2``: 64); None for an unbudgeted one."""
-    parts = history.split(":")
-    if parts[0] == "oracle-readtime":
-        return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
-    m = re.search(r":(\d+)$", history)
-    return int(m.group(1)) if m else None
+    budget = arguments("history", history, stored).get("budget")
+    return int(budget) if budget is not None else None
 
 
 def form_of(history: str) -> str:
-    """The history without its budget (``bounded:summary``, ``last-k``, ``full``)."""
-    if history.startswith("oracle-readtime"):
-        return "oracle-readtime"
-    return re.sub(r":\d+$", "", history)
+    """The history without its budget (and samples): ``bounded:summary``, ``last-k``,
+    ``oracle-readtime``, ``full`` (the row key across budgets)."""
+    return without("history", history, "budget", "samples")
 
 
 # -- the audit (needs the reader model) ----------------------------------------------------
@@ -257,7 +251,8 @@ def audit_experiment(
     st = Store(path)
     try:
         eps = st.db.execute(
-            "SELECT e.run, e.seed, r.spec, r.tags FROM episodes e JOIN runs r ON r.run = e.run"
+            "SELECT e.run, e.seed, r.spec, r.tags, r.components FROM episodes e"
+            " JOIN runs r ON r.run = e.run"
             " WHERE e.status='done' AND e.rollout=0 ORDER BY e.run, e.seed"
         ).fetchall()
     finally:
@@ -268,12 +263,12 @@ def audit_experiment(
     n_eps = n_points = n_leaks = 0
     failed: list[str] = []
     try:
-        for run, seed, spec_json, tags in eps:
+        for run, seed, spec_json, tags, components in eps:
             spec = json.loads(spec_json or "{}")
-            if lag_of(str(spec.get("env", ""))) is None or spec.get("agent") == "expert":
+            tagged = set(json.loads(tags or "[]"))
+            if lag_of(str(spec.get("env", "")), components) is None or "expert" in tagged:
                 continue
             n_eps += 1
-            tagged = set(json.loads(tags or "[]"))
             try:
                 leaks = (
                     []

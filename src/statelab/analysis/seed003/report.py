@@ -38,23 +38,24 @@ def _cells(db: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str,
     if not {"spec", "tags"} <= {r[1] for r in db.execute("PRAGMA table_info(runs)")}:
         return [], []  # a store older than run tags: no seed 003 runs in it
     rows = db.execute(
-        "SELECT e.run, r.spec, r.tags, e.seed, e.success FROM episodes e JOIN runs r"
-        " ON r.run = e.run WHERE e.status='done'"
+        "SELECT e.run, r.spec, r.tags, e.seed, e.success, r.components FROM episodes e"
+        " JOIN runs r ON r.run = e.run WHERE e.status='done'"
     ).fetchall()
     eps = []
-    for run, spec_json, tags, seed, success in rows:
+    for run, spec_json, tags, seed, success, components in rows:
         spec = json.loads(spec_json or "{}")
-        lag = lag_of(str(spec.get("env", "")))
+        lag = lag_of(str(spec.get("env", "")), components)
         if lag is None or "floor" in json.loads(tags or "[]"):  # the random floor: no form
             continue
-        history = "expert" if spec.get("agent") == "expert" else str(spec.get("history", "full"))
+        expert = "expert" in json.loads(tags or "[]")
+        history = "expert" if expert else str(spec.get("history", "full"))
         eps.append(
             {
                 "run": run,
                 "history": history,
                 "form": form_of(history),
                 "lag": lag,
-                "budget": budget_of(history),
+                "budget": budget_of(history, components),
                 "seed": int(seed),
                 "success": float(bool(success)),
                 "privileged": "reads-privileged" in json.loads(tags or "[]"),

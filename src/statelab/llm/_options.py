@@ -1,0 +1,114 @@
+"""The options a model spec may carry, declared once: name, type, default, help.
+
+A spec's options follow its model name URL-query style
+(``openai-compat:<url>#<model>?timeout=20&retries=1``); :func:`parse_options` reads them
+into a :class:`ModelOptions` in one place, and a value the spec sets wins over the one a
+caller passes (:meth:`ModelOptions.over`). Each field's ``metadata`` holds its ``help`` and
+its ``check`` (the allowed range as words), so a listing prints them and a general typed
+parameter mechanism can take the dataclass as it is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field, fields
+from typing import Any
+from urllib.parse import parse_qsl
+
+from statelab.core import ConfigError
+
+__all__ = ["MAX_BODY", "MAX_REPLY", "ModelOptions", "option_help", "parse_options"]
+
+#: the largest response body a client reads (bytes), unless a spec's ``max_body`` says
+MAX_BODY = 16 * 1024 * 1024
+#: the longest reply text kept (characters), unless a spec's ``max_reply`` says; a longer
+#: reply is cut there and marked (``max_tokens`` is no promise a server keeps)
+MAX_REPLY = 128 * 1024
+
+
+def _opt(help: str, check: str, minimum: float) -> Any:
+    return field(default=None, metadata={"help": help, "check": check, "min": minimum})
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """A model's options; None: not set (the caller's value, else the backend's default)."""
+
+    timeout: float | None = _opt(
+        "seconds the whole request may take (connecting, sending, every byte of the reply); "
+        "default 60",
+        "> 0",
+        1e-9,
+    )
+    retries: int | None = _opt(
+        "retries of a failed request (429, 5xx, dropped connections, timeouts at most once); "
+        "default 5",
+        ">= 0",
+        0,
+    )
+    concurrency: int | None = _opt(
+        "requests in flight at once; default the experiment's concurrency", ">= 1", 1
+    )
+    max_body: int | None = _opt(
+        f"the largest response body read, in bytes (default {MAX_BODY}); a larger one fails "
+        "the call",
+        ">= 1",
+        1,
+    )
+    max_reply: int | None = _opt(
+        f"the longest reply text kept, in characters (default {MAX_REPLY}); a longer one is "
+        "cut and marked",
+        ">= 1",
+        1,
+    )
+
+    def over(self, base: ModelOptions) -> ModelOptions:
+        """These options where set, ``base``'s elsewhere."""
+        return ModelOptions(
+            **{f.name: _first(getattr(self, f.name), getattr(base, f.name)) for f in fields(self)}
+        )
+
+    def given(self) -> dict[str, Any]:
+        """The options that are set, by name."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+
+
+def _first(a: Any, b: Any) -> Any:
+    return a if a is not None else b
+
+
+_FIELDS = {f.name: f for f in fields(ModelOptions)}
+_TYPES = {"timeout": float}  # every other option is a whole number
+
+
+def option_help() -> list[tuple[str, str]]:
+    """``(name=<check>, help)`` for every option, in declaration order."""
+    return [(f"{f.name} ({f.metadata['check']})", f.metadata["help"]) for f in _FIELDS.values()]
+
+
+def parse_options(spec: str, query: str) -> ModelOptions:
+    """The options of ``?timeout=10&retries=2`` (``spec`` is the public spelling, for
+    one-line ConfigErrors naming the option)."""
+    if not query:
+        return ModelOptions()
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True)
+    except ValueError:
+        raise ConfigError(f"model {spec!r}: options must read ?name=value&name=value") from None
+    out: dict[str, Any] = {}
+    for name, raw in pairs:
+        f = _FIELDS.get(name)
+        if f is None:
+            raise ConfigError(
+                f"model {spec!r}: unknown option {name!r}; allowed: {', '.join(_FIELDS)}"
+            )
+        if name in out:
+            raise ConfigError(f"model {spec!r}: option {name!r} given twice")
+        try:
+            value = _TYPES.get(name, int)(raw)
+        except ValueError:
+            raise ConfigError(f"model {spec!r}: option {name}={raw!r} is not a number") from None
+        if not value >= f.metadata["min"]:
+            raise ConfigError(f"model {spec!r}: option {name} must be {f.metadata['check']}")
+        out[name] = value
+    return ModelOptions(**out)

@@ -1,0 +1,71 @@
+"""The models of a run, by spec: built once by the run's factory, closed together.
+
+A runner puts its :class:`ModelPool` in use (:func:`use_models`) while it plays; a
+component that needs a model of its own (a trained DSSR writer names its adapter) asks
+:func:`shared_model` for it and gets the run's model for that spec, with the run's cache,
+retries and timeouts, closed when the run closes its models. Outside a run, a process-wide
+pool of uncached models (:func:`statelab.llm.make_llm` defaults) answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from statelab.core import LLM
+from statelab.llm._model import Role
+
+__all__ = ["ModelPool", "shared_model", "use_models"]
+
+
+class ModelPool:
+    """Models by spec, each built once by ``factory`` (default: :func:`make_llm` without
+    a cache) into ``models`` (a dict the caller may share and close itself)."""
+
+    def __init__(
+        self,
+        factory: Callable[[str], LLM] | None = None,
+        models: dict[str, LLM] | None = None,
+    ) -> None:
+        self.factory = factory
+        self.models: dict[str, LLM] = models if models is not None else {}
+        self.roles: dict[str, set[Role]] = {}
+
+    def get(self, spec: str, role: Role = Role.ACTING) -> LLM:
+        """The model for ``spec`` (built on first use); ``role`` is recorded with it."""
+        if spec not in self.models:
+            if self.factory is not None:
+                self.models[spec] = self.factory(spec)
+            else:
+                from statelab.llm import make_llm
+
+                self.models[spec] = make_llm(spec)
+        self.roles.setdefault(spec, set()).add(role)
+        return self.models[spec]
+
+    async def aclose(self) -> None:
+        """Close every model built (and forget them)."""
+        models, self.models = self.models, {}
+        for llm in models.values():
+            await llm.aclose()
+
+
+_IN_USE: ContextVar[ModelPool | None] = ContextVar("statelab_models", default=None)
+_PROCESS = ModelPool()
+
+
+@contextmanager
+def use_models(pool: ModelPool) -> Iterator[ModelPool]:
+    """``pool`` answers :func:`shared_model` in this context (and the tasks it starts)."""
+    token = _IN_USE.set(pool)
+    try:
+        yield pool
+    finally:
+        _IN_USE.reset(token)
+
+
+def shared_model(spec: str, role: Role = Role.ACTING) -> LLM:
+    """The model for ``spec`` from the pool in use (the run's), else the process's."""
+    pool = _IN_USE.get()
+    return (pool if pool is not None else _PROCESS).get(spec, role)

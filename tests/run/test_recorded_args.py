@@ -1,0 +1,56 @@
+"""A run stores each component's parsed arguments with its description; reports read them
+(and the ``expert`` tag), and a store written before arguments were recorded still reports,
+its spellings parsed by their registries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from statelab.analysis._components import arguments, description, is_expert
+from statelab.analysis.seed003.audit import budget_of, form_of, lag_of
+from statelab.run.components import describe_run
+from statelab.run.spec import RunSpec
+from statelab.run.store import Store
+
+
+def _spec(**axes: str) -> RunSpec:
+    return RunSpec.make(model="scripted:r.json", **axes)
+
+
+def test_a_run_records_every_component_s_parsed_arguments() -> None:
+    d = describe_run(_spec(env="cooking:lag=10", history="bounded:summary:64", agent="react"))
+    assert d["env"] == {
+        "spelling": "cooking:lag=10", "label": "cooking:lag=10", "tags": [], "args": {"lag": 10}
+    }  # fmt: skip
+    assert d["history"]["args"] == {"form": "summary", "adapter": None, "budget": 64}
+    assert d["agent"]["args"]["form"] == "text" and d["agent"]["args"]["anchor"] is False
+    assert d["worldmodel"]["args"] == {"derail": False}
+    assert describe_run(_spec(env="cooking"))["env"]["args"] == {"lag": 0}  # the default
+    expert = describe_run(RunSpec.make(env="hanoi:4", model="-", agent="expert"))
+    assert expert["env"]["args"] == {"disks": 4, "feedback": True}
+    assert "expert" in expert["agent"]["tags"] and expert["agent"]["args"] == {}
+
+
+def test_the_store_keeps_them_and_reports_read_them(tmp_path: Path) -> None:
+    spec = _spec(env="cooking:lag=20", history="last-k:128")
+    store = Store(tmp_path / "s.sqlite")
+    store.save_run(spec.key, spec.label, spec.axes(), {}, describe_run(spec))
+    (stored,) = store.db.execute("SELECT components FROM runs").fetchone()
+    store.close()
+    assert json.loads(stored)["env"]["args"] == {"lag": 20}
+    assert lag_of("cooking:lag=20", stored) == 20 and budget_of("last-k:128", stored) == 128
+    # what was recorded wins over the spelling (the spelling is never parsed again)
+    planted = json.dumps({"env": {"spelling": "cooking:lag=20", "tags": [], "args": {"lag": 7}}})
+    assert lag_of("cooking:lag=20", planted) == 7
+
+
+def test_an_older_store_without_arguments_falls_back_to_the_registries() -> None:
+    old = json.dumps({"history": {"spelling": "oracle-readtime:64:2", "label": "x", "tags": []}})
+    assert arguments("history", "oracle-readtime:64:2", old) == {"budget": 64, "samples": 2}
+    assert description("history", "oracle-readtime:64:2", old)["label"] == "x"  # stored kept
+    assert lag_of("cooking:lag=40") == 40 and lag_of("hanoi") is None
+    assert lag_of("cooking:10") == 10 and budget_of("full") is None
+    assert form_of("bounded:dssr=results/w/round1:64") == "bounded:dssr=results/w/round1"
+    assert form_of("oracle-readtime:64:2") == "oracle-readtime" == form_of("oracle-readtime:64")
+    assert is_expert("expert") and not is_expert("react") and not is_expert("-")
