@@ -353,13 +353,19 @@ def report(
     exp: Annotated[str, typer.Argument(help="experiment name, results folder or config file")],
     out: Annotated[Path | None, typer.Option(help="folder for report files")] = None,
     json_: Annotated[bool, typer.Option("--json", help="print JSON instead of Markdown")] = False,
+    adjust: Annotated[
+        str, typer.Option(help="multiple-comparison adjustment: holm, bh or none")
+    ] = "holm",
 ) -> None:
-    """Tables (mean, SD, n, significance vs the baseline) and plots of an experiment."""
+    """Tables (mean, SD, n, significance vs the baseline, behaviour), warnings and plots."""
     from statelab.analysis.reporting import make_report
+    from statelab.analysis.stats import ADJUSTMENTS
 
+    if adjust not in ADJUSTMENTS:
+        raise _fail(f"--adjust: {adjust!r}; allowed: {', '.join(ADJUSTMENTS)}")
     try:
         store = _store_path(exp)
-        rep = make_report(store, out or store.parent / "report")
+        rep = make_report(store, out or store.parent / "report", adjust=adjust)  # type: ignore[arg-type]
     except ConfigError as err:
         raise _fail(str(err)) from None
     except OSError as err:

@@ -6,8 +6,8 @@ import pytest
 
 from statelab.analysis.agentmetrics import (
     ablation_markdown,
+    agent_metrics,
     agent_table,
-    append_agent_metrics,
     avg_steps_solved,
     bucket_of,
     length_buckets,
@@ -192,11 +192,8 @@ def test_report_hook_appends_the_table(tmp_path):
         )
     store.commit_episode(ep)
     store.close()
-    md = tmp_path / "report.md"
-    md.write_text("# report\n")
-    files = append_agent_metrics(tmp_path / "s.sqlite", md)
-    text = md.read_text()
-    assert text.startswith("# report\n\n### Agent variants (seed 002)")
+    text, files = agent_metrics(tmp_path / "s.sqlite", tmp_path)
+    assert text.startswith("### Agent variants (seed 002)")
     assert "| stateact | Goal+State+Thought+Act | 1 | 100.0 | 4.00 | 6.00 | 66.7 |" in text
     assert json.loads(files["agent_metrics"].read_text())[0]["agent"] == "stateact"
 
@@ -242,11 +239,9 @@ def test_model_calls_column_recomputed_from_raw_episodes(tmp_path):
     for ep in episodes:
         store.commit_episode(ep)
     store.close()
-    md = tmp_path / "report.md"
-    md.write_text("# report\n")
-    files = append_agent_metrics(tmp_path / "s.sqlite", md)
+    text, files = agent_metrics(tmp_path / "s.sqlite", tmp_path)
     row = json.loads(files["agent_metrics"].read_text())[0]
     assert (row["n"], row["solved"]) == (3, 2)
     assert row["avg_calls"] == pytest.approx((2 * len(w0) + len(w1)) / 2)
     assert row["avg_steps"] == pytest.approx((len(w0) + len(w1)) / 2)
-    assert "avg model calls (solved; the anchor's steps)" in md.read_text()
+    assert "avg model calls (solved; the anchor's steps)" in text

@@ -341,7 +341,9 @@ def _episodes() -> pd.DataFrame:
 
 def test_write_report_with_layout(tmp_path: Path) -> None:
     layout = {"rows": ["model"], "columns": ["env", "history"]}
-    paths = write_report(_episodes(), {"history": "full"}, tmp_path, "Granularity", layout=layout)
+    paths = write_report(
+        _episodes(), {"history": "full"}, tmp_path, "Granularity", layout=layout, adjust="none"
+    )
     assert set(paths) == {"markdown", "json", "scores", "score_per_token", "table", "fig2"}
     _assert_png(paths["table"])
     _assert_png(paths["fig2"])

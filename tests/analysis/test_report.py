@@ -87,7 +87,8 @@ def make_episodes() -> pd.DataFrame:
 
 @pytest.fixture
 def summary() -> pd.DataFrame:
-    return summarise(make_episodes(), {"history": "full"})
+    """Unadjusted: these tests are of the test itself (test_adjust.py: the adjustment)."""
+    return summarise(make_episodes(), {"history": "full"}, adjust="none")
 
 
 def _row(summary: pd.DataFrame, run: str) -> pd.Series:
@@ -234,7 +235,7 @@ def test_plots_write_valid_pngs(summary: pd.DataFrame, tmp_path: Path) -> None:
 
 def test_write_report(tmp_path: Path) -> None:
     out = tmp_path / "nested" / "report"
-    paths = write_report(make_episodes(), {"history": "full"}, out, "Granularity")
+    paths = write_report(make_episodes(), {"history": "full"}, out, "Granularity", adjust="none")
     assert set(paths) == {"markdown", "json", "scores", "score_per_token"}
     assert all(p.parent == out and p.exists() for p in paths.values())
     md = paths["markdown"].read_text()

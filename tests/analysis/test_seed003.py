@@ -196,6 +196,7 @@ def stored(tmp_path_factory):
             "cache": None,
             "max_steps": 2,
             "expert": False,
+            "random": False,
         }
     )  # fmt: skip
     assert run_sync(exp, progress=None, llm_factory=lambda s: reader).failed == 0

@@ -87,15 +87,19 @@ def test_run_and_report(tmp_path):
     )
     res = runner.invoke(app, ["run", str(cfg), "--quiet"])
     assert res.exit_code == 0, res.output
-    assert "e: 6 episodes done, 0 failed" in res.output
+    assert "e: 8 episodes done, 0 failed" in res.output  # 4 model, 2 random floor, 2 expert
     rep = runner.invoke(app, ["report", str(tmp_path / "e"), "--json"])
     assert rep.exit_code == 0, rep.output
     data = json.loads(rep.stdout)
     runs = {(r["agent"], r["history"]): r for r in data["runs"]}
     assert runs[("act", "full")]["n"] == 2
     assert runs[("expert", "-")]["mean"] == 1.0
+    assert runs[("random", "-")]["role"] == "floor"
+    assert data["test"]["adjust"] == "holm"
+    bad = runner.invoke(app, ["report", str(tmp_path / "e"), "--adjust", "bonferroni"])
+    assert bad.exit_code == 2 and "allowed: holm, bh, none" in bad.output
     again = runner.invoke(app, ["run", str(cfg), "--quiet"])
-    assert "0 episodes done, 0 failed, 6 already done" in again.output
+    assert "0 episodes done, 0 failed, 8 already done" in again.output
 
 
 def test_run_config_error_exit_2(tmp_path):

@@ -71,6 +71,7 @@ def store_path(installed, tmp_path):
             },
             "out": str(tmp_path / "results"),
             "cache": None,
+            "random": False,
             # the seed-style pivot: one column per plugin axis value
             "report": {"rows": ["agent"], "columns": ["env", "history", "worldmodel"]},
         }

@@ -32,21 +32,27 @@ def with_(path: str, value):
     return d
 
 
-def test_valid_config_expands_grid_plus_expert():
+def test_valid_config_expands_grid_plus_random_floor_and_expert():
     exp = parse_experiment(BASE)
     labels = [r.label for r in exp.runs()]
     assert labels == [
         "hanoi | scripted:x.json | act | full | tagged-list",
         "hanoi | scripted:x.json | act | summary | tagged-list",
+        "hanoi | random",
         "hanoi | expert",
     ]
+    assert [r.model for r in exp.runs()][2:] == ["-", "-"]  # model-free: no model calls
+    assert len(parse_experiment({**BASE, "random": False}).runs()) == 3
+    # an env without admissible lists gets no floor row (nothing to draw from)
+    traffic = parse_experiment({**BASE, "grid": {"env": ["hanoi", "traffic"]}})
+    assert [r.label for r in traffic.runs() if r.agent == "random"] == ["hanoi | random"]
     assert exp.params.temperature == 0.2 and exp.params.top_p == 0.95
 
 
 def test_unknown_top_level_key_is_named():
     assert err({**BASE, "seed": [1]}) == (
         "config error: unknown key 'seed'; allowed here: name, model, seeds, rollouts, grid, "
-        "baseline, params, expert, max_steps, concurrency, "
+        "baseline, params, expert, random, max_steps, concurrency, "
         "max_consecutive_failures, timeout, retries, out, cache, report"
     )
 

@@ -32,6 +32,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     exp = parse_experiment(
         {
             "name": "x",
+            "random": False,
             "model": f"scripted:{script}",
             "seeds": [0, 1],
             "grid": {"env": ["hanoi"], "history": ["full", "summary"]},

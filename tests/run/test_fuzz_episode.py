@@ -47,6 +47,7 @@ def test_any_reply_ends_every_episode_done_or_failed_with_a_reason(tmp_path, rep
     exp = parse_experiment(
         {
             "name": "fuzz",
+            "random": False,
             "model": f"scripted:{script}",
             "seeds": [0],
             "grid": {

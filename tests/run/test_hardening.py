@@ -27,6 +27,7 @@ def experiment(tmp: Path, replies: list[str], **over: Any):
     script.write_text(json.dumps(replies))  # ASCII JSON: "\ud800" stays a valid escape
     data: dict[str, Any] = {
         "name": "h",
+        "random": False,
         "model": f"scripted:{script}",
         "seeds": [0, 1],
         "grid": {"env": ["hanoi"]},
@@ -227,6 +228,7 @@ def _closed_port() -> int:
 def _closed_port_config(tmp: Path, **over: Any) -> Path:
     data = {
         "name": "down",
+        "random": False,
         "model": f"openai-compat:http://127.0.0.1:{_closed_port()}/v1#m",
         "seeds": list(range(10)),
         "grid": {"env": ["hanoi"]},

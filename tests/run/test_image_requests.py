@@ -52,7 +52,7 @@ def test_image_parts_reach_the_server(server, tmp_path, env):
     exp = parse_experiment({
         "name": "img", "model": f"openai-compat:{url}#vlm", "seeds": [0], "max_steps": 2,
         "grid": {"env": [env], "history": ["full"], "grounding": ["image"]},
-        "out": str(tmp_path), "cache": None, "expert": False,
+        "out": str(tmp_path), "cache": None, "expert": False, "random": False,
     })
     res = run_sync(exp, progress=None)
     assert res.done == 1 and res.failed == 0
@@ -76,7 +76,7 @@ def test_vot_and_oracle_vot_are_stored_with_each_step(tmp_path, env):
     exp = parse_experiment({
         "name": "vot", "model": f"scripted:{script}", "seeds": [0], "max_steps": 2,
         "grid": {"env": [env], "history": ["summary"], "grounding": ["vot", "oracle-vot"]},
-        "out": str(tmp_path), "cache": None, "expert": False,
+        "out": str(tmp_path), "cache": None, "expert": False, "random": False,
     })
     assert run_sync(exp, progress=None).done == 2
     store = Store(exp.out_dir / "store.sqlite")

@@ -26,6 +26,7 @@ runner = CliRunner()
 def write_config(tmp, name, seeds, script):
     cfg = {
         "name": name,
+        "random": False,
         "model": f"scripted:{script}",
         "seeds": seeds,
         "grid": {"env": ["cooking"], "history": ["full"], "agent": ["reader"]},

@@ -48,6 +48,7 @@ def config(tmp: Path, out: str, cache: str | None, **over) -> dict:
         "cache": str(tmp / cache) if cache else None,
         "max_steps": 6,
         "concurrency": 2,
+        "random": False,
     }
     data.update(over)
     return data

@@ -28,6 +28,7 @@ def store(tmp_path_factory):
     exp = parse_experiment(
         {
             "name": "r",
+            "random": False,
             "model": f"scripted:{script}",
             "seeds": [0, 1],
             "rollouts": 2,

@@ -33,6 +33,7 @@ def experiment(tmp: Path, **over):
     script.write_text(json.dumps(REPLIES))
     data = {
         "name": "t",
+        "random": False,
         "model": f"scripted:{script}",
         "seeds": [0, 1],
         "grid": {"env": ["hanoi"], "history": ["full", "summary"], "format": ["tagged-list"]},
@@ -130,6 +131,7 @@ def test_resume_after_kill_finishes_the_rest_without_duplicates(tmp_path):
         "model": "scripted:x",
         "seeds": list(range(6)),
         "expert": False,
+        "random": False,
         "grid": {"env": ["hanoi"], "history": ["full"]},
         "max_steps": 4,
         "out": str(tmp_path),

@@ -28,7 +28,7 @@ def _exp(tmp: Path, **over: Any):
     data: dict[str, Any] = {
         "name": "s", "model": f"scripted:{script}", "seeds": list(range(12)),
         "grid": {"env": ["hanoi"]}, "out": str(tmp / "out"), "cache": None, "max_steps": 3,
-        "expert": False, "concurrency": 4,
+        "expert": False, "random": False, "concurrency": 4,
     }  # fmt: skip
     data.update(over)
     return parse_experiment(data)

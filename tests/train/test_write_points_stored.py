@@ -62,6 +62,7 @@ def stored(tmp_path_factory):
             "cache": None,
             "max_steps": 3,
             "expert": False,
+            "random": False,
         }
     )  # fmt: skip
     assert run_sync(exp, progress=None, llm_factory=lambda s: model).failed == 0

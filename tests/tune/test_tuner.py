@@ -118,6 +118,7 @@ def test_episodes_of_an_experiment_of_the_same_name_are_reused(tmp_path):
             "grid": {"env": ["hanoi"], "format": ["natural"], "history": ["window:2"]},
             "max_steps": 3,
             "expert": False,
+            "random": False,
             "out": s.out,
             "cache": None,
         }

@@ -54,6 +54,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "out": str(tmp),
             "cache": None,
             "expert": False,
+            "random": False,
         }
     )
     assert run_sync(exp, progress=None).done == 4

@@ -20,6 +20,7 @@ def test_viewer_escapes_model_text(tmp_path):
             "out": str(tmp_path),
             "cache": None,
             "expert": False,
+            "random": False,
         }
     )
     run_sync(exp, progress=None)

@@ -88,7 +88,7 @@ def test_an_experiment_stores_the_queries_and_their_answers(tmp_path):
     exp = Experiment.model_validate({
         "name": "wm", "model": f"scripted:{script}", "seeds": [1], "max_steps": 2,
         "grid": {"env": ["babyai/goto"], "agent": ["react"], "worldmodel": ["belief"]},
-        "out": str(tmp_path), "cache": None, "expert": False,
+        "out": str(tmp_path), "cache": None, "expert": False, "random": False,
     })  # fmt: skip
     result = asyncio.run(run_experiment(exp, progress=None))
     assert (result.done, result.failed) == (1, 0)

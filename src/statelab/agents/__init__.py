@@ -15,6 +15,7 @@ from statelab.agents._tool_options import PLAN_PARAMS, TOOLS_PARAMS, options_of
 from statelab.agents.act import ActAgent
 from statelab.agents.adapt import AdaptAgent
 from statelab.agents.expert import ExpertAgent
+from statelab.agents.random import RandomAgent
 from statelab.agents.react import make_react
 from statelab.agents.reader import ReaderAgent
 from statelab.agents.reflact import ReflActAgent
@@ -51,6 +52,17 @@ def _act(args: Args, ctx: BuildContext) -> Agent:
 @AGENTS.register("expert", "expert", tags=("reads-privileged", "expert"))
 def _expert(arg: None, ctx: BuildContext) -> Agent:
     return ExpertAgent()
+
+
+@AGENTS.register("random", "random", tags=("floor",))
+def _random(arg: None, ctx: BuildContext) -> Agent:
+    from statelab.envs import env_class
+
+    if ctx.env and not env_class(ctx.env).lists_actions:
+        raise ConfigError(
+            f"agent 'random' draws from the admissible actions; env {ctx.env!r} lists none"
+        )
+    return RandomAgent()
 
 
 @AGENTS.register(
@@ -117,6 +129,7 @@ __all__ = [
     "AdaptAgent",
     "ExpertAgent",
     "PlanAgent",
+    "RandomAgent",
     "ReaderAgent",
     "ReflActAgent",
     "StateActAgent",

@@ -18,9 +18,11 @@ from matplotlib.patches import Patch
 
 from statelab.analysis._summary import (
     EXPERT_LABEL,
+    FLOOR_LABEL,
     ROLE_COMPARED,
-    expert_rows,
-    is_expert_row,
+    ROLE_EXPERT,
+    ROLE_FLOOR,
+    is_reference,
     varying_axes,
 )
 
@@ -41,14 +43,14 @@ _EXPERT_COLOUR = "#BBBBBB"
 
 def _label_axes(summary: pd.DataFrame, axes: Sequence[str]) -> list[str]:
     """Axes that tell bars apart within an env panel (agent only when it varies)."""
-    runs = summary[~expert_rows(summary)]
+    runs = summary[~is_reference(summary)]
     shown = [a for a in axes if a != "env" and runs[a].nunique(dropna=False) > 1]
     return shown or [a for a in axes if a == "agent"]
 
 
 def _label(row: pd.Series, axes: Sequence[str]) -> str:
-    if is_expert_row(row):
-        return EXPERT_LABEL
+    if row.get("role") in (ROLE_EXPERT, ROLE_FLOOR):
+        return EXPERT_LABEL if row["role"] == ROLE_EXPERT else FLOOR_LABEL
     parts = [str(row[a]) for a in axes]
     return " / ".join(parts) if parts else str(row["run"])
 
@@ -92,7 +94,7 @@ def _bar_panels(
     path = Path(path)
     axes = varying_axes(summary) if len(summary) else []
     colour_by = _colour_axis(summary, axes) if len(summary) else None
-    non_expert = summary[~expert_rows(summary)] if len(summary) else summary
+    non_expert = summary[~is_reference(summary)] if len(summary) else summary
     colour_values = list(dict.fromkeys(non_expert[colour_by])) if colour_by else []
     colours = {v: _PALETTE[i % len(_PALETTE)] for i, v in enumerate(colour_values)}
     envs = list(dict.fromkeys(summary["env"])) if len(summary) else []
@@ -114,7 +116,7 @@ def _bar_panels(
             e = float(row[error]) if error and not math.isnan(float(row[error])) else 0.0
             heights.append(0.0 if math.isnan(h) else h)
             errs.append(e)
-            expert = is_expert_row(row)
+            expert = row.get("role") in (ROLE_EXPERT, ROLE_FLOOR)
             cols.append(_EXPERT_COLOUR if expert or not colour_by else colours[row[colour_by]])
             labels.append(_label(row, label_axes))
             top = max(top, heights[-1] + e)
@@ -180,9 +182,10 @@ def plot_score_per_token(summary: pd.DataFrame, path: str | Path) -> Path:
     """Bars of normalised score per 1,000 acting-agent input tokens (seed 000, Fig. 1): per
     episode, score × 1,000 / mean input tokens per env step, then averaged.
 
-    Expert runs (no model calls) are left out; a run scoring 0 gets an empty bar marked "0".
+    Reference runs (the expert and the random floor: no model calls) are left out; a run
+    scoring 0 gets an empty bar marked "0".
     """
-    runs = summary[~expert_rows(summary)] if len(summary) else summary
+    runs = summary[~is_reference(summary)] if len(summary) else summary
     return _bar_panels(
         runs,
         "score_per_1k_in",

@@ -22,11 +22,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from statelab.analysis.behaviour import BEHAVIOUR_FIGURES
 from statelab.analysis.stats import mean_sd
 
 FAILED, UNSCORED, SCORED = "failed", "unscored", "scored"
 
-#: Per-episode figures (NaN where undefined), averaged per seed and then over seeds.
+#: Per-episode figures (NaN where undefined), averaged per seed and then over seeds; the
+#: behaviour figures (:mod:`statelab.analysis.behaviour`) are NaN unless the frame has them.
 EPISODE_FIGURES: tuple[str, ...] = (
     "success",
     "in_per_step",
@@ -34,6 +36,7 @@ EPISODE_FIGURES: tuple[str, ...] = (
     "out_per_step",
     "aux_in_per_step",
     "score_per_1k_in",
+    *BEHAVIOUR_FIGURES,
 )
 
 
@@ -82,6 +85,8 @@ def episode_figures(episodes: pd.DataFrame) -> pd.DataFrame:
     in_step = out["in_per_step"].to_numpy(dtype=np.float64)
     np.divide(score.to_numpy() * 1000.0, in_step, out=per_1k, where=in_step > 0)
     out["score_per_1k_in"] = per_1k
+    for name in BEHAVIOUR_FIGURES:
+        out[name] = pd.to_numeric(_column(out, name), errors="coerce").astype(np.float64)
     return out
 
 

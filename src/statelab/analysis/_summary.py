@@ -9,8 +9,17 @@ import numpy as np
 import pandas as pd
 
 from statelab.analysis._components import is_expert
+from statelab.analysis._components import tags as component_tags
 from statelab.analysis._seeds import episode_figures, per_seed, run_figures, seed_scores
-from statelab.analysis.stats import MAX_EXACT, bootstrap_mean_diff, permutation_mean_diff
+from statelab.analysis.behaviour import BEHAVIOUR_FIGURES
+from statelab.analysis.stats import (
+    ADJUSTMENTS,
+    MAX_EXACT,
+    Adjust,
+    adjust_p,
+    bootstrap_mean_diff,
+    permutation_mean_diff,
+)
 
 DEFAULT_AXES: tuple[str, ...] = ("env", "model", "agent", "history", "format", "grounding")
 """Axis columns in display order; other constant-per-run text columns are axes too."""
@@ -30,6 +39,8 @@ EPISODE_COLUMNS: frozenset[str] = frozenset(
         "agent_out",
         "aux_in",
         "aux_out",
+        "tags",
+        *BEHAVIOUR_FIGURES,
     }
 )
 REQUIRED_COLUMNS: tuple[str, ...] = (
@@ -51,8 +62,18 @@ EXPERT_NOTE = (
     "privileged expert: the env's scripted expert, which reads hidden state the agents cannot"
     " see (a ceiling for reference; not tested)"
 )
+FLOOR = "random"
+#: How reports label the random agent's rows: uniform over the admissible actions.
+FLOOR_LABEL = "random floor"
+FLOOR_NOTE = (
+    "random floor: uniform over the admissible actions, no model (a floor for reference; not"
+    " tested against the baseline)"
+)
 # Roles of a row with respect to the baseline comparison.
 ROLE_NONE, ROLE_EXPERT, ROLE_BASELINE = "none", "expert", "baseline"
+ROLE_FLOOR = "floor"
+#: the reference rows: never compared with the baseline, shown after the runs
+REFERENCE_ROLES: frozenset[str] = frozenset({ROLE_EXPERT, ROLE_FLOOR})
 ROLE_COMPARED, ROLE_UNMATCHED = "compared", "unmatched"
 MIN_TEST_N = 2  # fewer seeds (or pairs) than this on a side: no test
 Test = Literal["permutation", "bootstrap"]
@@ -71,6 +92,7 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "out_per_step",
     "score_per_1k_in",
     "aux_in_per_step",
+    *BEHAVIOUR_FIGURES,
     "role",
     "baseline_run",
     "paired",
@@ -81,8 +103,13 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "ci_high",
     "p",
     "min_p",
+    "p_adj",
     "sig",
     "test",
+    "floor_run",
+    "floor_diff",
+    "floor_ci_low",
+    "floor_ci_high",
 )
 """The columns of a summary after ``run`` and the axes."""
 TESTS: tuple[str, ...] = ("permutation", "bootstrap")
@@ -130,6 +157,7 @@ def _no_test() -> dict[str, Any]:
         "ci_high": nan,
         "p": nan,
         "min_p": nan,
+        "p_adj": nan,
         "sig": False,
         "test": None,
     }
@@ -178,6 +206,7 @@ def summarise(
     *,
     axes: Sequence[str] | None = None,
     test: Test = "permutation",
+    adjust: Adjust = "holm",
     n_resamples: int = 10_000,
     ci: float = 0.95,
     seed: int = 0,
@@ -203,14 +232,24 @@ def summarise(
     (default; exact sign-flip test over the pairs, Monte Carlo beyond 13, or a label
     permutation test when unpaired; ``sig`` when ``p < 1 - ci``; ``min_p`` is the smallest p
     it could give) or ``"bootstrap"`` (the seeds' test: ``sig`` when the interval excludes
-    0). ``test`` names what ran. The axes, baseline and test settings are kept in
-    ``DataFrame.attrs``.
+    0). ``test`` names what ran. Many runs against one baseline are many tests: ``p_adj``
+    is ``p`` adjusted over every compared run of the summary by ``adjust`` (``"holm"``,
+    default: Holm's step-down, controls the family-wise error; ``"bh"``:
+    Benjamini-Hochberg, controls the false discovery rate; ``"none"``), and ``sig`` is then
+    ``p_adj < 1 - ci``. The behaviour figures (:mod:`statelab.analysis.behaviour`) are
+    averaged like the scores. Reference rows (``role`` ``expert``: the privileged expert;
+    ``floor``: the random agent; by the run's tags, else the agent's name) are never tested;
+    every other run gets ``floor_diff`` (its mean minus its env's random floor's) with the
+    percentile bootstrap interval ``[floor_ci_low, floor_ci_high]``. The axes, baseline,
+    test and adjustment settings are kept in ``DataFrame.attrs``.
     """
     missing = [c for c in REQUIRED_COLUMNS if c not in episodes.columns]
     if missing:
         raise ValueError(f"episodes lacks columns: {missing}")
     if test not in TESTS:
         raise ValueError(f"test must be one of {TESTS}, got {test!r}")
+    if adjust not in ADJUSTMENTS:
+        raise ValueError(f"adjust must be one of {ADJUSTMENTS}, got {adjust!r}")
     axis_cols = _find_axes(episodes, axes)
     base = dict(baseline) if baseline else None
     if base:
@@ -225,36 +264,39 @@ def summarise(
         first = g.iloc[0]
         seeds[run] = per_seed(g)
         row = {"run": run, **{a: first[a] for a in axis_cols}, **run_figures(seeds[run])}
+        row["role"] = reference_role(first.get("agent"), first.get("tags"))
         rows.append(row)
         keys.setdefault(tuple(row[a] for a in axis_cols), []).append(run)
+    tester = _Tester(seeds, test, n_resamples, ci, seed)
+    floors: dict[Any, Hashable] = {}
     for row in rows:
-        row.update(role=ROLE_NONE, baseline_run=None)
+        if row["role"] == ROLE_FLOOR:
+            floors.setdefault(row.get("env"), row["run"])
+    for row in rows:
+        role = row["role"]
+        row.update(baseline_run=None, floor_run=None, floor_diff=float("nan"))
+        row.update(floor_ci_low=float("nan"), floor_ci_high=float("nan"))
         row.update(_no_test())
-        if is_expert(row["agent"]):
-            row["role"] = ROLE_EXPERT
-        elif base is None:
+        if role in REFERENCE_ROLES:
             continue
-        elif all(row[k] == v for k, v in base.items()):
+        floor = floors.get(row.get("env"))
+        if floor is not None:
+            row.update(tester.floor(row["run"], floor))
+        if base is None:
+            continue
+        if all(row[k] == v for k, v in base.items()):
             row["role"] = ROLE_BASELINE
-        else:
-            target = tuple(base.get(a, row[a]) for a in axis_cols)
-            matches = keys.get(target, [])
-            if len(matches) > 1:
-                raise ValueError(f"run {row['run']!r} matches several baseline runs: {matches}")
-            if not matches:
-                row["role"] = ROLE_UNMATCHED
-                continue
-            row.update(role=ROLE_COMPARED, baseline_run=matches[0])
-            row.update(
-                _compare(
-                    seed_scores(seeds[row["run"]]),
-                    seed_scores(seeds[matches[0]]),
-                    test,
-                    n_resamples,
-                    ci,
-                    seed,
-                )
-            )
+            continue
+        target = tuple(base.get(a, row[a]) for a in axis_cols)
+        matches = [m for m in keys.get(target, []) if m != row["run"]]
+        if len(matches) > 1:
+            raise ValueError(f"run {row['run']!r} matches several baseline runs: {matches}")
+        if not matches:
+            row["role"] = ROLE_UNMATCHED
+            continue
+        row.update(role=ROLE_COMPARED, baseline_run=matches[0])
+        row.update(tester.compare(row["run"], matches[0]))
+    n_tests = _adjust(rows, adjust, 1.0 - ci)
     summary = pd.DataFrame(rows, columns=["run", *axis_cols, *SUMMARY_COLUMNS])
     if len(summary):
         summary = _sorted(summary, axis_cols, base)
@@ -262,12 +304,77 @@ def summarise(
         baseline=base,
         axes=axis_cols,
         test=test,
+        adjust=adjust,
+        n_tests=n_tests,
         n_resamples=n_resamples,
         ci=ci,
         max_exact=MAX_EXACT,
         min_test_n=MIN_TEST_N,
     )
     return summary
+
+
+def reference_role(agent: Any, tags: Any = None) -> str:
+    """``ROLE_EXPERT`` for the expert's runs, ``ROLE_FLOOR`` for the random floor's, else
+    ``ROLE_NONE``: by the run's tags (``expert``, ``floor``) when the frame has them, else by
+    the tags of the agent the spelling builds (frames built by hand)."""
+    if not (isinstance(tags, tuple | list | set | frozenset) and tags):
+        tags = component_tags("agent", agent)
+    if "expert" in tags or is_expert(agent):
+        return ROLE_EXPERT
+    return ROLE_FLOOR if "floor" in tags else ROLE_NONE
+
+
+class _Tester:
+    """The comparisons of one summary: against the baseline (the report's test) and against
+    the random floor (the bootstrap interval, for the floor warning)."""
+
+    def __init__(
+        self, seeds: dict[Hashable, pd.DataFrame], test: Test, n: int, ci: float, seed: int
+    ):
+        self.seeds, self.test, self.n, self.ci, self.seed = seeds, test, n, ci, seed
+
+    def compare(self, run: Hashable, base: Hashable) -> dict[str, Any]:
+        x, y = seed_scores(self.seeds[run]), seed_scores(self.seeds[base])
+        return _compare(x, y, self.test, self.n, self.ci, self.seed)
+
+    def floor(self, run: Hashable, floor: Hashable) -> dict[str, Any]:
+        x, y = seed_scores(self.seeds[run]), seed_scores(self.seeds[floor])
+        got = _compare(x, y, "bootstrap", self.n, self.ci, self.seed)
+        return {
+            "floor_run": floor,
+            "floor_diff": got["diff"],
+            "floor_ci_low": got["ci_low"],
+            "floor_ci_high": got["ci_high"],
+        }
+
+
+def _adjust(rows: list[dict[str, Any]], method: Adjust, alpha: float) -> int:
+    """Adjust the compared runs' p values for their number (``p_adj``); unless ``method`` is
+    ``"none"``, ``sig`` becomes ``p_adj < alpha``. Returns the number of tests adjusted over."""
+    tested = [r for r in rows if r["role"] == ROLE_COMPARED and np.isfinite(r["p"])]
+    if not tested:
+        return 0
+    adjusted = adjust_p([float(r["p"]) for r in tested], method)
+    for r, p in zip(tested, adjusted, strict=True):
+        r["p_adj"] = float(p)
+        if method != "none":
+            r["sig"] = bool(p < alpha)
+    return len(tested)
+
+
+def _sorted(
+    summary: pd.DataFrame, axis_cols: list[str], base: dict[str, str] | None
+) -> pd.DataFrame:
+    """Runs first, then the random floor, then the expert; otherwise by axis, in
+    first-appearance order, baseline value first."""
+    rank = {ROLE_FLOOR: 1, ROLE_EXPERT: 2}
+    sort_keys = pd.DataFrame({"_ref": summary["role"].map(lambda r: rank.get(r, 0))})
+    for a in axis_cols:
+        ranks = _order(summary[a], (base or {}).get(a))
+        sort_keys[a] = summary[a].map(ranks)
+    order = sort_keys.sort_values(["_ref", *axis_cols], kind="stable").index
+    return summary.loc[order].reset_index(drop=True)
 
 
 def is_expert_row(row: Mapping[str, Any]) -> bool:
@@ -286,20 +393,18 @@ def expert_rows(frame: pd.DataFrame) -> pd.Series:
     return frame["agent"].map(is_expert).astype(bool)
 
 
-def _sorted(
-    summary: pd.DataFrame, axis_cols: list[str], base: dict[str, str] | None
-) -> pd.DataFrame:
-    """Expert rows last; otherwise by axis, in first-appearance order, baseline value first."""
-    sort_keys = pd.DataFrame({"_expert": expert_rows(summary)})
-    for a in axis_cols:
-        ranks = _order(summary[a], (base or {}).get(a))
-        sort_keys[a] = summary[a].map(ranks)
-    order = sort_keys.sort_values(["_expert", *axis_cols], kind="stable").index
-    return summary.loc[order].reset_index(drop=True)
+def is_reference(summary: pd.DataFrame) -> pd.Series:
+    """Which rows are reference rows (expert or random floor)."""
+    if "role" in summary.columns:
+        return summary["role"].isin(REFERENCE_ROLES)
+    if "agent" in summary.columns:
+        return summary["agent"].map(lambda a: reference_role(a) != ROLE_NONE).astype(bool)
+    return pd.Series(False, index=summary.index, dtype=bool)
 
 
 def varying_axes(summary: pd.DataFrame) -> list[str]:
-    """Axes whose value differs between non-expert runs, plus always ``env`` and ``agent``."""
+    """Axes whose value differs between non-reference runs, plus always ``env`` and
+    ``agent``."""
     axes: list[str] = summary.attrs.get("axes") or [a for a in DEFAULT_AXES if a in summary.columns]
-    runs = summary[~expert_rows(summary)]
+    runs = summary[~is_reference(summary)]
     return [a for a in axes if a in ("env", "agent") or runs[a].nunique(dropna=False) > 1]

@@ -13,14 +13,18 @@ from statelab.analysis._md import md_row
 from statelab.analysis._summary import (
     EXPERT_LABEL,
     EXPERT_NOTE,
+    FLOOR_LABEL,
+    FLOOR_NOTE,
     MIN_TEST_N,
     ROLE_BASELINE,
     ROLE_COMPARED,
-    expert_rows,
-    is_expert_row,
+    ROLE_EXPERT,
+    ROLE_FLOOR,
+    is_reference,
     varying_axes,
 )
-from statelab.analysis.stats import MAX_EXACT, min_attainable_p
+from statelab.analysis.behaviour import BEHAVIOUR_UNITS, shown_behaviour
+from statelab.analysis.stats import ADJUST_NAMES, MAX_EXACT, min_attainable_p
 
 DASH = "–"
 
@@ -70,6 +74,10 @@ def _p_text(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3g}"
 
 
+#: the adjustments' names in a p cell
+_ADJ_SHORT = {"holm": "Holm", "bh": "BH"}
+
+
 def _pairs(row: Mapping[str, Any]) -> str:
     if bool(row["paired"]):
         k = int(row["n_test"])
@@ -85,6 +93,9 @@ def p_cell(row: Mapping[str, Any], attrs: Mapping[str, Any]) -> str:
     if _missing(row["p"]):
         return f"{DASH} ({_pairs(row)}; needs {MIN_TEST_N})"
     text = f"{_p_text(float(row['p']))} ({_pairs(row)}"
+    short = _ADJ_SHORT.get(str(attrs.get("adjust", "none")))
+    if short and int(attrs.get("n_tests", 0)) > 1 and not _missing(row.get("p_adj")):
+        text += f"; {short} {_p_text(float(row['p_adj']))}"
     alpha = _alpha(attrs)
     if not _missing(row.get("min_p")) and float(row["min_p"]) >= alpha:
         design = min_attainable_p(
@@ -132,10 +143,15 @@ def describe_test(attrs: Mapping[str, Any]) -> str:
         f"Δ's interval: percentile bootstrap over seeds, {n_resamples:,} resamples, {ci:.0%} CI"
     )
     if attrs.get("test") == "bootstrap":
+        mark = (
+            f"`*`: the {ci:.0%} percentile bootstrap interval of the mean difference excludes 0"
+            if attrs.get("adjust", "none") == "none"
+            else f"`*`: the p of the {ci:.0%} percentile bootstrap interval, adjusted below, is"
+            f" < {alpha:g}"
+        )
         return (
-            f"`*`: the {ci:.0%} percentile bootstrap interval of the mean difference excludes 0 "
-            f"(the seeds' test, {n_resamples:,} resamples; p read off the same resamples). "
-            "This test over-rejects at small n (see benchmarks/significance.py)."
+            f"{mark} (the seeds' test, {n_resamples:,} resamples; p read off the same "
+            "resamples). This test over-rejects at small n (see benchmarks/significance.py)."
         )
     return (
         f"`*`: p < {alpha:g} by a two-sided permutation test of the mean difference over seeds: "
@@ -144,6 +160,40 @@ def describe_test(attrs: Mapping[str, Any]) -> str:
         "labels. Its false-positive rate stays at or under the level at every n; with 5 or "
         "fewer pairs no p below 0.05 exists, and the p column says so. "
         f"{interval} (reported, not used for the `*`)."
+    )
+
+
+def describe_adjust(attrs: Mapping[str, Any]) -> str:
+    """One sentence: how the p values were adjusted for the number of comparisons."""
+    method = str(attrs.get("adjust", "none"))
+    k = int(attrs.get("n_tests", 0))
+    alpha = _alpha(attrs)
+    if method == "none":
+        return f"No adjustment for the {k} comparisons: each `*` is its own test."
+    name = ADJUST_NAMES[method]
+    tail = f" (shown in the p column as {_ADJ_SHORT[method]} p)" if k > 1 else ""
+    return (
+        f"Many runs against one baseline are many tests: p is adjusted over the {k} "
+        f"comparison{'s' if k != 1 else ''} of this table by {name}{tail}, and `*` marks an "
+        f"adjusted p < {alpha:g}."
+    )
+
+
+def behaviour_legend(summary: pd.DataFrame) -> str:
+    """What the behaviour columns are."""
+    names = {
+        "invalid_rate": "Invalid: share of env steps whose action the env refused",
+        "distinct_actions": "Distinct: distinct actions per episode",
+        "longest_repeat": "Max rep.: the longest run of one action on consecutive steps",
+        "wm_queries": "WM q.: world-model questions per episode",
+        "rejections": "Rejected: proposals rejected before the env ran them, per episode",
+        "same_memory": "Same mem.: share of memory writes that left the memory unchanged",
+    }
+    shown = [names[c] for c in shown_behaviour(summary)]
+    return (
+        "Behaviour (per episode from the stored steps, averaged like the scores): "
+        + "; ".join(shown)
+        + "."
     )
 
 
@@ -160,14 +210,19 @@ def legend(summary: pd.DataFrame, baseline: Mapping[str, str] | None) -> str:
         "auxiliary calls such as summaries are excluded. Score/1k in: per episode, score × "
         "1,000 / mean input tokens per env step (seed 000, Fig. 1), then averaged."
     )
-    if bool(expert_rows(summary).any()):
-        cells += f" {EXPERT_NOTE[0].upper()}{EXPERT_NOTE[1:]}."
+    if shown_behaviour(summary):
+        cells += " " + behaviour_legend(summary)
+    roles = set(summary["role"]) if "role" in summary.columns else set()
+    for role, note in ((ROLE_FLOOR, FLOOR_NOTE), (ROLE_EXPERT, EXPERT_NOTE)):
+        if role in roles:
+            cells += f" {note[0].upper()}{note[1:]}."
     if not baseline:
         return f"{cells} No baseline given, so no significance tests."
     return (
         f"{cells} Baseline: {describe_baseline(baseline)}, every other axis equal; runs are "
         f"paired by seed where they share at least {MIN_TEST_N} (Δ and p are then over the "
-        f"shared seeds). Δ = run mean minus baseline mean. {describe_test(summary.attrs)}"
+        f"shared seeds). Δ = run mean minus baseline mean. {describe_test(summary.attrs)} "
+        f"{describe_adjust(summary.attrs)}"
     )
 
 
@@ -184,6 +239,34 @@ def _show_per_call(summary: pd.DataFrame) -> bool:
     return bool((np.abs(a[both] - b[both]) > 1e-9 * np.maximum(1.0, a[both])).any())
 
 
+_BEHAVIOUR_HEADERS = {
+    "invalid_rate": "Invalid",
+    "distinct_actions": "Distinct",
+    "longest_repeat": "Max rep.",
+    "wm_queries": "WM q.",
+    "rejections": "Rejected",
+    "same_memory": "Same mem.",
+}
+_BEHAVIOUR_FORMATS = {
+    "invalid_rate": ".2f",
+    "distinct_actions": ".1f",
+    "longest_repeat": ".1f",
+    "wm_queries": ".1f",
+    "rejections": ".1f",
+    "same_memory": ".2f",
+}
+_REFERENCE_LABELS = {ROLE_EXPERT: EXPERT_LABEL, ROLE_FLOOR: FLOOR_LABEL}
+
+
+def axis_label(rec: Mapping[str, Any], axis: str) -> str:
+    """A run's cell on ``axis`` as every table shows it (the one place labels are rendered:
+    a reference row's agent is named by its role; text is escaped by :func:`md_row`)."""
+    value = rec.get(axis)
+    if axis == "agent" and rec.get("role") in _REFERENCE_LABELS:
+        value = _REFERENCE_LABELS[str(rec["role"])]
+    return _cell(value)
+
+
 def to_markdown(
     summary: pd.DataFrame, title: str, *, baseline: Mapping[str, str] | None = None
 ) -> str:
@@ -192,8 +275,10 @@ def to_markdown(
     Columns: the axes that vary across runs (always env and agent), mean (SD), Δ vs baseline
     [95% CI], p (pairs), n (seeds), episodes (when some run has rollouts or failures),
     success, tokens per env step in (and per call, when they differ)/out, score per 1,000
-    input tokens. Expert rows come last, labelled "privileged expert". ``baseline``
-    defaults to the one recorded by :func:`summarise`.
+    input tokens, then the behaviour columns the runs have
+    (:func:`~statelab.analysis.behaviour.shown_behaviour`). The reference rows come last:
+    the random floor ("random floor"), then the expert ("privileged expert").
+    ``baseline`` defaults to the one recorded by :func:`summarise`.
     """
     if baseline is None:
         baseline = summary.attrs.get("baseline")
@@ -212,7 +297,9 @@ def to_markdown(
         "Out tok/step",
         "Score/1k in",
     ]
-    rows = summary.assign(_expert=expert_rows(summary)).sort_values("_expert", kind="stable")
+    behaviour = shown_behaviour(summary)
+    header += [_BEHAVIOUR_HEADERS[b] for b in behaviour]
+    rows = summary.assign(_ref=is_reference(summary)).sort_values("_ref", kind="stable")
     lines = [
         f"**{_cell(title)}**",
         "",
@@ -220,8 +307,7 @@ def to_markdown(
         "|" + "|".join(["---"] * len(axes) + ["---:"] * (len(header) - len(axes))) + "|",
     ]
     for rec in rows.to_dict("records"):
-        expert = is_expert_row(rec)
-        cells = [_cell(EXPERT_LABEL if expert and a == "agent" else rec[a]) for a in axes] + [
+        cells = [axis_label(rec, a) for a in axes] + [
             score_cell(rec),
             _delta_cell(rec),
             p_cell(rec, summary.attrs),
@@ -232,6 +318,7 @@ def to_markdown(
             *([_num(rec["in_per_call"], ",.0f")] if per_call else []),
             _num(rec["out_per_step"], ",.0f"),
             _num(rec["score_per_1k_in"], ".3f"),
+            *[_num(rec[b], _BEHAVIOUR_FORMATS[b]) for b in behaviour],
         ]
         lines.append(md_row(cells))
     lines += ["", legend(summary, baseline), ""]
@@ -272,6 +359,10 @@ def to_json(summary: pd.DataFrame) -> dict[str, Any]:
             "ci": float(attrs.get("ci", 0.95)),
             "paired_by": "seed",
             "min_pairs": int(attrs.get("min_test_n", MIN_TEST_N)),
+            "adjust": str(attrs.get("adjust", "none")),
+            "adjust_method": ADJUST_NAMES[str(attrs.get("adjust", "none"))],
+            "n_tests": int(attrs.get("n_tests", 0)),
+            "significant": "p_adj < 1 - ci (p when adjust is none)",
         },
         "units": {
             "n": "seeds with a score (rollouts averaged per seed first)",
@@ -283,6 +374,9 @@ def to_json(summary: pd.DataFrame) -> dict[str, Any]:
             "in_per_step": "acting-agent input tokens per env step",
             "in_per_call": "acting-agent input tokens per acting-model call",
             "score_per_1k_in": "per episode: 1000 * score / in_per_step, then averaged",
+            "p_adj": "p adjusted over the n_tests compared runs (test.adjust)",
+            "floor_diff": "mean minus the env's random floor's mean (floor_ci_*: bootstrap CI)",
+            **BEHAVIOUR_UNITS,
         },
         "runs": [{str(k): _plain(v) for k, v in rec.items()} for rec in summary.to_dict("records")],
     }

@@ -44,7 +44,7 @@ import pandas as pd
 from statelab.agents._turn import parse_turn
 from statelab.analysis._components import description
 from statelab.analysis._md import md_row
-from statelab.analysis.sections import report_section
+from statelab.analysis.sections import Blocks, ReportInputs, report_section
 from statelab.run.store import Store
 
 STATE_FIELDS = {
@@ -314,9 +314,9 @@ def _stored_by_agent(episodes: pd.DataFrame) -> dict[str, Any]:
     return dict(zip(episodes["agent"].astype(str), episodes["components"], strict=True))
 
 
-def append_agent_metrics(store_path: str | Path, report_md: Path) -> dict[str, Path]:
-    """Append the ablation table to ``report_md`` when a seed-002 agent ran (the report hook);
-    also writes ``agent_metrics.json`` (the table) next to it."""
+def agent_metrics(store_path: str | Path, out_dir: Path) -> tuple[str, dict[str, Path]]:
+    """The ablation table's Markdown when a seed-002 agent ran ("" otherwise), and the files
+    written: ``agent_metrics.json`` (the table) in ``out_dir``."""
     st = Store(store_path, readonly=True)
     try:
         own = ["run", "seed", "rollout", "status", "success", "steps", "agent_calls"]
@@ -327,29 +327,30 @@ def append_agent_metrics(store_path: str | Path, report_md: Path) -> dict[str, P
             "structured-turns" in describe_agent(a, stored.get(a))["tags"]
             for a in episodes["agent"].astype(str).unique()
         ):
-            return {}
+            return "", {}
         steps = st.table("steps", ["run", "seed", "t", "reply", "gold"])
     finally:
         st.close()
     by = [k for k in ("env", "model") if episodes[k].nunique() > 1] + ["agent"]
     table = agent_table(episodes, steps, by)
     section = ablation_markdown(table)
-    report_md.write_text(report_md.read_text().rstrip("\n") + "\n\n" + section)
-    path = report_md.parent / "agent_metrics.json"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "agent_metrics.json"
     path.write_text(table.to_json(orient="records", indent=1))
-    return {"agent_metrics": path}
+    return section, {"agent_metrics": path}
 
 
-@report_section("seed002-agents")
-def _agents_section(store_path: Path, out_dir: Path, report_md: Path) -> dict[str, Path]:
+@report_section("seed002-agents", order=30)
+def _agents_section(inputs: ReportInputs) -> Blocks | None:
     """Seed 002's agent-variant table, when a run's agent writes structured turns."""
-    return append_agent_metrics(store_path, report_md)
+    md, files = agent_metrics(inputs.store_path, inputs.out_dir)
+    return Blocks([md], files) if md else None
 
 
 __all__ = [
     "ablation_markdown",
+    "agent_metrics",
     "agent_table",
-    "append_agent_metrics",
     "avg_steps_solved",
     "bucket_of",
     "length_buckets",

@@ -37,7 +37,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from statelab.analysis._components import is_expert, tags
-from statelab.analysis.sections import report_section
+from statelab.analysis.sections import Blocks, ReportInputs, report_section
 from statelab.core import MODEL_FREE
 from statelab.envs import env_family
 from statelab.run.store import Store
@@ -182,11 +182,14 @@ def _file_name(env: str) -> str:
     return "reward_within_budget_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", env) + ".png"
 
 
-def reward_within_budget(store_path: Path, out_dir: Path, report_md: Path) -> dict[str, Path]:
-    """Append the section to ``report_md`` and write its PNGs and JSON, when it applies."""
+def reward_within_budget(store_path: Path, out_dir: Path) -> tuple[str, dict[str, Path]]:
+    """The section's Markdown and its PNGs and JSON, when it applies (else "" and none).
+    The random floor's runs are left out (their world model is "-", not the base's)."""
     runs, episodes, steps, config = _read(store_path)
+    floor = runs["tags"].fillna("").str.contains('"floor"') if "tags" in runs else False
+    runs = runs[~floor] if isinstance(floor, pd.Series) else runs
     if runs.empty or episodes.empty or not _applies(runs, config):
-        return {}
+        return "", {}
     runs = runs.copy()
     runs["line"] = runs.apply(_line, axis=1)
     runs["budget"] = [
@@ -237,14 +240,14 @@ def reward_within_budget(store_path: Path, out_dir: Path, report_md: Path) -> di
     json_path = out_dir / "reward_within_budget.json"
     json_path.write_text(table.to_json(orient="records", indent=1))
     files["reward_within_budget"] = json_path
-    report_md.write_text(report_md.read_text().rstrip("\n") + "\n\n" + "\n".join(md) + "\n")
-    return files
+    return "\n".join(md) + "\n", files
 
 
-@report_section("reward-within-budget")
-def _section(store_path: Path, out_dir: Path, report_md: Path) -> dict[str, Path]:
+@report_section("reward-within-budget", order=40)
+def _section(inputs: ReportInputs) -> Blocks | None:
     """Seed 004's reward-within-budget curves."""
-    return reward_within_budget(store_path, out_dir, report_md)
+    md, files = reward_within_budget(inputs.store_path, inputs.out_dir)
+    return Blocks([md], files) if md else None
 
 
 __all__ = ["FRACTIONS", "budget_of", "episode_curves", "line_curves", "reward_within_budget"]

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -20,11 +22,15 @@ from statelab.analysis._fig2 import change_counts, change_sentences, fig2_png
 from statelab.analysis._heat import cell_colours, heat_table_png
 from statelab.analysis._pivot import pivot, pivot_markdown, pivot_records
 from statelab.analysis._plots import plot_score_per_token, plot_scores
-from statelab.analysis._summary import Test, summarise
+from statelab.analysis._summary import ROLE_EXPERT, Test, is_reference, summarise
 from statelab.analysis._table import describe_baseline, to_json, to_markdown
+from statelab.analysis.caveats import Caveat, caveats, caveats_markdown
+from statelab.analysis.stats import Adjust
 
 __all__ = [
+    "MainReport",
     "Test",
+    "build_report",
     "cell_colours",
     "change_counts",
     "change_sentences",
@@ -38,8 +44,78 @@ __all__ = [
     "summarise",
     "to_json",
     "to_markdown",
+    "write_files",
     "write_report",
 ]
+
+
+@dataclass
+class MainReport:
+    """The main part of a report: its Markdown blocks (title and counts, the table, the
+    warnings, the plots, the pivot), report.json's payload, and the files written."""
+
+    blocks: list[str]
+    payload: dict[str, Any]
+    paths: dict[str, Path]
+    summary: pd.DataFrame
+    warnings: list[Caveat]
+
+
+def build_report(
+    episodes: pd.DataFrame,
+    baseline: Mapping[str, str] | None,
+    out_dir: str | Path,
+    title: str,
+    *,
+    axes: Sequence[str] | None = None,
+    layout: Mapping[str, Sequence[str]] | None = None,
+    test: Test = "permutation",
+    adjust: Adjust = "holm",
+    run_info: pd.DataFrame | None = None,
+) -> MainReport:
+    """Summarise ``episodes``, draw the plots into ``out_dir`` and return the blocks of the
+    main report (nothing of report.md or report.json is written here; see
+    :func:`write_report`). ``run_info`` (one row per run label in ``run``: ``env_seeds``,
+    ``first_views``, ``memory_states``, ``distinct_memories``, ``has_memory``) joins the
+    summary for the warnings of :mod:`statelab.analysis.caveats`."""
+    rows, columns = _layout(layout) if layout is not None else ([], [])
+    out = Path(out_dir)
+    summary = summarise(
+        episodes, dict(baseline) if baseline else None, axes=axes, test=test, adjust=adjust
+    )
+    if run_info is not None and len(summary):
+        attrs = summary.attrs
+        info = run_info.drop(columns=[c for c in run_info.columns if c in summary and c != "run"])
+        summary = summary.merge(info, on="run", how="left")
+        summary.attrs = attrs
+    found = caveats(summary)
+    runs_only = summary[~is_reference(summary) | (summary["role"] == ROLE_EXPERT)]
+    runs_only.attrs = summary.attrs
+    pivot_md = (  # before anything is written: a layout that cannot be drawn writes nothing
+        pivot_markdown(runs_only, rows, columns, "Mean normalised score (SD) per run")
+        if layout is not None
+        else ""
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "scores": out / "scores.png",
+        "score_per_token": out / "score_per_token.png",
+    }
+    plot_scores(summary, paths["scores"])
+    plot_score_per_token(summary, paths["score_per_token"])
+    payload: dict[str, Any] = {"title": title, **to_json(summary)}
+    payload["warnings"] = [c.as_dict() for c in found]
+    blocks = [
+        _head(summary, title, baseline),
+        to_markdown(summary, "Table: mean normalised score per run", baseline=baseline),
+    ]
+    if found:
+        blocks.append(caveats_markdown(found))
+    blocks.append(_plots_section(paths))
+    if layout is not None:
+        block = _layout_section(runs_only, rows, columns, title, pivot_md, out, paths, payload)
+        blocks.append(block)
+    return MainReport(blocks, payload, paths, summary, found)
 
 
 def write_report(
@@ -51,6 +127,7 @@ def write_report(
     axes: Sequence[str] | None = None,
     layout: Mapping[str, Sequence[str]] | None = None,
     test: Test = "permutation",
+    adjust: Adjust = "holm",
 ) -> dict[str, Path]:
     """Summarise ``episodes`` and write the report files into ``out_dir`` (created if needed).
 
@@ -62,55 +139,64 @@ def write_report(
     image ``table`` (table.png), and, when some run has a baseline comparison, ``fig2``
     (fig2.png, differences from the baseline) with the improves/degrades/neutral counts;
     report.json then gains ``layout``, ``pivot`` (one record per table row) and ``counts``.
-    ``test`` picks what marks ``*`` (see :func:`summarise`).
+    ``test`` picks what marks ``*`` (see :func:`summarise`), ``adjust`` how p values are
+    adjusted for the number of comparisons. The random floor's rows are in the per-run table
+    and the plots, not in the pivot.
     """
-    rows, columns = _layout(layout) if layout is not None else ([], [])
-    out = Path(out_dir)
-    summary = summarise(episodes, dict(baseline) if baseline else None, axes=axes, test=test)
-    pivot_md = (
-        pivot_markdown(summary, rows, columns, "Mean normalised score (SD) per run")
-        if layout is not None
-        else ""
+    main = build_report(
+        episodes,
+        baseline,
+        out_dir,
+        title,
+        axes=axes,
+        layout=layout,
+        test=test,
+        adjust=adjust,
     )
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {
-        "markdown": out / "report.md",
-        "json": out / "report.json",
-        "scores": out / "scores.png",
-        "score_per_token": out / "score_per_token.png",
-    }
-    plot_scores(summary, paths["scores"])
-    plot_score_per_token(summary, paths["score_per_token"])
-    payload: dict[str, object] = {"title": title, **to_json(summary)}
+    return write_files(main.blocks, main.payload, Path(out_dir), main.paths)
+
+
+def write_files(
+    blocks: Sequence[str], payload: Mapping[str, Any], out_dir: Path, paths: dict[str, Path]
+) -> dict[str, Path]:
+    """Write report.md (the blocks, one blank line apart) and report.json; return every
+    path, these two first."""
+    out = {"markdown": out_dir / "report.md", "json": out_dir / "report.json", **paths}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    text = "\n\n".join(b.strip("\n") for b in blocks if b.strip()) + "\n"
+    out["json"].write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n")
+    out["markdown"].write_text(text)
+    return out
+
+
+def _head(summary: pd.DataFrame, title: str, baseline: Mapping[str, str] | None) -> str:
     n_runs = len(summary)
     n_seeds, n_eps = (int(summary[c].sum()) if n_runs else 0 for c in ("n", "episodes"))
     lost = int(summary[["episodes_failed", "episodes_unscored"]].to_numpy().sum()) if n_runs else 0
-    body = [
-        f"# {title}",
-        "",
-        f"{n_runs} runs, {n_seeds} run-seeds with a score, {n_eps} scored episodes"
-        f" ({lost} failed or unscored, excluded); baseline: {describe_baseline(baseline)}.",
-        "",
-        to_markdown(summary, "Table: mean normalised score per run", baseline=baseline),
-        "## Score per run",
-        "",
-        f"![Mean normalised score per run, SD error bars]({paths['scores'].name})",
-        "",
-        "## Score per 1,000 input tokens",
-        "",
-        f"![Normalised score per 1,000 acting-agent input tokens]({paths['score_per_token'].name})",
-        "",
-        "Per episode, score × 1,000 / mean acting-agent input tokens per env step (every"
-        " acting call of a step counted), then averaged over the seed's episodes and over"
-        " seeds, as seed 000's Fig. 1. Auxiliary calls (e.g. summaries) are excluded. Bars"
-        " marked 0 are runs with zero score.",
-        "",
-    ]
-    if layout is not None:
-        body += _layout_section(summary, rows, columns, title, pivot_md, out, paths, payload)
-    paths["json"].write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n")
-    paths["markdown"].write_text("\n".join(body))
-    return paths
+    return (
+        f"# {title}\n\n{n_runs} runs, {n_seeds} run-seeds with a score, {n_eps} scored episodes"
+        f" ({lost} failed or unscored, excluded); baseline: {describe_baseline(baseline)}."
+    )
+
+
+def _plots_section(paths: Mapping[str, Path]) -> str:
+    return "\n".join(
+        [
+            "## Score per run",
+            "",
+            f"![Mean normalised score per run, SD error bars]({paths['scores'].name})",
+            "",
+            "## Score per 1,000 input tokens",
+            "",
+            "![Normalised score per 1,000 acting-agent input tokens]"
+            f"({paths['score_per_token'].name})",
+            "",
+            "Per episode, score × 1,000 / mean acting-agent input tokens per env step (every"
+            " acting call of a step counted), then averaged over the seed's episodes and over"
+            " seeds, as seed 000's Fig. 1. Auxiliary calls (e.g. summaries) are excluded. Bars"
+            " marked 0 are runs with zero score.",
+        ]
+    )
 
 
 def _layout(layout: Mapping[str, Sequence[str]]) -> tuple[list[str], list[str]]:
@@ -133,8 +219,8 @@ def _layout_section(
     out: Path,
     paths: dict[str, Path],
     payload: dict[str, object],
-) -> list[str]:
-    """Write table.png (and fig2.png), fill ``paths`` and ``payload``; report.md lines."""
+) -> str:
+    """Write table.png (and fig2.png), fill ``paths`` and ``payload``; the report.md block."""
     paths["table"] = out / "table.png"
     heat_table_png(summary, rows, columns, paths["table"], f"{title}: mean normalised score")
     counts = change_counts(summary)
@@ -162,6 +248,5 @@ def _layout_section(
             "",
             "Counts over compared runs (instances); neutral: |Δ| < 0.01 in mean score, "
             "regardless of significance.",
-            "",
         ]
-    return body
+    return "\n".join(body)

@@ -1,25 +1,76 @@
 """Report sections: seed-specific tables that register themselves.
 
-A section is ``section(store_path, out_dir, report_md) -> {name: file}``: it reads the store,
-decides from the runs' component tags whether it applies, appends its Markdown to the report
-and writes its own files. ``statelab report`` runs every registered section; adding a table
-is one function and one ``@report_section`` line, never an edit of the report itself.
+A section is ``section(inputs) -> Blocks | None``: it reads what it needs from
+:class:`ReportInputs` (the open store, its runs and episodes frames, the experiment's config,
+the report folder), decides from the runs' component tags whether it applies, writes its own
+files, and returns its Markdown blocks and those files; it never touches report.md. Sections
+register with a declared ``order`` and :func:`statelab.analysis.reporting.make_report`
+assembles the report from the main table's blocks and theirs in that order. Adding a table is
+one function and one ``@report_section`` line, never an edit of the report itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-Section = Callable[[Path, Path, Path], dict[str, Path]]
-SECTIONS: dict[str, Section] = {}
+import pandas as pd
+
+from statelab.run.store import Store
 
 
-def report_section(name: str) -> Callable[[Section], Section]:
+@dataclass(frozen=True)
+class ReportInputs:
+    """What every section may read. ``runs`` is :meth:`Store.runs_frame`, ``episodes``
+    :meth:`Store.episodes_frame` (one row per episode, run key in ``run``, label in
+    ``label``); ``store`` is open for any narrower read a section needs."""
+
+    store: Store
+    store_path: Path
+    out_dir: Path
+    config: dict[str, Any]
+    runs: pd.DataFrame
+    episodes: pd.DataFrame
+
+
+@dataclass
+class Blocks:
+    """A section's output: Markdown blocks (each a string, in order) and the files it wrote."""
+
+    blocks: list[str] = field(default_factory=list)
+    files: dict[str, Path] = field(default_factory=dict)
+
+
+Section = Callable[[ReportInputs], "Blocks | None"]
+
+
+@dataclass(frozen=True)
+class Registered:
+    """A registered section: its name, its place in the report, and the function."""
+
+    name: str
+    order: int
+    fn: Section
+
+
+SECTIONS: dict[str, Registered] = {}
+
+
+def report_section(name: str, order: int) -> Callable[[Section], Section]:
+    """Register ``fn`` as the report section ``name``, placed by ``order`` (ascending; the
+    main table and its warnings come first, at 0)."""
+
     def deco(fn: Section) -> Section:
         if name in SECTIONS:
             raise ValueError(f"report section {name!r} registered twice")
-        SECTIONS[name] = fn
+        SECTIONS[name] = Registered(name, order, fn)
         return fn
 
     return deco
+
+
+def ordered() -> list[Registered]:
+    """The registered sections in report order (ties: by name)."""
+    return sorted(SECTIONS.values(), key=lambda r: (r.order, r.name))

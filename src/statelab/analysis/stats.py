@@ -22,15 +22,17 @@ import math
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
 __all__ = [
+    "ADJUSTMENTS",
     "BootstrapResult",
     "PermutationResult",
+    "adjust_p",
     "bootstrap_mean_diff",
     "mean_sd",
     "min_attainable_p",
@@ -293,3 +295,40 @@ def mean_sd(values: Iterable[float] | npt.ArrayLike) -> tuple[float, float]:
         raise ValueError("mean_sd needs at least one value")
     sd = float(arr.std(ddof=1)) if arr.size > 1 else float("nan")
     return float(arr.mean()), sd
+
+
+Adjust = Literal["holm", "bh", "none"]
+#: the multiple-comparison adjustments :func:`adjust_p` knows
+ADJUSTMENTS: tuple[str, ...] = ("holm", "bh", "none")
+#: how reports name them
+ADJUST_NAMES: dict[str, str] = {
+    "holm": "Holm's step-down (family-wise error)",
+    "bh": "Benjamini-Hochberg (false discovery rate)",
+    "none": "no adjustment",
+}
+
+
+def adjust_p(p_values: Iterable[float] | npt.ArrayLike, method: Adjust = "holm") -> FloatArray:
+    """p values adjusted for their number, in the input order.
+
+    ``"holm"``: Holm's step-down, ``p_(i) * (m - i + 1)`` over the sorted p values, made
+    monotone and capped at 1 (controls the family-wise error rate under any dependence);
+    ``"bh"``: Benjamini-Hochberg (``scipy.stats.false_discovery_control``; controls the
+    false discovery rate for independent or positively dependent tests); ``"none"``: as
+    given. Raises ``ValueError`` on a value outside [0, 1] or an unknown method.
+    """
+    p = _to_array(p_values)
+    if p.size and (not np.all(np.isfinite(p)) or p.min() < 0.0 or p.max() > 1.0):
+        raise ValueError("p values must be finite and in [0, 1]")
+    if method not in ADJUSTMENTS:
+        raise ValueError(f"method must be one of {ADJUSTMENTS}, got {method!r}")
+    if method == "none" or p.size == 0:
+        return p.copy()
+    if method == "bh":
+        return np.asarray(stats.false_discovery_control(p, method="bh"), dtype=np.float64)
+    order = np.argsort(p, kind="stable")
+    m = p.size
+    stepped = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out = np.empty(m, dtype=np.float64)
+    out[order] = np.minimum(1.0, stepped)
+    return out

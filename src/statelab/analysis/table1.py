@@ -33,7 +33,7 @@ import pandas as pd
 
 from statelab.analysis._components import arguments, tags
 from statelab.analysis._md import md_row
-from statelab.analysis.sections import report_section
+from statelab.analysis.sections import Blocks, ReportInputs, report_section
 from statelab.run.store import Store
 from statelab.tools.library import Geometry, LibrarySpec, build_geometry, cache_root
 
@@ -351,15 +351,11 @@ def write_table1(store_path: str | Path, out_dir: str | Path) -> tuple[str, dict
     return "\n".join(section), files
 
 
-def append_table1(store_path: str | Path, out_dir: str | Path, report_md: Path) -> dict[str, Path]:
-    """:func:`write_table1`, its section appended to ``report_md`` (the report hook)."""
-    section, files = write_table1(store_path, out_dir)
-    if section:
-        report_md.write_text(report_md.read_text().rstrip("\n") + "\n\n" + section)
-    return files
-
-
-@report_section("seed001-table1")
-def _table1_section(store_path: Path, out_dir: Path, report_md: Path) -> dict[str, Path]:
-    """Seed 001's Table 1, when a run's agent uses tools or plans its moves."""
-    return append_table1(store_path, out_dir, report_md)
+@report_section("seed001-table1", order=20)
+def _table1_section(inputs: ReportInputs) -> Blocks | None:
+    """Seed 001's Table 1, when a run's agent uses tools or plans its moves (decided from the
+    runs alone: a store without Table 1 runs reads no steps)."""
+    if not applies(inputs.runs):
+        return None
+    section, files = write_table1(inputs.store_path, inputs.out_dir)
+    return Blocks([section], files) if section else None

@@ -50,6 +50,7 @@ TAGS: dict[str, str] = {
     "answers-queries": "a world model that answers questions during decide",
     "validates": "may reject a proposed action before the env runs it",
     "expert": "the env's own expert policy: the ceiling row",
+    "floor": "plays uniformly at random among the admissible actions: the floor row",
 }
 
 C = TypeVar("C")

@@ -69,6 +69,9 @@ class Env(gym.Env[Observation, str], abc.ABC):
     default_format: ClassVar[str]
     #: whether the action set is the same at every step (then it joins the prompt's static head)
     static_actions: ClassVar[bool] = False
+    #: whether every observation lists the admissible actions (``Observation.admissible``);
+    #: the ``random`` floor row draws from them, so configs add it only where this holds
+    lists_actions: ClassVar[bool] = True
     #: fixed, disjoint seed ranges by split name (e.g. "train" for few-shot examples, "test")
     splits: ClassVar[dict[str, range]] = {}
     #: whether ``info["privileged"]["map"]`` holds the true ASCII map (``oracle-vot``)

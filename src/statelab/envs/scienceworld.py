@@ -255,6 +255,7 @@ class ScienceWorldEnv(Env):
     #: a task is won at 70 of its 100 points (the anchor's and MPO's success)
     win_score: ClassVar[float] = SUCCESS_SCORE / 100
     max_steps: ClassVar[int] = 100
+    lists_actions: ClassVar[bool] = False  # no admissible list: no random floor row
     history_len: ClassVar[int] = 100
     facts_type: ClassVar[type] = TextFacts
     default_format: ClassVar[str] = "natural"

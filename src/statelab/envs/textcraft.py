@@ -144,6 +144,7 @@ class TextcraftEnv(Env):
     facts_type: ClassVar[type] = TextFacts
     default_format: ClassVar[str] = "natural"
     static_actions: ClassVar[bool] = False
+    lists_actions: ClassVar[bool] = False  # no admissible list: no random floor row
     splits: ClassVar[dict[str, range]] = {"train": range(100, N_GOALS), "test": range(0, 100)}
     tracks_state: ClassVar[bool] = True
 

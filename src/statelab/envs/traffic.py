@@ -108,6 +108,7 @@ class TrafficEnv(Env):
     history_len: ClassVar[int] = 30
     facts_type: ClassVar[type] = TrafficFacts
     default_format: ClassVar[str] = "symbolic"
+    lists_actions: ClassVar[bool] = False  # no admissible list: no random floor row
     primitives: ClassVar[tuple[str, ...]] = PRIMITIVES
 
     def __init__(

@@ -138,6 +138,8 @@ class Experiment(BaseModel):
     baseline: dict[str, str] | None = None
     params: Params = Params()
     expert: bool = True
+    #: add the random floor's row per env whose observations list admissible actions
+    random: bool = True
     #: step budget: the env's own (Table 2) when unset; one number or one per env name
     max_steps: int | dict[str, int] | None = None
     concurrency: int = Field(4, ge=1, le=4096)
@@ -332,7 +334,8 @@ class Experiment(BaseModel):
         return self
 
     def runs(self) -> list[RunSpec]:
-        """Every grid combination, plus one expert run per env (the ceiling row)."""
+        """Every grid combination, plus per env one random run (the floor row, where the env
+        lists admissible actions) and one expert run (the ceiling row)."""
         names = [a.name for a in AXES]
         choices = [self.models() if n == "model" else self.grid.values(n) for n in names]
         out: list[RunSpec] = []
@@ -344,13 +347,15 @@ class Experiment(BaseModel):
                     params=self.params.model_dump(), max_steps=self.budget(values["env"]), **values
                 )
             )
-        if self.expert:
-            for env in self.grid.env:
+        floor = [e for e in self.grid.env if env_class(e).lists_actions] if self.random else []
+        ceiling = list(self.grid.env) if self.expert else []
+        for agent, envs in (("random", floor), ("expert", ceiling)):
+            for env in envs:
                 out.append(
                     RunSpec.make(
                         env=env,
                         model=MODEL_FREE,
-                        agent="expert",
+                        agent=agent,
                         format=resolve_format(env, "default"),
                         max_steps=self.budget(env),
                     )

@@ -32,6 +32,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from statelab.core import ConfigError
 from statelab.run._reading import _RUN_FIXED, REGISTERED, TABLES, Reading, register_table
 from statelab.run._rows import _EPISODE_COLS, MAX_TEXT, Cells, _cell, stored_text
@@ -285,6 +287,15 @@ class Store(Reading):
                 if db.in_transaction:
                     db.execute("ROLLBACK")
                 raise
+
+    # -- behaviour aggregates (issue 22; SQL in run/_store_behaviour.py) ------------------
+    def behaviour_frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """Per-episode and per-run behaviour counts aggregated in SQL from a few ``steps``
+        columns (never a message or an observation): see :mod:`statelab.run._store_behaviour`."""
+        from statelab.run._store_behaviour import behaviour
+
+        with self._lock:
+            return behaviour(self.db)
 
 
 def writable(path: Path, what: str) -> None:

@@ -175,6 +175,7 @@ def online_success(cfg: _Common, model: str, name: str) -> dict[str, Any]:
             "cache": None,
             "concurrency": 1,
             "expert": False,
+            "random": False,
         }
     )
     t0 = time.perf_counter()

@@ -110,6 +110,7 @@ class Search(BaseModel):
             "grid": grid,
             "params": self.params.model_dump(),
             "expert": False,
+            "random": False,
             "max_steps": self.max_steps,
             "concurrency": self.concurrency,
             "timeout": self.timeout,

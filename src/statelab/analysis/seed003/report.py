@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from statelab.analysis.sections import report_section
+from statelab.analysis.sections import Blocks, ReportInputs, report_section
 from statelab.analysis.seed003.audit import AUDITED_TABLE, budget_of, form_of, lag_of
 from statelab.analysis.seed003.measures import (
     AUDIT_TABLE,
@@ -40,7 +40,7 @@ def _cells(st: Store) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     for run, spec_json, tags, seed, success, components in rows:
         spec = json.loads(spec_json or "{}")
         lag = lag_of(str(spec.get("env", "")), components)
-        if lag is None:
+        if lag is None or "floor" in json.loads(tags or "[]"):  # the random floor: no form
             continue
         expert = "expert" in json.loads(tags or "[]")
         history = "expert" if expert else str(spec.get("history", "full"))
@@ -299,14 +299,8 @@ def _provenance(st: Store) -> list[str]:
     return [*lines, ""]
 
 
-@report_section("seed003-diagnostics")
-def _section(store_path: Path, out_dir: Path, report_md: Path) -> dict[str, Path]:
+@report_section("seed003-diagnostics", order=10)
+def _section(inputs: ReportInputs) -> Blocks | None:
     """Seed 003's tables (success, κ, β by lag and budget), Fig. 6, leaks, test openings."""
-    st = Store(store_path, readonly=True)
-    try:
-        md, files = seed003_markdown(st, out_dir)
-    finally:
-        st.close()
-    if md:
-        report_md.write_text(report_md.read_text().rstrip("\n") + "\n\n" + "\n".join(md) + "\n")
-    return files
+    md, files = seed003_markdown(inputs.store, inputs.out_dir)
+    return Blocks(["\n".join(md) + "\n"], files) if md else None

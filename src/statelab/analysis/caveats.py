@@ -1,0 +1,199 @@
+"""Warnings a report prints where a run's numbers mean less than they seem (issue 22).
+
+Each names the run (or env) and the figure that triggered it, against a stated level:
+
+- **collapsed policy**: one distinct action in more than :data:`COLLAPSE_SHARE` of a run's
+  scored episodes, or an invalid-action rate above :data:`INVALID_LEVEL`; its score then
+  says where the env left the agent, not what its representation did;
+- **at the random floor**: a run's mean is at or below its env's random floor, or the
+  bootstrap interval of the difference from the floor includes 0;
+- **one start state**: every episode of every run on an env began from the same first view
+  (read from the stored steps), so the seeds vary the sampling only;
+- **near-constant memory**: a run's stored memory states hold at most
+  :data:`CONSTANT_MEMORY` distinct texts per state (at least :data:`MIN_STATES` states).
+
+Reference rows (the privileged expert, the random floor) are not warned about.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import pandas as pd
+
+from statelab.analysis._md import md_cell
+from statelab.analysis._summary import is_reference, varying_axes
+
+#: a run collapsed when more than this share of its episodes played one distinct action
+COLLAPSE_SHARE = 0.5
+#: ... or when its mean invalid-action rate is above this
+INVALID_LEVEL = 0.5
+#: a memory is near-constant at or below this many distinct texts per stored state
+CONSTANT_MEMORY = 0.1
+#: ... counted over at least this many stored states
+MIN_STATES = 20
+
+
+@dataclass(frozen=True)
+class Caveat:
+    """One warning: its ``kind``, the ``subject`` (a run label or an env), the ``figure``
+    that triggered it, as printed, and the ``text`` of the warning."""
+
+    kind: str
+    subject: str
+    figure: str
+    text: str
+
+    def as_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def _num(rec: Mapping[str, Any], key: str) -> float | None:
+    """``rec[key]`` as a finite float, else None (missing, None, NaN)."""
+    value = rec.get(key)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    return float(value) if math.isfinite(float(value)) else None
+
+
+def collapsed(rec: Mapping[str, Any]) -> Caveat | None:
+    """A run that played one action in most episodes, or mostly invalid ones."""
+    one, invalid = _num(rec, "one_action"), _num(rec, "invalid_rate")
+    parts = []
+    if one is not None and one > COLLAPSE_SHARE:
+        parts.append(f"one distinct action in {one:.0%} of episodes")
+    if invalid is not None and invalid > INVALID_LEVEL:
+        parts.append(f"invalid-action rate {invalid:.2f}")
+    if not parts:
+        return None
+    figure = "; ".join(parts)
+    return Caveat(
+        "collapsed",
+        str(rec["run"]),
+        figure,
+        f"{rec['run']}: the policy collapsed ({figure}; level: one distinct action in more "
+        f"than {COLLAPSE_SHARE:.0%} of episodes, or an invalid rate above {INVALID_LEVEL:.2f});"
+        " its score says where the env left the agent, not what its representation did.",
+    )
+
+
+def at_floor(rec: Mapping[str, Any], floor_mean: float | None) -> Caveat | None:
+    """A run whose score cannot be told from its env's random floor."""
+    mean, floor = _num(rec, "mean"), _num({"f": floor_mean}, "f")
+    if mean is None or floor is None:
+        return None
+    diff = _num(rec, "floor_diff")
+    low, high = _num(rec, "floor_ci_low"), _num(rec, "floor_ci_high")
+    below = mean <= floor
+    spans = low is not None and high is not None and low <= 0.0 <= high
+    if not below and not spans:
+        return None
+    figure = f"mean {mean:.2f} vs random floor {floor:.2f}"
+    if diff is not None:
+        figure += f", Δ {diff:+.2f}"
+    if low is not None and high is not None:
+        figure += f" [{low:+.2f}, {high:+.2f}]"
+    return Caveat(
+        "floor",
+        str(rec["run"]),
+        figure,
+        f"{rec['run']}: indistinguishable from the random floor ({figure}"
+        + ("; at or below it" if below else "; the interval includes 0")
+        + ").",
+    )
+
+
+def constant_memory(rec: Mapping[str, Any]) -> Caveat | None:
+    """A run whose memory states are nearly all the same text."""
+    states, distinct = _num(rec, "memory_states"), _num(rec, "distinct_memories")
+    has = _num(rec, "has_memory")
+    if states is None or distinct is None or states < MIN_STATES or not has:
+        return None
+    if distinct / states > CONSTANT_MEMORY:
+        return None
+    figure = f"{int(states)} memory states, {int(distinct)} distinct text" + (
+        "" if int(distinct) == 1 else "s"
+    )
+    return Caveat(
+        "constant-memory",
+        str(rec["run"]),
+        figure,
+        f"{rec['run']}: the memory is near-constant ({figure}; level: at most "
+        f"{CONSTANT_MEMORY:.0%} distinct); a difference it makes is not one of content.",
+    )
+
+
+def shared_start(summary: pd.DataFrame) -> list[Caveat]:
+    """Envs whose episodes (on every run, over at least two env seeds) all began from one
+    first view."""
+    if not {"env_seeds", "first_views", "env"} <= set(summary.columns):
+        return []
+    out = []
+    for env, g in summary.groupby("env", sort=False):
+        seeds = pd.to_numeric(g["env_seeds"], errors="coerce")
+        views = pd.to_numeric(g["first_views"], errors="coerce")
+        ok = seeds.notna() & views.notna()
+        if not ok.any() or not bool((views[ok] == 1).all()) or int(seeds[ok].max()) < 2:
+            continue
+        n = int(seeds[ok].max())
+        figure = f"{n} env seeds, 1 distinct first observation in each of {int(ok.sum())} runs"
+        out.append(
+            Caveat(
+                "shared-start",
+                str(env),
+                figure,
+                f"{env}: all seeds share one start state ({figure}); the seeds vary the "
+                "sampling only, unless hidden state differs.",
+            )
+        )
+    return out
+
+
+def short_labels(summary: pd.DataFrame) -> dict[Any, str]:
+    """Each run named by its values on the axes that tell the runs apart (``summary``,
+    ``hanoi / summary``), as the table's rows show them; the run's label when none does."""
+    runs = summary[~is_reference(summary)]
+    axes = [
+        a
+        for a in (varying_axes(summary) if "agent" in summary.columns else [])
+        if a in runs.columns and runs[a].nunique(dropna=False) > 1
+    ]
+    return {
+        rec["run"]: " / ".join(str(rec[a]) for a in axes) if axes else str(rec["run"])
+        for rec in summary.to_dict("records")
+    }
+
+
+def caveats(summary: pd.DataFrame) -> list[Caveat]:
+    """Every warning that applies to ``summary`` (from :func:`statelab.analysis.summarise`,
+    with the run-level columns ``env_seeds``, ``first_views``, ``memory_states``,
+    ``distinct_memories``, ``has_memory`` when the report has them): env warnings first,
+    then per run in table order."""
+    out = shared_start(summary)
+    floors: dict[Any, Any] = {}
+    if "floor_run" in summary.columns:
+        means = dict(zip(summary["run"], summary["mean"], strict=True))
+        pairs = zip(summary["run"], summary["floor_run"], strict=True)
+        floors = {r: means.get(f) for r, f in pairs}
+    names = short_labels(summary)
+    for rec, ref in zip(summary.to_dict("records"), is_reference(summary), strict=True):
+        if ref:
+            continue
+        floor = floors.get(rec["run"])
+        rec = {**rec, "run": names[rec["run"]]}
+        found = [collapsed(rec), at_floor(rec, floor), constant_memory(rec)]
+        out += [c for c in found if c is not None]
+    return out
+
+
+def caveats_markdown(found: list[Caveat]) -> str:
+    """The report's warnings section ("" when none applies)."""
+    if not found:
+        return ""
+    lines = ["## Warnings", ""]
+    lines += [f"- {md_cell(c.text)}" for c in found]  # labels are text, never markup
+    return "\n".join([*lines, ""]) + "\n"

@@ -1,0 +1,157 @@
+"""Per-episode and per-run behaviour aggregates of the ``steps`` table, computed in SQLite.
+
+What reports print beside the scores (issue 22): how often the env refused the action, how
+many distinct actions an episode played and its longest run of one repeated action, the
+world-model queries and rejected proposals, and how often the memory state came out of a
+write unchanged. Everything is aggregated in SQL over a few ``steps`` columns: no message,
+reply or observation text leaves the database, so a report over thousands of episodes reads
+kilobytes, not the whole table; memory states are compared by a fingerprint computed inside
+the query (:func:`fingerprint`), in one pass over the table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+
+import pandas as pd
+
+#: one compact row per step (a fingerprint of the memory text, never the text): the one pass
+#: over ``steps`` that every figure below is aggregated from
+STEPS_SQL = """
+CREATE TEMP TABLE statelab_behaviour AS
+SELECT run, seed, rollout, t, action, valid,
+       CASE WHEN instr(meta, '"rejected"') > 0 AND json_valid(meta)
+            THEN COALESCE(json_array_length(meta, '$.rejected'), 0) ELSE 0 END AS rejections,
+       {memory} AS memory
+FROM steps
+"""
+
+#: one row per episode that has steps
+EPISODE_SQL = """
+WITH s AS (
+  SELECT run, seed, rollout, t, action, valid, rejections, memory,
+         LAG(action) OVER w AS prev_action,
+         LAG(memory) OVER w AS prev_memory,
+         ROW_NUMBER() OVER w AS k
+  FROM temp.statelab_behaviour WINDOW w AS (PARTITION BY run, seed, rollout ORDER BY t)
+),
+g AS (
+  SELECT run, seed, rollout,
+         SUM(CASE WHEN k > 1 AND prev_action IS action THEN 0 ELSE 1 END)
+           OVER (PARTITION BY run, seed, rollout ORDER BY t) AS streak
+  FROM s
+),
+longest AS (
+  SELECT run, seed, rollout, MAX(n) AS longest_repeat
+  FROM (SELECT run, seed, rollout, streak, COUNT(*) AS n FROM g GROUP BY run, seed, rollout, streak)
+  GROUP BY run, seed, rollout
+),
+per AS (
+  SELECT run, seed, rollout,
+         COUNT(*) AS n_steps,
+         SUM(CASE WHEN valid = 0 THEN 1 ELSE 0 END) AS invalid,
+         COUNT(DISTINCT action) AS distinct_actions,
+         SUM(rejections) AS rejections,
+         SUM(CASE WHEN k > 1 THEN 1 ELSE 0 END) AS memory_writes,
+         SUM(CASE WHEN k > 1 AND memory IS prev_memory THEN 1 ELSE 0 END) AS memory_same,
+         MAX(CASE WHEN memory != 0 THEN 1 ELSE 0 END) AS has_memory
+  FROM s GROUP BY run, seed, rollout
+),
+q AS (SELECT run, seed, rollout, COUNT(*) AS wm_queries FROM queries GROUP BY run, seed, rollout)
+SELECT per.*, longest.longest_repeat, COALESCE(q.wm_queries, 0) AS wm_queries
+FROM per JOIN longest USING (run, seed, rollout)
+LEFT JOIN q USING (run, seed, rollout)
+ORDER BY per.run, per.seed, per.rollout
+"""
+
+#: one row per run: its finished episodes' memory states and first views (the first step's
+#: view is read for each episode's first step only, through the primary key)
+RUN_SQL = """
+WITH done AS (
+  SELECT run, seed, rollout, COALESCE(env_seed, seed) AS env_seed FROM episodes
+  WHERE status = 'done'
+),
+firsts AS (
+  SELECT run, seed, rollout, MIN(t) AS t FROM temp.statelab_behaviour GROUP BY run, seed, rollout
+),
+starts AS (
+  SELECT d.run, COUNT(DISTINCT d.env_seed) AS env_seeds,
+         COUNT(DISTINCT {view}) AS first_views
+  FROM done d JOIN firsts f USING (run, seed, rollout)
+  JOIN steps st ON st.run = f.run AND st.seed = f.seed AND st.rollout = f.rollout AND st.t = f.t
+  GROUP BY d.run
+),
+mem AS (
+  SELECT d.run, COUNT(*) AS memory_states, COUNT(DISTINCT b.memory) AS distinct_memories,
+         MAX(CASE WHEN b.memory != 0 THEN 1 ELSE 0 END) AS has_memory
+  FROM done d JOIN temp.statelab_behaviour b USING (run, seed, rollout) GROUP BY d.run
+)
+SELECT starts.run, env_seeds, first_views, memory_states, distinct_memories, has_memory
+FROM starts JOIN mem USING (run)
+"""
+
+
+def fingerprint(text: str | None) -> int | None:
+    """A 63-bit BLAKE2b fingerprint of a text (0 for the empty text, None for NULL): equal
+    texts, equal fingerprints; two different memory states share one with probability
+    2^-63, so comparisons and distinct counts need not move the texts out of SQLite."""
+    if text is None:
+        return None
+    if text == "":
+        return 0
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return (int.from_bytes(digest, "big") >> 1) | 1
+
+
+#: the key of the empty text in a text-table store (``statelab.run._texts.text_hash("")``)
+_EMPTY_REF = hashlib.sha256(b"").hexdigest()[:32]
+
+
+def ref_fingerprint(ref: str | None) -> int | None:
+    """The fingerprint of a text-table reference (a store of schema 2 keeps each text once,
+    keyed by its hash: equal texts, equal keys): 0 for the empty text, None for NULL."""
+    if ref is None:
+        return None
+    if ref == _EMPTY_REF:
+        return 0
+    return (int(ref[:16], 16) >> 1) | 1
+
+
+def behaviour(db: sqlite3.Connection) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The per-episode and per-run frames of :func:`episode_behaviour` and
+    :func:`run_behaviour`, from one pass over ``steps`` (a temporary table of compact rows,
+    dropped before returning). Texts are compared by their fingerprint in a store that
+    keeps them inline, and by their key in one that keeps them in the ``texts`` table."""
+    db.create_function("statelab_fingerprint", 1, fingerprint, deterministic=True)
+    db.create_function("statelab_ref_fingerprint", 1, ref_fingerprint, deterministic=True)
+    cols = {row[1] for row in db.execute("PRAGMA table_info(steps)")}
+    ref = "memory_ref" in cols
+    memory = "statelab_ref_fingerprint(memory_ref)" if ref else "statelab_fingerprint(memory)"
+    view = "statelab_ref_fingerprint(st.view_ref)" if ref else "statelab_fingerprint(st.view)"
+    db.execute("DROP TABLE IF EXISTS temp.statelab_behaviour")
+    db.execute(STEPS_SQL.format(memory=memory))
+    try:
+        return (
+            pd.read_sql_query(EPISODE_SQL, db),
+            pd.read_sql_query(RUN_SQL.format(view=view), db),
+        )
+    finally:
+        db.execute("DROP TABLE IF EXISTS temp.statelab_behaviour")
+
+
+def episode_behaviour(db: sqlite3.Connection) -> pd.DataFrame:
+    """One row per episode with steps: ``run, seed, rollout, n_steps, invalid,
+    distinct_actions, rejections, memory_writes, memory_same, has_memory, longest_repeat,
+    wm_queries`` (counts; ``memory_writes`` are the steps after the first, ``memory_same``
+    those whose memory state equals the step before's; ``has_memory`` 0 when every memory
+    state of the episode is empty)."""
+    return behaviour(db)[0]
+
+
+def run_behaviour(db: sqlite3.Connection) -> pd.DataFrame:
+    """One row per run over its finished episodes: ``env_seeds`` (distinct env seeds),
+    ``first_views`` (distinct views shown at each episode's first step), ``memory_states``
+    (stored steps), ``distinct_memories`` (distinct memory texts) and ``has_memory`` (0 when
+    every memory state is empty)."""
+    return behaviour(db)[1]
