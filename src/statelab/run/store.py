@@ -382,6 +382,24 @@ class Store:
             raise ValueError(f"no table {name!r}; tables: {', '.join(TABLES)}")
         return pd.read_sql_query(f"SELECT * FROM {name}", self.db)
 
+    # -- one episode's rows (the viewer's reader; h-viewer) --------------------------------
+    def episode_rows(self, table: str, run: str, seed: int, rollout: int) -> list[dict[str, Any]]:
+        """The rows of ``table`` (``steps``, ``calls`` or ``queries``) of one episode, in
+        order of ``t`` (then ``i``), as dicts; a call's ``messages`` decoded to its list."""
+        if table not in ("steps", "calls", "queries"):
+            raise ValueError(f"episode_rows reads steps, calls or queries, not {table!r}")
+        order = "t" if table == "steps" else "t, i"
+        cur = self.db.execute(
+            f"SELECT * FROM {table} WHERE run=? AND seed=? AND rollout=? ORDER BY {order}",
+            (run, seed, rollout),
+        )
+        names = [d[0] for d in cur.description]
+        rows = [dict(zip(names, r, strict=True)) for r in cur]
+        if table == "calls":
+            for r in rows:
+                r["messages"] = json.loads(r["messages"]) if r["messages"] else []
+        return rows
+
 
 _RUN_FIXED = ("run", "label", "spec", "components", "tags")
 
