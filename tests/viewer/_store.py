@@ -50,11 +50,14 @@ def build(tmp: Path, **over: Any) -> Path:
     return exp.out_dir / "store.sqlite"
 
 
-def read_js(path: Path) -> list[Any]:
-    """The arguments of the one ``window.f(...)`` call a data file makes."""
-    m = re.fullmatch(r"window\.\w+\((.*)\);\n", path.read_text(), re.S)
-    assert m, path
-    return json.loads("[" + m.group(1) + "]")
+def read_js(path: Path) -> list[list[Any]]:
+    """The arguments of each ``window.f(...)`` call a data file makes (one a line)."""
+    out = []
+    for line in path.read_text().splitlines():
+        m = re.fullmatch(r"window\.\w+\((.*)\);", line)
+        assert m, line[:100]
+        out.append(json.loads("[" + m.group(1) + "]"))
+    return out
 
 
 def decode(items: list[Any]) -> list[str]:
@@ -73,8 +76,11 @@ def decode(items: list[Any]) -> list[str]:
 
 
 def episode_file(page: Path, i: int) -> dict[str, Any]:
-    """The decoded data of the page's episode number ``i``."""
-    key, data = read_js(page.parent / "data" / f"e{i}.js")
+    """The decoded data of the page's episode number ``i`` (from the file its index names)."""
+    row = index_of(page)["episodes"][i]
+    run = index_of(page)["runs"][row[0]]["id"]
+    want = f"{run}|{row[1]}|{row[2]}"
+    (key, data), *_ = [c for c in read_js(page.parent / "data" / row[8]) if c[0] == want]
     texts = decode(data["texts"])
     for st in data["steps"]:
         for f in ("action", "reply", "view", "grounding", "observation", "memory", "gold"):

@@ -33,8 +33,16 @@ def _labels(store: Path) -> dict[str, str]:
     return dict(_rows(store, "SELECT run, label FROM runs"))
 
 
-def test_every_episode_has_its_own_steps_rollouts_apart(store: Path, tmp_path: Path) -> None:
+def test_every_episode_has_its_own_steps_rollouts_apart(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from statelab.viewer import html
+
+    monkeypatch.setattr(html, "CHUNK", 5)  # 12 episodes in three data files
     res = write_viewer(store, tmp_path / "v")
+    assert sorted(p.name for p in (tmp_path / "v" / "data").glob("c*.js")) == [
+        "c0.js", "c1.js", "c2.js",
+    ]  # fmt: skip
     idx = index_of(res.page)
     n = _rows(store, "SELECT count(*) FROM episodes")[0][0]
     assert n == 3 * 2 * 2 and res.shown == res.total == n and len(idx["episodes"]) == n
@@ -135,8 +143,9 @@ def test_limit_counts_are_stated_right(store: Path, tmp_path: Path) -> None:
     )
     idx = index_of(tmp_path / "l" / "index.html")
     assert (idx["shown"], idx["selected"], idx["total"]) == (3, 12, 12)
-    assert sorted(p.name for p in (tmp_path / "l" / "data").iterdir()) == [
-        "e0.js", "e1.js", "e2.js", "text.js",
+    assert sorted(p.name for p in (tmp_path / "l" / "data").iterdir()) == ["c0.js", "text.js"]
+    assert [c[0].split("|")[1:] for c in read_js(tmp_path / "l" / "data" / "c0.js")] == [
+        ["0", "0"], ["0", "1"], ["1", "0"],
     ]  # fmt: skip
 
 
@@ -163,7 +172,7 @@ def test_model_text_never_reaches_the_page_as_markup(store: Path, tmp_path: Path
 
 def test_the_text_index_maps_each_line_to_its_episodes(store: Path, tmp_path: Path) -> None:
     res = write_viewer(store, tmp_path / "v")
-    (text,) = read_js(res.page.parent / "data" / "text.js")
+    ((text,),) = read_js(res.page.parent / "data" / "text.js")
     idx = index_of(res.page)
     for field in ("reply", "memory"):
         for line, eps in zip(text[field]["lines"], text[field]["eps"], strict=True):
@@ -185,7 +194,7 @@ def test_the_text_index_maps_each_line_to_its_episodes(store: Path, tmp_path: Pa
 def test_a_page_path_keeps_its_data_beside_it(store: Path, tmp_path: Path) -> None:
     res = write_viewer(store, tmp_path / "pages" / "v.html", seeds=[1])
     assert res.page == tmp_path / "pages" / "v.html"
-    assert (tmp_path / "pages" / "v_data" / "e0.js").is_file()
+    assert (tmp_path / "pages" / "v_data" / "c0.js").is_file()
     assert "data-dir='v_data'" in res.page.read_text() and res.shown == 6
 
 
@@ -209,3 +218,23 @@ def test_a_growing_text_is_kept_once() -> None:
     size = sum(len(i) if isinstance(i, str) else len(i[2]) for i in table.items)
     assert size < 30 * 80 + 100  # linear in the steps, where the texts sum to ~37,000
     assert decode(table.items)[-1] == history + "Choose one of the six moves."
+
+
+def test_shared_prefix_and_suffix_match_a_plain_scan() -> None:
+    import random
+
+    from statelab.viewer import _text
+
+    rng = random.Random(0)
+
+    def plain(a: str, b: str) -> int:
+        k = 0
+        while k < min(len(a), len(b)) and a[k] == b[k]:
+            k += 1
+        return k
+
+    for _ in range(3000):
+        a, b = ("".join(rng.choice("ab") for _ in range(rng.randint(0, 20))) for _ in "ab")
+        most = rng.randint(0, 25)
+        assert _text._shared_prefix(a, b) == plain(a, b)
+        assert _text._shared_suffix(a, b, most) == min(most, plain(a[::-1], b[::-1]))

@@ -122,16 +122,16 @@ class TextIndex:
         """Index the lines of episode number ``episode`` (its data and text table)."""
         for f in self.FIELDS:
             ids, eps = self._ids[f], self._eps[f]
-            for s in {s[f] for s in data["steps"]}:
-                for raw in texts.text(s).splitlines():
-                    line = raw.strip()[:MAX_INDEXED_LINE]
-                    if not line:
-                        continue
-                    i = ids.setdefault(line, len(ids))
-                    if i == len(eps):
-                        eps.append([])
-                    if not eps[i] or eps[i][-1] != episode:
-                        eps[i].append(episode)
+            raw: set[str] = set()
+            for s in {s[f] for s in data["steps"]}:  # each distinct text once
+                raw.update(texts.text(s).splitlines())
+            lines = {line.strip()[:MAX_INDEXED_LINE] for line in raw}
+            lines.discard("")
+            for line in sorted(lines):
+                i = ids.setdefault(line, len(ids))
+                if i == len(eps):
+                    eps.append([])
+                eps[i].append(episode)
 
     def data(self) -> dict[str, Any]:
         """``{field: {"lines": [...], "eps": [[episode numbers]...]}}``."""

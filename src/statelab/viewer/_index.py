@@ -1,10 +1,9 @@
 """What the page lists: the chosen episodes, their runs, and one strip cell per step.
 
-Everything here is read from the ``episodes`` and ``runs`` tables and three columns of
-``steps`` (validity, reward, rejections) and a count of ``queries``: no text of any step or
-call. A run is chosen by its id, its label, ``axis=value`` or a whole part of its label
-(``--run summary`` is not ``oracle-summary``); a run or seed the store does not have is
-refused with one line listing what it has.
+The choice is read from the ``episodes`` and ``runs`` tables alone; the strips come from
+each episode's data as it is written. A run is chosen by its id, its label, ``axis=value``
+or a whole part of its label (``--run summary`` is not ``oracle-summary``); a run or seed
+the store does not have is refused with one line listing what it has.
 """
 
 from __future__ import annotations
@@ -106,32 +105,23 @@ def choose(
     )
 
 
-def strips(store: Store, keys: set[tuple[str, int, int]]) -> dict[tuple[str, int, int], str]:
-    """One character per step of each episode in ``keys``: its bits (invalid, unparsed,
-    reward, world-model query, rejected proposal, negative reward) in :data:`ALPHABET`."""
-    asked: set[tuple[str, int, int, int]] = {
-        (r, int(s), int(k), int(t))
-        for r, s, k, t in store.db.execute("SELECT DISTINCT run, seed, rollout, t FROM queries")
-    }
-    out: dict[tuple[str, int, int], list[str]] = {}
-    cur = store.db.execute(
-        "SELECT run, seed, rollout, t, valid, parsed, reward,"
-        " coalesce(instr(meta, '\"rejected\"'), 0) > 0 FROM steps ORDER BY run, seed, rollout, t"
-    )
-    for run, seed, rollout, t, valid, parsed, reward, rejected in cur:
-        key = (run, int(seed), int(rollout))
-        if key not in keys:
-            continue
+def strip_of(steps: Sequence[dict[str, Any]]) -> str:
+    """One character per step (a step of :func:`~statelab.viewer._episode.episode_data`):
+    its bits (invalid, unparsed, reward, world-model query, rejected proposal, negative
+    reward) in :data:`ALPHABET`."""
+    out = []
+    for st in steps:
+        reward = st["reward"]
         bits = (
-            (0 if valid else INVALID)
-            | (0 if parsed else UNPARSED)
-            | (REWARD if (reward or 0) > 0 else 0)
-            | (PENALTY if (reward or 0) < 0 else 0)
-            | (QUERY if (*key, int(t)) in asked else 0)
-            | (REJECTED if rejected else 0)
+            (0 if st["valid"] else INVALID)
+            | (0 if st["parsed"] else UNPARSED)
+            | (REWARD if reward > 0 else 0)
+            | (PENALTY if reward < 0 else 0)
+            | (QUERY if st["queries"] else 0)
+            | (REJECTED if st["meta"].get("rejected") else 0)
         )
-        out.setdefault(key, []).append(ALPHABET[bits])
-    return {k: "".join(v) for k, v in out.items()}
+        out.append(ALPHABET[bits])
+    return "".join(out)
 
 
 def short_labels(labels: Sequence[str]) -> list[str]:

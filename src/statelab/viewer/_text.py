@@ -29,8 +29,10 @@ MIN_SHARED = 48
 
 def clean(text: object) -> str:
     """``text`` as a string safe to show: storable, bidi controls shown by name."""
-    s = storable("" if text is None else str(text))
-    return BIDI.sub(lambda m: f"[U+{ord(m.group()):04X}]", s)
+    s = "" if text is None else str(text)
+    if s.isascii() and "\x00" not in s:  # the common case, checked at C speed
+        return s
+    return BIDI.sub(lambda m: f"[U+{ord(m.group()):04X}]", storable(s))
 
 
 def clean_data(value: Any) -> Any:
@@ -50,13 +52,12 @@ def utf16_len(s: str) -> int:
 
 
 def _shared_prefix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n - 1  # the answer lies in [lo, hi]
+    """The length of the longest common prefix of ``a`` and ``b`` (bisected: each probe
+    compares only the part not yet known to match)."""
+    lo, hi = 0, min(len(a), len(b))
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
+        if a[lo:mid] == b[lo:mid]:
             lo = mid
         else:
             hi = mid - 1
@@ -64,13 +65,12 @@ def _shared_prefix(a: str, b: str) -> int:
 
 
 def _shared_suffix(a: str, b: str, most: int) -> int:
-    n = min(most, len(a), len(b))
-    if n == 0 or a[len(a) - n :] == b[len(b) - n :]:
-        return n
-    lo, hi = 0, n - 1
+    """The length of the longest common suffix of ``a`` and ``b``, at most ``most``."""
+    la, lb = len(a), len(b)
+    lo, hi = 0, min(most, la, lb)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a[len(a) - mid :] == b[len(b) - mid :]:
+        if a[la - mid : la - lo] == b[lb - mid : lb - lo]:
             lo = mid
         else:
             hi = mid - 1

@@ -2,11 +2,11 @@
 
 ``write_viewer(store, out)`` writes ``out/index.html`` (the page: its script, its style, and
 the index of runs and episodes embedded as JSON) and beside it ``out/data/`` (for a page
-``x.html``: ``x_data/``): one script
-per episode (``e<N>.js``, loaded only when that episode is opened) and ``text.js`` (every
-distinct line of the replies and memories, loaded only when the text filter is used). Data
-files are scripts because browsers block ``fetch`` of ``file://``. ``statelab view`` reads
-the store one episode at a time, so its memory does not grow with the store.
+``x.html``: ``x_data/``): scripts of :data:`CHUNK` episodes each (``c<N>.js``, loaded only
+when one of them is opened) and ``text.js`` (every distinct line of the replies and
+memories, loaded only when the text filter is used). Data files are scripts because
+browsers block ``fetch`` of ``file://``. ``statelab view`` reads the store one episode at a
+time, so its memory does not grow with the store's calls.
 
 The page addresses an episode as ``index.html#run=<run id>&seed=<s>&rollout=<r>`` and two
 runs side by side as ``...#run=<a>&vs=<b>&seed=<s>&rollout=<r>`` (a report links so).
@@ -27,13 +27,15 @@ from pathlib import Path
 
 from statelab.run.store import Store
 from statelab.viewer._episode import TextIndex, episode_data
-from statelab.viewer._index import choose, index_data, strips
+from statelab.viewer._index import choose, index_data, strip_of
 from statelab.viewer._text import js_call, json_for_html
 
 #: the page's scripts, in order (one scope: later files use the earlier ones' names)
 SCRIPTS = ("core.js", "overview.js", "episode.js", "compare.js", "main.js")
 #: the data folder beside the page
 DATA = "data"
+#: episodes per data script (one file each would cost a file creation per episode)
+CHUNK = 16
 
 
 @dataclass(frozen=True)
@@ -111,18 +113,23 @@ def write_viewer(
             (r, int(s), int(k))
             for r, s, k in zip(eps["run"], eps["seed"], eps["rollout"], strict=True)
         ]
-        files = [f"e{i}.js" for i in range(len(keys))]
+        files = [f"c{i // CHUNK}.js" for i in range(len(keys))]
         text = TextIndex()
+        strip = {}
+        chunk: list[str] = []
         for i, key in enumerate(keys):
             data, texts = episode_data(store, *key)
-            (data_dir / files[i]).write_text(js_call("statelabEpisode", data["key"], data))
+            chunk.append(js_call("statelabEpisode", data["key"], data))
+            if i % CHUNK == CHUNK - 1 or i == len(keys) - 1:
+                (data_dir / files[i]).write_text("".join(chunk))
+                chunk = []
             text.add(i, data, texts)
-        strip = strips(store, set(keys))
+            strip[key] = strip_of(data["steps"])
     finally:
         store.close()
     (data_dir / "text.js").write_text(js_call("statelabText", text.data()))
     keep = set(files)
-    for old in data_dir.glob("e*.js"):  # an earlier, larger page's episodes
+    for old in data_dir.glob("c*.js"):  # an earlier, larger page's episodes
         if old.name not in keep:
             old.unlink()
     version = secrets.token_hex(6)
