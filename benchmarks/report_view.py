@@ -3,7 +3,8 @@
 Builds (once, then reuses) a store of 2,000 scripted 30-step Tower of Hanoi episodes with
 the full history (the store issue 22 measured: every call carries the whole history, so
 the calls table grows with the square of the steps), then runs each command in a fresh
-process and reads its peak RSS from ``os.wait4``. ``--src`` runs the commands from another
+process and reads its CPU time and peak RSS from ``os.wait4`` (on a busy machine the CPU
+time is the steadier figure). ``--src`` runs the commands from another
 source tree, e.g. main's for the "before" figures:
 
     python benchmarks/report_view.py --src after=src --src before=/work/main/src \\
@@ -74,6 +75,7 @@ def measure(cmd: list[str], src: str) -> dict[str, Any]:
     p.returncode = os.waitstatus_to_exitcode(status)
     return {
         "wall_s": round(wall, 2),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
         "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),  # Linux: KiB
         "rc": p.returncode,
         "stderr": err.strip().splitlines()[-1:] if err.strip() else [],
@@ -91,13 +93,14 @@ def main() -> None:
     ap.add_argument("--store", type=Path, default=Path(tempfile.gettempdir()) / "statelab-bench-rv")
     ap.add_argument("--src", action="append", default=[], help="label=src folder (repeatable)")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--command", action="append", choices=["view", "report"], default=[])
     ap.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = ap.parse_args()
     store = build(args.store, args.episodes)
     srcs = [s.split("=", 1) for s in args.src] or [["this", str(Path(__file__).parents[1] / "src")]]
     rows = []
     for label, src in srcs:
-        for what in ("view", "report"):
+        for what in args.command or ["view", "report"]:
             out = Path(tempfile.mkdtemp(prefix=f"rv-{what}-"))
             for k in range(args.repeat):
                 # a page path: main's view takes a file, this one a folder or a page path
@@ -115,7 +118,8 @@ def main() -> None:
                 got.update(code=label, command=what, run=k + 1, out_mb=du(out))
                 rows.append(got)
                 print(
-                    f"{label:>8} {what:<6} {got['wall_s']:>7.2f} s {got['peak_rss_mb']:>8.1f} MB"
+                    f"{label:>8} {what:<6} {got['wall_s']:>7.2f} s (CPU {got['cpu_s']:.2f} s)"
+                    f" {got['peak_rss_mb']:>8.1f} MB"
                     f"  out {got['out_mb']} MB  rc {got['rc']}",
                     flush=True,
                 )

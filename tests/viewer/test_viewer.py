@@ -238,3 +238,13 @@ def test_shared_prefix_and_suffix_match_a_plain_scan() -> None:
         most = rng.randint(0, 25)
         assert _text._shared_prefix(a, b) == plain(a, b)
         assert _text._shared_suffix(a, b, most) == min(most, plain(a[::-1], b[::-1]))
+
+
+def test_short_labels_keep_what_tells_runs_apart() -> None:
+    from statelab.viewer._index import short_labels
+
+    model = "hanoi | scripted:r.json | act | {} | tagged-list"
+    labels = [model.format("full"), model.format("summary"), "hanoi | expert"]
+    assert short_labels(labels) == ["full", "summary", "expert"]
+    assert short_labels(["a | x", "a | x"]) == ["a | x", "a | x"]  # nothing tells them apart
+    assert short_labels(["only | one"]) == ["only | one"]

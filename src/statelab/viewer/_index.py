@@ -125,14 +125,24 @@ def strip_of(steps: Sequence[dict[str, Any]]) -> str:
 
 
 def short_labels(labels: Sequence[str]) -> list[str]:
-    """Each label cut to the parts (``a | b | c``) that differ between the runs."""
+    """Each label (``a | b | c``) cut to what tells it apart: among labels with as many
+    parts, the parts that vary; alone, the parts not in every label. A cut that two labels
+    share leaves both whole."""
     parts = [[p.strip() for p in str(label).split("|")] for label in labels]
-    if len(parts) < 2 or len({len(p) for p in parts}) != 1:
+    if len(parts) < 2:
         return [str(label) for label in labels]
-    vary = [i for i in range(len(parts[0])) if len({p[i] for p in parts}) > 1]
+    common = set.intersection(*(set(p) for p in parts))
+    out = []
+    for p in parts:
+        peers = [q for q in parts if len(q) == len(p)]
+        if len(peers) > 1:
+            kept = [x for i, x in enumerate(p) if len({q[i] for q in peers}) > 1]
+        else:
+            kept = [x for x in p if x not in common]
+        out.append(" | ".join(kept or p))
     return [
-        " | ".join(p[i] for i in vary) if vary else str(lab)
-        for p, lab in zip(parts, labels, strict=True)
+        short if out.count(short) == 1 else str(label)
+        for short, label in zip(out, labels, strict=True)
     ]
 
 
