@@ -248,3 +248,37 @@ def test_short_labels_keep_what_tells_runs_apart() -> None:
     assert short_labels(labels) == ["full", "summary", "expert"]
     assert short_labels(["a | x", "a | x"]) == ["a | x", "a | x"]  # nothing tells them apart
     assert short_labels(["only | one"]) == ["only | one"]
+
+
+def test_the_page_script_never_parses_text_as_markup() -> None:
+    from statelab.viewer.html import SCRIPTS, _asset
+
+    code = "\n".join(_asset(n) for n in SCRIPTS)
+    for sink in (
+        "innerHTML",
+        "outerHTML",
+        "insertAdjacentHTML",
+        "document.write",
+        "eval(",
+        "Function(",
+    ):
+        assert sink not in code, sink
+    assert "createTextNode" in code
+
+
+def test_episode_rows_reads_one_episode_in_order(store: Path) -> None:
+    from statelab.run.store import Store
+
+    run, seed, rollout = _rows(store, "SELECT run, seed, rollout FROM episodes LIMIT 1")[0]
+    s = Store(store)
+    try:
+        steps = s.episode_rows("steps", run, seed, rollout)
+        calls = s.episode_rows("calls", run, seed, rollout)
+        with pytest.raises(ValueError):
+            s.episode_rows("runs", run, seed, rollout)
+    finally:
+        s.close()
+    assert [r["t"] for r in steps] == [1, 2, 3, 4]
+    assert {(r["run"], r["seed"], r["rollout"]) for r in steps + calls} == {(run, seed, rollout)}
+    assert [(c["t"], c["i"]) for c in calls] == sorted((c["t"], c["i"]) for c in calls)
+    assert all(isinstance(c["messages"], list) and c["messages"] for c in calls)

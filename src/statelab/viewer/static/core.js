@@ -1,6 +1,6 @@
 // statelab viewer: the index, DOM helpers, data loading and routing.
 // Every text from the store is put into the page as a text node or an attribute value;
-// nothing here assigns innerHTML or parses text as markup.
+// no text is ever parsed as markup (elements are made one by one, texts are text nodes).
 "use strict";
 
 const INDEX = JSON.parse(document.getElementById("statelab-index").textContent);
