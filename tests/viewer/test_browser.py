@@ -236,3 +236,35 @@ def test_a_planted_script_does_not_run(store: Path, page: Path, browser):  # typ
     assert reply.startswith("<script>document.title='pwned'")
     assert "abc[U+202E]dcba" in reply and "\u202e" not in b.page_source
     assert _errors(b) == []
+
+
+def test_find_in_an_episode_marks_the_steps_that_hold_the_text(store: Path, page: Path, browser):  # type: ignore[no-untyped-def]
+    run = _run(store, "full")
+    b = _open(browser, page, f"#run={run}&seed=1&rollout=0")
+    _wait(b, "details.step")
+    _css(b, "#ep-find")[0].send_keys("zebra")
+    want = sorted(
+        {
+            int(t)
+            for (t,) in _q(
+                store,
+                "SELECT t FROM steps WHERE run=? AND seed=1 AND rollout=0 AND"
+                " (reply || memory || view || observation || action) LIKE '%zebra%'",
+                run,
+            )
+        }
+        | {
+            int(t)
+            for (t,) in _q(
+                store,
+                "SELECT c.t FROM calls c JOIN steps s USING (run, seed, rollout, t) WHERE"
+                " c.run=? AND c.seed=1 AND c.rollout=0 AND c.i < s.agent_calls"
+                " AND c.messages LIKE '%zebra%'",
+                run,
+            )
+        }
+    )
+    got = [int(d.get_attribute("data-t")) for d in _css(b, "details.step.found")]
+    assert got == want == [3, 4]  # its reply at 3, then in the history
+    assert [int(c.get_attribute("data-t")) for c in _css(b, "#ep-strip span.found")] == want
+    assert _css(b, "#ep-found")[0].text == f"{len(want)} of 4 steps hold it"
