@@ -358,7 +358,11 @@ def view(
         typer.Option(help="folder for the page (index.html and its data/), or the page's .html"),
     ] = None,
     run: Annotated[
-        list[str] | None, typer.Option(help="only this run (its label or id, exact); repeatable")
+        list[str] | None,
+        typer.Option(
+            help="only this run: its id, label, axis=value or one whole part of its label"
+            " (summary is not oracle-summary); repeatable"
+        ),
     ] = None,
     seed: Annotated[list[int] | None, typer.Option(help="only these seeds")] = None,
     limit: Annotated[int | None, typer.Option(help="at most this many episodes")] = None,

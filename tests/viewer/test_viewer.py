@@ -282,3 +282,11 @@ def test_episode_rows_reads_one_episode_in_order(store: Path) -> None:
     assert {(r["run"], r["seed"], r["rollout"]) for r in steps + calls} == {(run, seed, rollout)}
     assert [(c["t"], c["i"]) for c in calls] == sorted((c["t"], c["i"]) for c in calls)
     assert all(isinstance(c["messages"], list) and c["messages"] for c in calls)
+
+
+def test_runs_add_up_and_an_unknown_axis_is_no_run(store: Path, tmp_path: Path) -> None:
+    res = write_viewer(store, tmp_path / "v", runs=["full", "summary", "history=full"])
+    idx = index_of(res.page)
+    assert [r["short"] for r in idx["runs"]] == ["full", "summary"] and res.shown == 8
+    with pytest.raises(ConfigError, match="--run 'nosuch=full': no such run"):
+        write_viewer(store, tmp_path / "w", runs=["nosuch=full"])
