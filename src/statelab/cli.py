@@ -380,26 +380,37 @@ def report(
 @app.command()
 def view(
     exp: Annotated[str, typer.Argument(help="experiment name, results folder or config file")],
-    out: Annotated[Path | None, typer.Option(help="HTML file to write")] = None,
-    run: Annotated[str | None, typer.Option(help="only runs whose label contains this")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="folder for the page (index.html and its data/), or the page's .html"),
+    ] = None,
+    run: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="only this run: its id, label, axis=value or one whole part of its label"
+            " (summary is not oracle-summary); repeatable"
+        ),
+    ] = None,
     seed: Annotated[list[int] | None, typer.Option(help="only these seeds")] = None,
-    limit: Annotated[int, typer.Option(help="at most this many episodes")] = 50,
+    limit: Annotated[int | None, typer.Option(help="at most this many episodes")] = None,
 ) -> None:
-    """Write an HTML page of trajectories (prompts, replies, actions, maps, summaries)."""
+    """Write the experiment's page (no server needed): runs x seeds by score, each episode's
+    steps, prompts and memories, two runs side by side, filters. Prints the page's path."""
     from statelab.viewer import write_viewer
 
-    if limit < 1:
+    if limit is not None and limit < 1:
         raise _fail(f"--limit: at least 1 episode, got {limit}")
     try:
         store = _store_path(exp)
-        path = write_viewer(
-            store, out or store.parent / "trajectories.html", run=run, seeds=seed, limit=limit
+        res = write_viewer(
+            store, out or store.parent / "view", runs=run or (), seeds=seed or (), limit=limit
         )
     except ConfigError as err:
         raise _fail(str(err)) from None
     except OSError as err:
         raise _fail(f"--out: cannot write {err.filename or out}: {err.strerror or err}") from None
-    typer.echo(str(path))
+    typer.echo(str(res.page))
+    typer.echo(res.summary(), err=True)
 
 
 @app.command()

@@ -23,7 +23,15 @@ from statelab.run.export import export_store
 from statelab.run.replay import replay
 from statelab.run.runner import run_sync
 from statelab.run.store import EpisodeRecord, StepRecord, Store, register_table
-from statelab.viewer.html import render_episodes
+from statelab.viewer import write_viewer
+
+
+def _viewer_data(store: Path, out: Path) -> dict[str, str]:
+    """The viewer's data scripts for ``store`` (the page itself holds a fresh nonce)."""
+    page = write_viewer(store, out).page
+    files = sorted(page.parent.rglob("*.js"))
+    return {str(p.relative_to(page.parent)): p.read_text() for p in files}
+
 
 # the store's DDL as statelab wrote it before schema 2 (copied from that release, verbatim)
 OLD_SCHEMA = """
@@ -264,7 +272,8 @@ def test_a_run_written_in_both_layouts_replays_the_same(tmp_path: Path, monkeypa
         new.close()
         old.close()
     # the viewer and the report read the same from both
-    assert render_episodes(exp.out_dir / "store.sqlite") == render_episodes(old_path)
+    new_data = _viewer_data(exp.out_dir / "store.sqlite", tmp_path / "view-new")
+    assert new_data and new_data == _viewer_data(old_path, tmp_path / "view-old")
     paths = [new.path, old_path]
     mds = [make_report(p, tmp_path / f"rep{k}").markdown for k, p in enumerate(paths)]
     assert mds[0] == mds[1] and "full" in mds[0]
@@ -434,11 +443,11 @@ def test_report_view_export_and_replay_leave_the_file_as_it_was(tmp_path: Path) 
         db.execute("PRAGMA journal_mode=DELETE")
     before, files = _digest(path), sorted(p.name for p in path.parent.iterdir())
     md = make_report(path, tmp_path / "report").markdown
-    html = render_episodes(path)
+    html = write_viewer(path, tmp_path / "view").page.read_text()
     export_store(path, tmp_path / "x", "csv")
     st = Store(path)
     run = st.table("runs").run[0]
     steps = list(replay(st, run, 0))
     st.close()
-    assert "full" in md and "<details>" in html and len(steps) == 5
+    assert "full" in md and "<html" in html and len(steps) == 5
     assert _digest(path) == before and sorted(p.name for p in path.parent.iterdir()) == files

@@ -1,22 +1,25 @@
-"""The trajectory page in a real headless browser (Debian's chromium through Selenium and
-chromium-driver): it renders, the --run filter shows only the runs asked for, and a
-``<script>`` planted in a model reply does not run.
+"""The page in a real headless browser (Debian's chromium through Selenium and
+chromium-driver), against the store it was written from: the runs x seeds table, two runs
+side by side with their aligned steps and first divergence, the prompt diff, the acting
+prompt on demand, the filters, and a planted script that does not run.
 
 Skipped, saying why, where chromium, chromium-driver or selenium is missing
-(``apt-get install chromium chromium-driver``; ``pip install selenium``).
+(``apt-get install chromium chromium-driver``; ``pip install 'statelab[browser]'``).
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
+from tests.viewer._store import stored_rows
 
-from statelab.run.config import parse_experiment
-from statelab.run.runner import run_sync
 from statelab.viewer import write_viewer
+from statelab.viewer._text import clean
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver") or (
@@ -27,38 +30,19 @@ pytestmark = pytest.mark.skipif(
     CHROMIUM is None or DRIVER is None,
     reason="no headless browser: apt-get install chromium chromium-driver",
 )
-
-# the planted script would change the title and add an element, and the image's onerror too
-PLANTED = (
-    "<script>document.title='pwned';document.body.insertAdjacentHTML('beforeend',"
-    "'<p id=pwned>ran</p>')</script>"
-    "<img src=x onerror=\"document.title='pwned'\"> "
-    "Action: Move the top disk of rod A to the top of rod C"
+FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--window-size=1300,900",
 )
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("browser")
-    script = tmp / "r.json"
-    script.write_text(
-        json.dumps([PLANTED, "Action: Move the top disk of rod A to the top of rod B"])
-    )
-    exp = parse_experiment(
-        {
-            "name": "v",
-            "model": f"scripted:{script}",
-            "seeds": [0, 1],
-            "max_steps": 3,
-            "grid": {"env": ["hanoi"], "history": ["full", "summary"]},
-            "out": str(tmp),
-            "cache": None,
-            "expert": False,
-            "random": False,
-        }
-    )
-    assert run_sync(exp, progress=None).done == 4
-    return exp.out_dir / "store.sqlite"
+def page(store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_viewer(store, tmp_path_factory.mktemp("page")).page
 
 
 @pytest.fixture(scope="module")
@@ -68,48 +52,215 @@ def browser():  # type: ignore[no-untyped-def]
 
     opts = Options()
     opts.binary_location = str(CHROMIUM)
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+    for arg in FLAGS:
         opts.add_argument(arg)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(str(DRIVER)), options=opts)
+    driver.implicitly_wait(5)
     try:
         yield driver
     finally:
         driver.quit()
 
 
-def _open(browser, page: Path):  # type: ignore[no-untyped-def]
-    browser.get(page.resolve().as_uri())
-    return browser
+def _open(b: Any, page: Path, hash_: str = "") -> Any:
+    b.get("about:blank")
+    b.get(page.resolve().as_uri() + hash_)
+    return b
 
 
-def test_the_page_renders_every_episode_and_its_steps(store: Path, tmp_path: Path, browser):  # type: ignore[no-untyped-def]
+def _css(b: Any, sel: str) -> list[Any]:
     from selenium.webdriver.common.by import By
 
-    b = _open(browser, write_viewer(store, tmp_path / "all.html"))
-    assert b.find_element(By.TAG_NAME, "h1").text.startswith("statelab trajectories")
-    heads = [h.text for h in b.find_elements(By.TAG_NAME, "h2")]
-    assert len(heads) == 4 and sum("summary" in h for h in heads) == 2
-    steps = b.find_elements(By.TAG_NAME, "details")
-    assert len(steps) == 4 * 3
-    steps[0].find_element(By.TAG_NAME, "summary").click()  # a step opens on a click
-    assert steps[0].get_attribute("open") is not None
+    return b.find_elements(By.CSS_SELECTOR, sel)
 
 
-def test_the_run_filter_shows_only_those_runs(store: Path, tmp_path: Path, browser):  # type: ignore[no-untyped-def]
+def _wait(b: Any, sel: str) -> Any:
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
 
-    b = _open(browser, write_viewer(store, tmp_path / "summary.html", run="summary", seeds=[1]))
-    heads = [h.text for h in b.find_elements(By.TAG_NAME, "h2")]
-    assert len(heads) == 1 and "summary" in heads[0] and "seed 1" in heads[0]
+    return WebDriverWait(b, 10).until(ec.presence_of_element_located((By.CSS_SELECTOR, sel)))
 
 
-def test_a_planted_script_does_not_run(store: Path, tmp_path: Path, browser):  # type: ignore[no-untyped-def]
-    from selenium.webdriver.common.by import By
+def _errors(b: Any) -> list[str]:
+    return [e["message"] for e in b.get_log("browser") if e["level"] == "SEVERE"]
 
-    b = _open(browser, write_viewer(store, tmp_path / "all.html"))
-    assert b.title == "statelab"
-    assert b.find_elements(By.ID, "pwned") == []
-    assert b.execute_script("return document.scripts.length") == 0
-    # the reply is shown as text, the script tag included
-    shown = b.find_element(By.TAG_NAME, "body").get_attribute("textContent")
-    assert "<script>document.title='pwned'" in shown
+
+def _q(store: Path, sql: str, *args: object) -> list[tuple]:
+    return stored_rows(store, sql, *args)
+
+
+def _run(store: Path, history: str) -> str:
+    return _q(store, "SELECT run FROM runs WHERE history=?", history)[0][0]
+
+
+def _actions(store: Path, run: str, seed: int, rollout: int) -> list[tuple[int, str]]:
+    sql = "SELECT t, action FROM steps WHERE run=? AND seed=? AND rollout=? ORDER BY t"
+    return [(int(t), a) for t, a in _q(store, sql, run, seed, rollout)]
+
+
+def _prompt(store: Path, run: str, seed: int, rollout: int, t: int) -> list[tuple[str, str]]:
+    (msgs,) = _q(
+        store,
+        "SELECT messages FROM calls WHERE run=? AND seed=? AND rollout=? AND t=? AND i=0",
+        run, seed, rollout, t,
+    )[0]  # fmt: skip
+    return [(m["role"], clean(m["content"])) for m in json.loads(msgs)]
+
+
+def test_the_table_has_a_cell_per_episode_linking_to_it(store: Path, page: Path, browser):  # type: ignore[no-untyped-def]
+    b = _open(browser, page)
+    _wait(b, "table.grid")
+    rows = _css(b, "table.grid tbody tr")
+    assert [r.get_attribute("data-run") for r in rows] == [
+        r for (r,) in _q(store, "SELECT run FROM runs ORDER BY rowid")
+    ]
+    cells = _css(b, "table.grid a.cell")
+    assert len(cells) == 12  # 3 runs x 2 seeds x 2 rollouts
+    scores = {
+        (r, str(s), str(k)): round(x, 3)
+        for r, s, k, x in _q(store, "SELECT run, seed, rollout, score FROM episodes")
+    }
+    for c in cells:
+        run = c.find_element("xpath", "./ancestor::tr").get_attribute("data-run")
+        key = (run, c.get_attribute("data-seed"), c.get_attribute("data-rollout"))
+        assert float(c.text) == scores[key]
+    cells[-1].click()  # the last: oracle-summary, seed 1, rollout 1
+    _wait(b, "details.step")
+    want = _actions(store, _run(store, "oracle-summary"), 1, 1)
+    got = [
+        (int(d.get_attribute("data-t")), d.find_element("css selector", "b.action").text)
+        for d in _css(b, "details.step")
+    ]
+    assert got == want  # this rollout's steps only, not both rollouts'
+    assert _errors(b) == []
+
+
+def test_two_runs_side_by_side_align_by_step_and_mark_the_divergence(
+    store: Path, page: Path, browser
+):  # type: ignore[no-untyped-def]
+    from selenium.webdriver.support.ui import Select
+
+    full, summary = _run(store, "full"), _run(store, "summary")
+    b = _open(browser, page)
+    Select(_wait(b, "#cmp-a")).select_by_value(full)
+    Select(_css(b, "#cmp-b")[0]).select_by_value(summary)
+    Select(_css(b, "#cmp-seed")[0]).select_by_value("1")
+    Select(_css(b, "#cmp-rollout")[0]).select_by_value("1")
+    _css(b, "#cmp-go")[0].click()
+    _wait(b, "tr.step-row")
+    a, s = _actions(store, full, 1, 1), _actions(store, summary, 1, 1)
+    rows = _css(b, "tr.step-row")
+    got = [
+        (int(r.get_attribute("data-t")), r.find_element("css selector", "td.act-a .action").text,
+         r.find_element("css selector", "td.act-b .action").text)
+        for r in rows
+    ]  # fmt: skip
+    assert got == [(t, x, y) for (t, x), (_, y) in zip(a, s, strict=True)]
+    first = next(t for (t, x), (_, y) in zip(a, s, strict=True) if x != y)
+    assert first == 2  # summary's writer takes a scripted reply each step: it falls out at 2
+    marked = _css(b, "tr.first-divergence")
+    assert [m.get_attribute("data-t") for m in marked] == [str(first)]
+    assert _css(b, "#divergence")[0].get_attribute("data-t") == str(first)
+    assert [c.get_attribute("data-t") for c in _css(b, ".strip span.diverge")] == [str(first)] * 2
+    # the divergence opens on its prompt diff: B's lines that A's prompt lacks are the + lines
+    pa = "\n".join(f"--- {r} ---\n{c}" for r, c in _prompt(store, full, 1, 1, first)).split("\n")
+    pb = "\n".join(f"--- {r} ---\n{c}" for r, c in _prompt(store, summary, 1, 1, first)).split("\n")
+    detail = f'tr.detail[data-t="{first}"] .diff'
+    added = Counter(d.get_attribute("textContent")[2:] for d in _css(b, f"{detail} .add"))
+    removed = Counter(d.get_attribute("textContent")[2:] for d in _css(b, f"{detail} .del"))
+    assert "Summary of past actions:" in added and "Past trajectory:" in removed
+    assert added <= Counter(pb) and removed <= Counter(pa)
+    assert Counter(pb) - Counter(pa) <= added and Counter(pa) - Counter(pb) <= removed
+    assert len(pa) - removed.total() == len(pb) - added.total()  # what is left is shared
+    assert _css(b, "tr.step-row.same")[0].get_attribute("data-t") == "1"
+    assert _errors(b) == []
+
+
+def test_the_acting_prompt_shows_every_message(store: Path, page: Path, browser):  # type: ignore[no-untyped-def]
+    run = _run(store, "summary")
+    b = _open(browser, page, f"#run={run}&seed=0&rollout=1")
+    step = _wait(b, 'details.step[data-t="3"]')
+    step.find_element("css selector", "summary").click()
+    step.find_element("css selector", "button.show-prompt").click()
+    shown = [
+        (r.text, p.get_attribute("textContent"))
+        for r, p in zip(
+            step.find_elements("css selector", ".msg-role"),
+            step.find_elements("css selector", "pre.msg"),
+            strict=True,
+        )
+    ]
+    assert shown == _prompt(store, run, 0, 1, 3) and len(shown) == 2
+
+
+def test_the_filters_pick_episodes(store: Path, page: Path, browser):  # type: ignore[no-untyped-def]
+    full = _run(store, "full")
+    b = _open(browser, page)
+    _wait(b, "tr.ep-row")
+    assert len(_css(b, "tr.ep-row")) == 12
+    box = _css(b, "#f-text")[0]
+    box.send_keys("ZEBRA")  # in every run's replies; in a memory only where it is the history
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    Select(_css(b, "#f-where")[0]).select_by_value("memory")
+    WebDriverWait(b, 10).until(lambda d: len(_css(d, "tr.ep-row")) == 4)
+    links = b.execute_script(  # read at once: a late redraw replaces the rows
+        "return [...document.querySelectorAll('tr.ep-row a')].map(a => a.getAttribute('href'))"
+    )
+    assert len(links) == 4
+    assert all(f"run={full}&" in h for h in links)
+    assert "4 of 12 episodes match" in _css(b, "#f-count")[0].text
+    Select(_css(b, "#f-where")[0]).select_by_value("reply")
+    WebDriverWait(b, 10).until(lambda d: len(_css(d, "tr.ep-row")) == 12)
+    scores = _q(store, "SELECT count(*) FROM episodes WHERE score >= 0.3")[0][0]
+    _css(b, "#f-min")[0].send_keys("0.3")
+    WebDriverWait(b, 10).until(lambda d: len(_css(d, "tr.ep-row")) == scores)
+    assert 0 < scores < 12
+    assert b.execute_script("return document.querySelectorAll('a.cell.dim').length") == 12 - scores
+
+
+def test_a_planted_script_does_not_run(store: Path, page: Path, browser):  # type: ignore[no-untyped-def]
+    run = _run(store, "full")
+    b = _open(browser, page, f"#run={run}&seed=0&rollout=0")
+    step = _wait(b, 'details.step[data-t="1"]')
+    step.find_element("css selector", "summary").click()
+    assert b.title == "statelab · v"
+    assert _css(b, "#pwned") == [] and _css(b, "img") == []
+    reply = step.find_element("css selector", "pre").get_attribute("textContent")
+    assert reply.startswith("<script>document.title='pwned'")
+    assert "abc[U+202E]dcba" in reply and "\u202e" not in b.page_source
+    assert _errors(b) == []
+
+
+def test_find_in_an_episode_marks_the_steps_that_hold_the_text(store: Path, page: Path, browser):  # type: ignore[no-untyped-def]
+    run = _run(store, "full")
+    b = _open(browser, page, f"#run={run}&seed=1&rollout=0")
+    _wait(b, "details.step")
+    _css(b, "#ep-find")[0].send_keys("zebra")
+    want = sorted(
+        {
+            int(t)
+            for (t,) in _q(
+                store,
+                "SELECT t FROM steps WHERE run=? AND seed=1 AND rollout=0 AND"
+                " (reply || memory || view || observation || action) LIKE '%zebra%'",
+                run,
+            )
+        }
+        | {
+            int(t)
+            for (t,) in _q(
+                store,
+                "SELECT c.t FROM calls c JOIN steps s USING (run, seed, rollout, t) WHERE"
+                " c.run=? AND c.seed=1 AND c.rollout=0 AND c.i < s.agent_calls"
+                " AND c.messages LIKE '%zebra%'",
+                run,
+            )
+        }
+    )
+    got = [int(d.get_attribute("data-t")) for d in _css(b, "details.step.found")]
+    assert got == want == [3, 4]  # its reply at 3, then in the history
+    assert [int(c.get_attribute("data-t")) for c in _css(b, "#ep-strip span.found")] == want
+    assert _css(b, "#ep-found")[0].text == f"{len(want)} of 4 steps hold it"

@@ -297,6 +297,20 @@ class Store(Reading):
         with self._lock:
             return behaviour(self.db)
 
+    # -- one episode's rows (the viewer's reader) -------------------------------------------
+    def episode_rows(self, table: str, run: str, seed: int, rollout: int) -> list[dict[str, Any]]:
+        """The rows of ``table`` (``steps``, ``calls`` or ``queries``) of one episode, in
+        order of ``t`` (then ``i``), as dicts; a call's ``messages`` decoded to its list."""
+        if table not in ("steps", "calls", "queries"):
+            raise ValueError(f"episode_rows reads steps, calls or queries, not {table!r}")
+        order = "t" if table == "steps" else "t, i"
+        key = {"run": run, "seed": seed, "rollout": rollout}
+        rows = self.rows(table, where=key, order=order)
+        if table == "calls":
+            for r in rows:
+                r["messages"] = json.loads(r["messages"]) if r["messages"] else []
+        return rows
+
 
 def writable(path: Path, what: str) -> None:
     """``path`` could be created and written (its nearest existing folder is a writable

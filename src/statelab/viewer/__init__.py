@@ -1,5 +1,5 @@
-"""A static HTML trajectory viewer. Every string that a model or env wrote is escaped."""
+"""The trajectory viewer: one page per experiment, no server; every model string is text."""
 
-from statelab.viewer.html import render_episodes, write_viewer
+from statelab.viewer.html import ViewResult, write_viewer
 
-__all__ = ["render_episodes", "write_viewer"]
+__all__ = ["ViewResult", "write_viewer"]

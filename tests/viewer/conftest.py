@@ -1,0 +1,13 @@
+"""The store the viewer tests read, built once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.viewer._store import build
+
+
+@pytest.fixture(scope="session")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build(tmp_path_factory.mktemp("viewer"))
