@@ -35,10 +35,21 @@ def _reason(e: BaseException) -> tuple[str, int]:
         return str(e), 2
     if isinstance(e, sqlite3.Error):
         return f"the store: {type(e).__name__}: {e}", 1
+    if isinstance(e, RecursionError):
+        return "the input is nested too deeply to read (RecursionError)", 2
     if isinstance(e, OSError):
         where = f" {e.filename}" if e.filename else ""
         return f"{type(e).__name__}{where}: {e.strerror or e}", 1
     return f"internal error: {type(e).__name__}: {e} ({DEBUG_ENV}=1 shows the traceback)", 1
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null: what is left to flush at exit goes nowhere, quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real stdout (a test's capture)
+        pass
 
 
 def _usage_error(e: Exception) -> bool:
@@ -59,6 +70,9 @@ class _OneLine(TyperGroup):
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort):
             raise
+        except BrokenPipeError:  # the reader stopped reading (`statelab envs | head -1`)
+            _quiet_stdout()
+            raise typer.Exit(0) from None
         except typer.TyperException as e:  # typer's usage errors: one line too
             if not _usage_error(e):
                 raise
@@ -89,13 +103,18 @@ def _fail(msg: str) -> typer.Exit:
 
 @app.command()
 def envs() -> None:
-    """List the environments: the name a config takes, with its options, and its Gymnasium id."""
-    from statelab.envs import ENVS, GYM_IDS
+    """List the environments: the name a config takes, with its options, and its Gymnasium
+    id; an env that cannot run here says what it needs and the command installing it."""
+    from statelab.envs import ENVS, GYM_IDS, missing_needs
 
-    rows = [(spelling, GYM_IDS[name]) for name, spelling in ENVS.describe()]
-    width = max(len(r[0]) for r in rows)
-    for spelling, gid in rows:
-        typer.echo(f"{spelling:<{width}}  {gid}")
+    rows = [(n, spelling, GYM_IDS[n]) for n, spelling in ENVS.describe()]
+    width = max(len(r[1]) for r in rows)
+    gid_width = max(len(r[2]) for r in rows)
+    missing = {n: why for n, _, _ in rows if (why := missing_needs(n))}
+    for name, spelling, gid in rows:
+        note = f"  ({missing[name]})" if name in missing else ""
+        typer.echo(f"{spelling:<{width}}  {gid:<{gid_width}}{note}".rstrip())
+    typer.echo(f"{len(rows) - len(missing)} of {len(rows)} envs installed here", err=True)
 
 
 @app.command("list")
@@ -153,7 +172,7 @@ def play(
         obs, info = e.reset(seed=seed)
     except ConfigError as err:
         raise _fail(str(err)) from None
-    except (ImportError, ValueError) as err:
+    except (ImportError, ValueError, RuntimeError) as err:  # an env's own one line
         raise _fail(f"{env}: {err}") from None
     policy = e.expert() if expert else None
     typer.echo(e.manual + "\n")
@@ -409,17 +428,26 @@ def open_test(
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress lines")] = False,
 ) -> None:
     """The only way to run a sealed test split: records when, with which writers and their
-    hashes; a second opening is refused unless --force (and the report says so)."""
+    hashes, once its first episode is stored; a second opening is refused unless --force
+    (and the report says so)."""
     from statelab.run.config import load_experiment
-    from statelab.run.provenance import open_test as record_opening
+    from statelab.run.opening import Opening
     from statelab.run.runner import run_sync
 
     exp = load_experiment(config, set_ or [])
-    for e in record_opening(exp, force=force):
+    progress = None if quiet else sys.stderr
+    with Opening(exp, force=force) as opening:
+        for w in opening.warnings:
+            typer.echo(_line(f"warning: {w}"), err=True)
+        res = run_sync(exp, progress=progress, debug=_debug(), open_test=True,
+                       on_stored=opening.stored)  # fmt: skip
+    for e in opening.recorded:
         typer.echo(f"opened the {e['split']!r} split of {e['family']!r}: opening {e['opening']}"
                    f"{' (forced)' if e['forced'] else ''}, {e['opened']}")  # fmt: skip
-    res = run_sync(exp, progress=None if quiet else sys.stderr, debug=_debug(), open_test=True)
-    typer.echo(f"{exp.name}: {res.done} episodes done, {res.failed} failed | {res.seconds:.1f} s")
+    if not opening.recorded:
+        typer.echo("no episode was stored: the split was not opened (nothing recorded)", err=True)
+    typer.echo(_line(f"{exp.name}: {res.done} episodes done, {res.failed} failed"
+                     f" | {res.seconds:.1f} s"))  # fmt: skip
     if not res.ok:
         raise typer.Exit(1)
 

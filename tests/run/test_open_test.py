@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 from statelab.cli import app
 from statelab.core import ConfigError
 from statelab.run.config import parse_experiment
-from statelab.run.provenance import LEDGER, guard, named_paths, path_sha256, spelling_hash
+from statelab.run.opening import LEDGER
+from statelab.run.provenance import guard, named_paths, path_sha256, spelling_hash
 
 pytest.importorskip("textworld")
 
@@ -83,15 +84,19 @@ def test_open_test_records_refuses_a_second_opening_and_force_reopens(tmp_path, 
     other, _ = write_config(tmp_path, "other", "test[:1]", script)
     assert runner.invoke(app, ["open-test", str(other)]).exit_code == 2
 
-    forced_run = runner.invoke(app, ["open-test", str(path), "--force", "--quiet"])
+    # forced again, this config plays nothing (every episode is stored): nothing is opened
+    rerun = runner.invoke(app, ["open-test", str(path), "--force", "--quiet"])
+    assert rerun.exit_code == 0, rerun.output
+    assert "the split was not opened" in rerun.output
+    forced_run = runner.invoke(app, ["open-test", str(other), "--force", "--quiet"])
     assert forced_run.exit_code == 0, forced_run.output
     assert "opening 2 (forced)" in forced_run.output
     ledger = [json.loads(x) for x in (tmp_path / "results" / LEDGER).read_text().splitlines()]
     assert [(e["opening"], e["forced"]) for e in ledger] == [(1, False), (2, True)]
 
-    rep = runner.invoke(app, ["report", str(tmp_path / "results" / "sealed")])
+    rep = runner.invoke(app, ["report", str(tmp_path / "results" / "other")])
     assert rep.exit_code == 0, rep.output
-    assert "**The test split was opened**: 2 opening(s)" in rep.output
+    assert "**The test split was opened**: 1 opening(s)" in rep.output
     assert "opening 2 of that split (FORCED: a second opening)" in rep.output
 
 

@@ -19,7 +19,7 @@ from statelab.envs import (
     textcraft,  # noqa: F401
     traffic,  # noqa: F401
 )
-from statelab.envs._registry import ENV_CLASSES, ENVS, GYM_IDS, register_env
+from statelab.envs._registry import ENV_CLASSES, ENVS, GYM_IDS, Needs, missing, register_env
 
 
 def _resolve(spelling: str) -> str:
@@ -40,4 +40,18 @@ def env_class(spelling: str) -> type[Env]:
     return ENV_CLASSES[ENVS.split(_resolve(spelling))[0]]
 
 
-__all__ = ["ENVS", "GYM_IDS", "env_class", "hanoi", "make_env", "register_env"]
+def missing_needs(spelling: str) -> str | None:
+    """Why the env of ``spelling`` cannot be built here (with its install command), or None."""
+    return missing(ENVS.split(_resolve(spelling))[0])
+
+
+__all__ = [
+    "ENVS",
+    "GYM_IDS",
+    "Needs",
+    "env_class",
+    "hanoi",
+    "make_env",
+    "missing_needs",
+    "register_env",
+]
