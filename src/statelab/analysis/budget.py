@@ -37,6 +37,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from statelab.analysis._md import md_row, md_text
 from statelab.analysis.sections import report_section
 
 #: budget fractions the curves are read at
@@ -221,10 +222,10 @@ def reward_within_budget(store_path: Path, out_dir: Path, report_md: Path) -> di
                 m, s = at.loc[f, "mean"], at.loc[f, "sd"]
                 cells.append(f"{m:.2f}" + ("" if math.isnan(s) else f" ± {s:.2f}"))
             n = int(d["n"].iloc[0])
-            md.append(f"| {env} | {panel} | {line} | {n} | " + " | ".join(cells) + " |")
+            md.append(md_row([env, panel, line, n, *cells]))
     md.append("")
     md += [
-        f"![reward within budget: {env}]({p.name})"
+        f"![reward within budget: {md_text(env)}]({p.name})"
         for env, p in ((k.split(":", 1)[1], v) for k, v in files.items())
     ]
     json_path = out_dir / "reward_within_budget.json"

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from statelab.analysis import agentmetrics, budget, seed003, table1  # noqa: F401 - sections
+from statelab.analysis._md import md_document
 from statelab.analysis.report import Test, write_report
 from statelab.analysis.sections import SECTIONS
 from statelab.core import ConfigError
@@ -52,4 +53,6 @@ def make_report(
     )
     for section in SECTIONS.values():  # each decides from the store whether it applies
         files.update(section(Path(store_path), Path(out_dir), files["markdown"]))
+    md = files["markdown"]
+    md.write_text(md_document(md.read_text()))  # no terminal control survives in report.md
     return Report(files["markdown"].read_text(), json.loads(files["json"].read_text()), files)

@@ -60,9 +60,7 @@ def _start() -> Any:
         ) from err
     if shutil.which("java") is None:
         raise RuntimeError("scienceworld envs need a Java runtime 11+ (e.g. openjdk-17)")
-    # a dead JVM's errors reach the env as one exception each; py4j's own log of them (a
-    # traceback per retry) stays out of the run's stderr, whatever the root logger does
-    logging.getLogger("py4j").propagate = False
+    _quiet_py4j()
     with _START, contextlib.redirect_stdout(io.StringIO()):
         launch = package.launch_gateway  # the package passes no JVM options of its own
         package.launch_gateway = functools.partial(launch, javaopts=JAVA_OPTS)
@@ -70,6 +68,18 @@ def _start() -> Any:
             return package.ScienceWorldEnv("", envStepLimit=10**9)
         finally:
             package.launch_gateway = launch
+
+
+def _from_py4j(record: logging.LogRecord) -> bool:
+    return "py4j" not in Path(record.pathname).parts
+
+
+@functools.cache
+def _quiet_py4j() -> None:
+    """A dead JVM's errors reach the env as one exception each; py4j's own log of them (a
+    traceback per retry, some of it logged on the root logger) stays off the run's stderr."""
+    logging.getLogger("py4j").propagate = False
+    logging.getLogger().addFilter(_from_py4j)
 
 
 def _process(sw: Any) -> Any:

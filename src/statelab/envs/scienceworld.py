@@ -285,6 +285,9 @@ class ScienceWorldEnv(Env):
     default_format: ClassVar[str] = "natural"
     static_actions: ClassVar[bool] = False
     manual = MANUAL
+    #: seconds a step may take (a reset starts a JVM and verifies the expert's plan: it has
+    #: the run's default deadline); a step takes 4 ms to 1 s
+    step_timeout: ClassVar[float] = 60.0
 
     def __init__(
         self, simplify: str | None = None, admissible: bool = False, max_steps: int | None = None

@@ -101,9 +101,12 @@ async def env_call(what: str, fn: Callable[[], T], timeout: float, *, blame: boo
         raise EnvCallError(f"env {what} failed: {_first_line(e)}") from e
 
 
-def call_timeout(env: Any) -> float:
-    """The deadline of ``env``'s calls: its class's ``call_timeout``, else the default."""
-    return float(getattr(type(env), "call_timeout", None) or ENV_CALL_TIMEOUT)
+def call_timeout(env: Any, what: str) -> float:
+    """The deadline of ``env``'s call ``what`` (reset, step, validate, close): its class's
+    ``<what>_timeout``, else its ``call_timeout``, else :data:`ENV_CALL_TIMEOUT`."""
+    cls = type(env)
+    own = getattr(cls, f"{what}_timeout", None) or getattr(cls, "call_timeout", None)
+    return float(own or ENV_CALL_TIMEOUT)
 
 
 def blamed(oracle: Callable[[str], bool] | None) -> Callable[[str], bool] | None:

@@ -175,7 +175,8 @@ class Episode:
         """``fn(*args, **kw)``, an env call, off the event loop with the env's deadline (the
         validate stage runs components' code too: only its deadline and oracle blame the env)."""
         call = functools.partial(fn, *args, **kw)
-        return await env_call(what, call, call_timeout(self.c.env), blame=what != "validate")
+        deadline = call_timeout(self.c.env, what)
+        return await env_call(what, call, deadline, blame=what != "validate")
 
     def validate(self, step: _Step) -> str | None:
         """The first rejection of the proposed action by any component, else None."""

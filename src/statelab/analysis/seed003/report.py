@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from statelab.analysis._md import md_cell, md_text
 from statelab.analysis.sections import report_section
 from statelab.analysis.seed003.audit import budget_of, form_of, lag_of
 from statelab.analysis.seed003.measures import (
@@ -135,8 +136,8 @@ def seed003_markdown(db: sqlite3.Connection, out_dir: Path) -> tuple[list[str], 
     # Table 5: every budget
     privileged = {e["form"] for e in eps if e["privileged"]}
 
-    def label(form: str) -> str:
-        return f"{form} †" if form in privileged else form
+    def label(form: str) -> str:  # a table cell: the spelling as text
+        return md_cell(f"{form} †" if form in privileged else form)
 
     head = "| history | B | games | " + " | ".join(f"F′={f} success" for f in lags)
     head += " | " + " | ".join(f"F′={f} κ" for f in lags) + " |"
@@ -283,7 +284,7 @@ def _openings(db: sqlite3.Connection) -> list[str]:
     ]
     for r in rows:
         writers = json.loads(r["writers"] or "[]")
-        names = ", ".join(sorted({w["history"] for w in writers}))
+        names = md_text(", ".join(sorted({w["history"] for w in writers})))
         forced = " (FORCED: a second opening)"
         lines.append(
             f"- opening {r['opening']} of that split{forced if r['forced'] else ''}"
@@ -298,8 +299,10 @@ def _provenance(db: sqlite3.Connection) -> list[str]:
         return []
     models = {(r["model"], (r["model_hash"] or "–")[:12]) for r in rows}
     adapters = {(r["history"], r["history_hash"][:12]) for r in rows if r["history_hash"]}
-    lines = ["Provenance: " + "; ".join(f"model {m} sha256 {h}" for m, h in sorted(models))]
-    lines += [f"- history {h} names files with sha256 {x}" for h, x in sorted(adapters)]
+    lines = [
+        "Provenance: " + md_text("; ".join(f"model {m} sha256 {h}" for m, h in sorted(models)))
+    ]
+    lines += [md_text(f"- history {h} names files with sha256 {x}") for h, x in sorted(adapters)]
     return [*lines, ""]
 
 
