@@ -14,6 +14,7 @@ from typing import Any
 
 from statelab.analysis.seed003.leaks import leak_check
 from statelab.analysis.seed003.measures import (
+    AUDIT_RUNS_TABLE,
     AUDIT_TABLE,
     LEAK_TABLE,
     decision_loss,
@@ -237,6 +238,12 @@ def _insert(db: sqlite3.Connection, table: str, rows: list[dict[str, Any]]) -> N
         )
 
 
+def _audited(spec_json: str | None) -> bool:
+    """Whether the audit audits an episode of this run: a cooking run, not the expert's."""
+    spec = json.loads(spec_json or "{}")
+    return lag_of(str(spec.get("env", ""))) is not None and spec.get("agent") != "expert"
+
+
 def audit_experiment(
     exp: Any,
     *,
@@ -265,12 +272,21 @@ def audit_experiment(
     model = llm or make_llm(reader or exp.model, cache=exp.cache)
     db = sqlite3.connect(path)
     db.execute(f"CREATE TABLE IF NOT EXISTS {LEAK_TABLE} (run, seed, t, call, secret)")
+    db.execute(
+        f"CREATE TABLE IF NOT EXISTS {AUDIT_RUNS_TABLE} (started TEXT, finished TEXT, episodes"
+        " INTEGER, audited INTEGER)"
+    )
+    with db:  # an audit killed before its end stays marked unfinished: the report says so
+        this = db.execute(
+            f"INSERT INTO {AUDIT_RUNS_TABLE}(started, episodes, audited) VALUES"
+            " (datetime('now'), ?, 0)",
+            (sum(_audited(spec_json) for _, _, spec_json, _ in eps),),
+        ).lastrowid
     n_eps = n_points = n_leaks = 0
     failed: list[str] = []
     try:
         for run, seed, spec_json, tags in eps:
-            spec = json.loads(spec_json or "{}")
-            if lag_of(str(spec.get("env", ""))) is None or spec.get("agent") == "expert":
+            if not _audited(spec_json):
                 continue
             n_eps += 1
             tagged = set(json.loads(tags or "[]"))
@@ -296,6 +312,7 @@ def audit_experiment(
                         db.execute(f"DELETE FROM {table} WHERE run=? AND seed=?", (run, seed))
                 _insert(db, AUDIT_TABLE, rows)
                 _insert(db, LEAK_TABLE, leaks)
+                db.execute(f"UPDATE {AUDIT_RUNS_TABLE} SET audited=? WHERE rowid=?", (n_eps, this))
         db.execute(
             "CREATE TABLE IF NOT EXISTS seed003_audited (episodes INTEGER, points INTEGER,"
             " seconds REAL, relevance INTEGER, failed TEXT, at TEXT DEFAULT (datetime('now')))"
@@ -307,6 +324,9 @@ def audit_experiment(
                 (n_eps, n_points, time.perf_counter() - started, int(relevance),
                  json.dumps(failed)),
             )  # fmt: skip
+            db.execute(
+                f"UPDATE {AUDIT_RUNS_TABLE} SET finished=datetime('now') WHERE rowid=?", (this,)
+            )
     finally:
         db.close()
         if llm is None:

@@ -14,6 +14,7 @@ from statelab.analysis._md import md_cell, md_text
 from statelab.analysis.sections import report_section
 from statelab.analysis.seed003.audit import budget_of, form_of, lag_of
 from statelab.analysis.seed003.measures import (
+    AUDIT_RUNS_TABLE,
     AUDIT_TABLE,
     LAG_THRESHOLD,
     LEAK_TABLE,
@@ -133,6 +134,7 @@ def seed003_markdown(db: sqlite3.Connection, out_dir: Path) -> tuple[list[str], 
         "references (never shown to a writer).",
         "",
     ]
+    md += _partial_audit(db, audit)
     # Table 5: every budget
     privileged = {e["form"] for e in eps if e["privileged"]}
 
@@ -271,6 +273,27 @@ def _paired_vs_summary(
             if any(c != "–" for c in cells):
                 md.append(f"| {label(form)} | {b} | " + " | ".join(cells) + " |")
     return [*md, ""]
+
+
+def _partial_audit(db: sqlite3.Connection, audit: list[dict[str, Any]]) -> list[str]:
+    """A warning line when the κ and β below come from an audit that did not finish (killed,
+    or still running): its tables then hold only the episodes it reached."""
+    runs = _table(db, AUDIT_RUNS_TABLE)
+    last = runs[-1] if runs else None
+    if last is not None and last["finished"] is None:
+        return [
+            f"**Partial audit**: the last `statelab audit` (started {last['started']}) did"
+            f" not finish: it audited {last['audited']} of {last['episodes']} episodes, so κ"
+            " and β below cover only those; run it again for the rest.",
+            "",
+        ]
+    if audit and last is None and not _table(db, "seed003_audited"):
+        return [
+            "**Partial audit**: the audit rows below come from an audit that did not finish"
+            " (no finished `statelab audit` is recorded); run it again for every episode.",
+            "",
+        ]
+    return []
 
 
 def _openings(db: sqlite3.Connection) -> list[str]:
