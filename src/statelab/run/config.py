@@ -392,7 +392,7 @@ def load_experiment(
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"--set {item!r}: expected key=value")
-        _set(data, key.strip(), _yaml(raw, f"--set {item!r}"))
+        _set(data, key.strip(), _yaml(raw, f"--set {key.strip()!r}"))
     if model:
         data["model"] = model
         grid = data.get("grid")
