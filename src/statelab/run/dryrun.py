@@ -64,7 +64,8 @@ def check_cache_path(path: Path) -> None:
             with tempfile.TemporaryFile(dir=probe):  # unnamed file, gone when closed
                 pass
         except OSError as e:
-            raise ConfigError(f"cache: cannot create a file in {probe} ({e.strerror or e})")
+            why = e.strerror or e
+            raise ConfigError(f"cache: cannot create a file in {probe} ({why})") from None
         return
     if not path.is_file():
         raise ConfigError(f"cache: {path} is not a regular file")
