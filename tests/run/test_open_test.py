@@ -244,8 +244,10 @@ def test_the_ledger_lock_dies_with_its_process(tmp_path, script):
         f"o = Opening(parse_experiment(yaml.safe_load(open({str(tmp_path / 'sealed.yaml')!r}))))\n"
         "o.begin(); print('locked', flush=True); time.sleep(120)\n"
     )
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env
+    )
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "locked"
         with pytest.raises(ConfigError, match="another"):
