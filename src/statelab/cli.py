@@ -29,6 +29,14 @@ def _line(text: str) -> str:
     return " ".join(terminal_safe(text).split())[:500]
 
 
+def _say(text: str, err: bool = False) -> None:
+    """Echo text that came from a label, a spelling, a model or an env: newlines and tabs
+    kept, escape sequences and control characters dropped."""
+    from statelab.llm import terminal_safe
+
+    typer.echo(terminal_safe(text), err=err)
+
+
 def _reason(e: BaseException) -> tuple[str, int]:
     """The one line and exit status of an error that reached the command line."""
     if isinstance(e, ConfigError | ModelError):
@@ -175,19 +183,19 @@ def play(
     except (ImportError, ValueError, RuntimeError) as err:  # an env's own one line
         raise _fail(f"{env}: {err}") from None
     policy = e.expert() if expert else None
-    typer.echo(e.manual + "\n")
+    _say(e.manual + "\n")
     for i, (act, o) in enumerate(info.get("prelude", ())):  # an env's scripted steps
-        typer.echo(f"\n[scripted {i + 1}] > {act}\n{render(o)}")
+        _say(f"\n[scripted {i + 1}] > {act}\n{render(o)}")
     done = False
     while not done:
-        typer.echo(f"\n[step {e.steps}] goal: {obs.goal}\n{render(obs)}")
+        _say(f"\n[step {e.steps}] goal: {obs.goal}\n{render(obs)}")
         if policy is not None:
             action = policy.act(obs, info)
-            typer.echo(f"> {action}")
+            _say(f"> {action}")
         else:
             actions = obs.admissible or ()
             for i, a in enumerate(actions, 1):
-                typer.echo(f"  {i}. {a}")
+                _say(f"  {i}. {a}")
             line = sys.stdin.readline()
             if not line:
                 break
@@ -199,7 +207,7 @@ def play(
         done = terminated or truncated
         if reward:
             typer.echo(f"(reward {reward:g})")
-    typer.echo(obs.text)
+    _say(obs.text)
     typer.echo(f"score={e.score():.4g} success={str(e.success()).lower()} steps={e.steps}")
 
 
@@ -284,8 +292,10 @@ def tune(
         raise _fail(str(err)) from None
     paths = write(result, Path(spec.out) / spec.name / "tune")
     typer.echo(
-        f"{spec.name}: winner {label(result.halving.winner)} | indistinguishable: "
-        + "; ".join(label(c) for c in result.halving.indistinguishable)
+        _line(
+            f"{spec.name}: winner {label(result.halving.winner)} | indistinguishable: "
+            + "; ".join(label(c) for c in result.halving.indistinguishable)
+        )
     )
     typer.echo(
         f"episodes: plan {result.planned} of the full grid's {result.full_grid}; played"
@@ -320,9 +330,9 @@ def _dry_run(exp: Any) -> None:
 
     plan = dry_run(exp)
     for line in plan.lines:
-        typer.echo(line)
+        _say(line)
     for spec in plan.not_loaded:
-        typer.echo(f"model {spec}: spelling checked, weights not loaded", err=True)
+        _say(f"model {spec}: spelling checked, weights not loaded", err=True)
     typer.echo(
         f"dry run: {exp.name}: {plan.runs} runs, {plan.episodes} episodes, "
         f"store {exp.out_dir / 'store.sqlite'}; no model called"
@@ -365,7 +375,7 @@ def report(
     if json_:
         typer.echo(json.dumps(rep.data, indent=2))
     else:
-        typer.echo(rep.markdown)
+        _say(rep.markdown)
         typer.echo(f"\nfiles: {', '.join(str(p) for p in rep.files.values())}", err=True)
 
 

@@ -95,6 +95,7 @@ def test_a_stopped_jvm_fails_only_its_episode_and_the_others_play_on(monkeypatch
     assert [ep.status for ep in eps] == ["failed", "done"], [e.error for e in eps]
     assert eps[0].error == "EnvCallError: env step took longer than 10 s"
     assert eps[1].success
+    assert server.out()["peak"] >= 2  # the two episodes held a JVM each, at the same time
     (sw,) = stopped
     assert sw._gateway.java_process.poll() is not None  # killed by its env's close
     assert sw not in server._IDLE
