@@ -46,7 +46,12 @@ def test_deeply_nested_yaml_is_one_config_line(tmp_path, text):
         _yaml(text, "x.yaml")
     path = tmp_path / "deep.yaml"
     path.write_text(text)
-    for args in (["run", str(path)], ["run", str(_config(tmp_path)), "--set", f"notes={text}"]):
+    for args in (
+        ["run", str(path)],
+        ["run", str(_config(tmp_path)), "--set", f"notes={text}"],
+        ["tune", str(path)],
+        ["train", "writer", str(path)],
+    ):
         res = cli.invoke(app, args)
         assert res.exit_code == 2, res.output
         assert "nested more than" in res.output and "RecursionError" not in res.output
