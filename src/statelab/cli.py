@@ -29,16 +29,35 @@ def _line(text: str) -> str:
     return " ".join(terminal_safe(text).split())[:500]
 
 
+def _say(text: str, err: bool = False) -> None:
+    """Echo text that came from a label, a spelling, a model or an env: newlines and tabs
+    kept, escape sequences and control characters dropped."""
+    from statelab.llm import terminal_safe
+
+    typer.echo(terminal_safe(text), err=err)
+
+
 def _reason(e: BaseException) -> tuple[str, int]:
     """The one line and exit status of an error that reached the command line."""
     if isinstance(e, ConfigError | ModelError):
         return str(e), 2
     if isinstance(e, sqlite3.Error):
         return f"the store: {type(e).__name__}: {e}", 1
+    if isinstance(e, RecursionError):
+        return "the input is nested too deeply to read (RecursionError)", 2
     if isinstance(e, OSError):
         where = f" {e.filename}" if e.filename else ""
         return f"{type(e).__name__}{where}: {e.strerror or e}", 1
     return f"internal error: {type(e).__name__}: {e} ({DEBUG_ENV}=1 shows the traceback)", 1
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null: what is left to flush at exit goes nowhere, quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real stdout (a test's capture)
+        pass
 
 
 def _usage_error(e: Exception) -> bool:
@@ -59,6 +78,9 @@ class _OneLine(TyperGroup):
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort):
             raise
+        except BrokenPipeError:  # the reader stopped reading (`statelab envs | head -1`)
+            _quiet_stdout()
+            raise typer.Exit(0) from None
         except typer.TyperException as e:  # typer's usage errors: one line too
             if not _usage_error(e):
                 raise
@@ -93,9 +115,10 @@ def envs(
         bool, typer.Option("--capabilities", help="what each env offers and what it lacks")
     ] = False,
 ) -> None:
-    """List the environments: the name a config takes, with its options, and its Gymnasium id."""
+    """List the environments: the name a config takes, with its options, and its Gymnasium
+    id; an env that cannot run here says what it needs and the command installing it."""
     from statelab.core import CAPABILITIES
-    from statelab.envs import ENVS, GYM_IDS, env_class
+    from statelab.envs import ENVS, GYM_IDS, env_class, missing_needs
     from statelab.envs.checker import capability_report
 
     if capabilities:
@@ -108,10 +131,14 @@ def envs(
             offers, lacks = " ".join(rep.offers) or "(none)", " ".join(rep.lacks)
             typer.echo(f"{name:<{width}}  + {offers}  - {lacks}")
         return
-    rows = [(spelling, GYM_IDS.get(name, "-")) for name, spelling in ENVS.describe()]
-    width = max(len(r[0]) for r in rows)
-    for spelling, gid in rows:
-        typer.echo(f"{spelling:<{width}}  {gid}")
+    rows = [(n, spelling, GYM_IDS.get(n, "-")) for n, spelling in ENVS.describe()]
+    width = max(len(r[1]) for r in rows)
+    gid_width = max(len(r[2]) for r in rows)
+    missing = {n: why for n, _, _ in rows if (why := missing_needs(n))}
+    for name, spelling, gid in rows:
+        note = f"  ({missing[name]})" if name in missing else ""
+        typer.echo(f"{spelling:<{width}}  {gid:<{gid_width}}{note}".rstrip())
+    typer.echo(f"{len(rows) - len(missing)} of {len(rows)} envs installed here", err=True)
 
 
 @app.command("list")
@@ -174,22 +201,22 @@ def play(
         obs, info = e.reset(seed=seed)
     except ConfigError as err:
         raise _fail(str(err)) from None
-    except (ImportError, ValueError) as err:
+    except (ImportError, ValueError, RuntimeError) as err:  # an env's own one line
         raise _fail(f"{env}: {err}") from None
     policy = e.expert() if expert else None
-    typer.echo(e.manual + "\n")
+    _say(e.manual + "\n")
     for i, (act, o) in enumerate(prelude_of(info)):  # an env's scripted steps
-        typer.echo(f"\n[scripted {i + 1}] > {act}\n{render(o)}")
+        _say(f"\n[scripted {i + 1}] > {act}\n{render(o)}")
     done = False
     while not done:
-        typer.echo(f"\n[step {e.steps}] goal: {obs.goal}\n{render(obs)}")
+        _say(f"\n[step {e.steps}] goal: {obs.goal}\n{render(obs)}")
         if policy is not None:
             action = policy.act(obs, info)
-            typer.echo(f"> {action}")
+            _say(f"> {action}")
         else:
             actions = obs.admissible or ()
             for i, a in enumerate(actions, 1):
-                typer.echo(f"  {i}. {a}")
+                _say(f"  {i}. {a}")
             line = sys.stdin.readline()
             if not line:
                 break
@@ -201,7 +228,7 @@ def play(
         done = terminated or truncated
         if reward:
             typer.echo(f"(reward {reward:g})")
-    typer.echo(obs.text)
+    _say(obs.text)
     typer.echo(f"score={e.score():.4g} success={str(e.success()).lower()} steps={e.steps}")
 
 
@@ -286,8 +313,10 @@ def tune(
         raise _fail(str(err)) from None
     paths = write(result, Path(spec.out) / spec.name / "tune")
     typer.echo(
-        f"{spec.name}: winner {label(result.halving.winner)} | indistinguishable: "
-        + "; ".join(label(c) for c in result.halving.indistinguishable)
+        _line(
+            f"{spec.name}: winner {label(result.halving.winner)} | indistinguishable: "
+            + "; ".join(label(c) for c in result.halving.indistinguishable)
+        )
     )
     typer.echo(
         f"episodes: plan {result.planned} of the full grid's {result.full_grid}; played"
@@ -322,9 +351,9 @@ def _dry_run(exp: Any) -> None:
 
     plan = dry_run(exp)
     for line in plan.lines:
-        typer.echo(line)
+        _say(line)
     for spec in plan.not_loaded:
-        typer.echo(f"model {spec}: spelling checked, weights not loaded", err=True)
+        _say(f"model {spec}: spelling checked, weights not loaded", err=True)
     typer.echo(
         f"dry run: {exp.name}: {plan.runs} runs, {plan.episodes} episodes, "
         f"store {exp.out_dir / 'store.sqlite'}; no model called"
@@ -373,7 +402,7 @@ def report(
     if json_:
         typer.echo(json.dumps(rep.data, indent=2))
     else:
-        typer.echo(rep.markdown)
+        _say(rep.markdown)
         typer.echo(f"\nfiles: {', '.join(str(p) for p in rep.files.values())}", err=True)
 
 
@@ -447,17 +476,26 @@ def open_test(
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress lines")] = False,
 ) -> None:
     """The only way to run a sealed test split: records when, with which writers and their
-    hashes; a second opening is refused unless --force (and the report says so)."""
+    hashes, once its first episode is stored; a second opening is refused unless --force
+    (and the report says so)."""
     from statelab.run.config import load_experiment
-    from statelab.run.provenance import open_test as record_opening
+    from statelab.run.opening import Opening
     from statelab.run.runner import run_sync
 
     exp = load_experiment(config, set_ or [])
-    for e in record_opening(exp, force=force):
+    progress = None if quiet else sys.stderr
+    with Opening(exp, force=force) as opening:
+        for w in opening.warnings:
+            typer.echo(_line(f"warning: {w}"), err=True)
+        res = run_sync(exp, progress=progress, debug=_debug(), open_test=True,
+                       on_stored=opening.stored)  # fmt: skip
+    for e in opening.recorded:
         typer.echo(f"opened the {e['split']!r} split of {e['family']!r}: opening {e['opening']}"
                    f"{' (forced)' if e['forced'] else ''}, {e['opened']}")  # fmt: skip
-    res = run_sync(exp, progress=None if quiet else sys.stderr, debug=_debug(), open_test=True)
-    typer.echo(f"{exp.name}: {res.done} episodes done, {res.failed} failed | {res.seconds:.1f} s")
+    if not opening.recorded:
+        typer.echo("no episode was stored: the split was not opened (nothing recorded)", err=True)
+    typer.echo(_line(f"{exp.name}: {res.done} episodes done, {res.failed} failed"
+                     f" | {res.seconds:.1f} s"))  # fmt: skip
     if not res.ok:
         raise typer.Exit(1)
 

@@ -284,3 +284,33 @@ def test_the_report_shows_tables_1_and_5_and_fig_6(stored):
     assert "The test split was not opened" in md
     assert "Provenance: model scripted:unused" in md
     assert rep.files["seed003_fig6"].is_file()
+
+
+def test_a_report_after_a_killed_audit_says_its_audit_tables_are_partial(stored):
+    """Issue 23: an audit killed part way keeps the episodes it did; the report says the κ and
+    β tables are partial (how many of how many), until an audit finishes."""
+    from statelab.analysis.reporting import make_report
+    from statelab.analysis.seed003 import audit_experiment
+
+    exp, reader, _ = stored
+
+    class Killed(Reader):
+        """Scores the first episode's points, then the process 'dies' (KeyboardInterrupt)."""
+
+        calls = 0
+
+        async def score(self, messages, continuations):
+            Killed.calls += 1
+            if Killed.calls > 1:
+                raise KeyboardInterrupt
+            return await super().score(messages, continuations)
+
+    killed = Killed(reader.key, tuple(reader.plan), reader.replies)
+    with pytest.raises(KeyboardInterrupt):
+        audit_experiment(exp, llm=killed, points=1, relevance=False)
+    md = make_report(exp.out_dir / "store.sqlite", exp.out_dir / "report").markdown
+    assert "**Partial audit**: the last `statelab audit`" in md
+    assert "did not finish: it audited 0 of 3 episodes" in md
+    audit_experiment(exp, llm=reader, points=1, relevance=False)
+    md = make_report(exp.out_dir / "store.sqlite", exp.out_dir / "report").markdown
+    assert "Partial audit" not in md

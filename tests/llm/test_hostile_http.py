@@ -376,7 +376,8 @@ def test_a_run_against_deep_json_fails_episodes_as_model_errors_and_stops(tmp_pa
         exp = parse_experiment({
             "name": "deep", "model": f"openai-compat:http://127.0.0.1:{srv.port}/v1#m",
             "seeds": list(range(12)), "grid": {"env": ["hanoi"]}, "out": str(tmp_path / "r"),
-            "cache": None, "expert": False, "concurrency": 1, "max_consecutive_failures": 3,
+            "cache": None, "expert": False, "random": False, "concurrency": 1,
+            "max_consecutive_failures": 3,
         })  # fmt: skip
         res = run_sync(exp, progress=None)
     finally:

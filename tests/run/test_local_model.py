@@ -27,6 +27,7 @@ def test_short_quickstart_on_smollm2_then_exact_replay(tmp_path):
         "baseline": {"history": "full"},
         "out": str(tmp_path / "a"),
         "cache": str(tmp_path / "cache.sqlite"),
+        "random": False,
     }
     first = run_sync(parse_experiment(data), progress=None)
     assert first.done == 4 and first.failed == 0

@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 from statelab.cli import app
 from statelab.core import ConfigError
 from statelab.run.config import parse_experiment
-from statelab.run.provenance import LEDGER, guard, named_paths, path_sha256, spelling_hash
+from statelab.run.opening import LEDGER
+from statelab.run.provenance import guard, named_paths, path_sha256, spelling_hash
 
 pytest.importorskip("textworld")
 
@@ -84,15 +85,19 @@ def test_open_test_records_refuses_a_second_opening_and_force_reopens(tmp_path, 
     other, _ = write_config(tmp_path, "other", "test[:1]", script)
     assert runner.invoke(app, ["open-test", str(other)]).exit_code == 2
 
-    forced_run = runner.invoke(app, ["open-test", str(path), "--force", "--quiet"])
+    # forced again, this config plays nothing (every episode is stored): nothing is opened
+    rerun = runner.invoke(app, ["open-test", str(path), "--force", "--quiet"])
+    assert rerun.exit_code == 0, rerun.output
+    assert "the split was not opened" in rerun.output
+    forced_run = runner.invoke(app, ["open-test", str(other), "--force", "--quiet"])
     assert forced_run.exit_code == 0, forced_run.output
     assert "opening 2 (forced)" in forced_run.output
     ledger = [json.loads(x) for x in (tmp_path / "results" / LEDGER).read_text().splitlines()]
     assert [(e["opening"], e["forced"]) for e in ledger] == [(1, False), (2, True)]
 
-    rep = runner.invoke(app, ["report", str(tmp_path / "results" / "sealed")])
+    rep = runner.invoke(app, ["report", str(tmp_path / "results" / "other")])
     assert rep.exit_code == 0, rep.output
-    assert "**The test split was opened**: 2 opening(s)" in rep.output
+    assert "**The test split was opened**: 1 opening(s)" in rep.output
     assert "opening 2 of that split (FORCED: a second opening)" in rep.output
 
 
@@ -152,3 +157,119 @@ def test_the_ray_path_refuses_a_sealed_split_too(tmp_path, script):
     with pytest.raises(ConfigError, match="open-test"):
         asyncio.run(run_on_ray(parse_experiment(cfg), "auto", progress=None))
     assert not (tmp_path / "results" / "sealed_ray" / "store.sqlite").exists()
+
+
+# -- issue 23 item 6: an opening counts when its first episode is stored, under a lock -------
+
+
+def _ledger(tmp_path):
+    from statelab.run.opening import read_ledger
+
+    return read_ledger(tmp_path / "results")
+
+
+def test_a_run_that_stores_no_episode_opens_nothing(tmp_path, script):
+    from statelab.core import LLM, ModelError
+    from statelab.run.opening import Opening
+    from statelab.run.runner import run_sync
+    from statelab.run.store import Store
+
+    path, cfg = write_config(tmp_path, "sealed", "test[:1]", script)
+    exp = parse_experiment(cfg)
+    # a store claimed by a runner: refused before any episode, nothing recorded
+    exp.out_dir.mkdir(parents=True)
+    held = Store(exp.out_dir / "store.sqlite")
+    held.lock()
+    try:
+        res = runner.invoke(app, ["open-test", str(path), "--quiet"])
+    finally:
+        held.close()
+    assert res.exit_code == 2 and "another statelab run" in res.output
+    assert _ledger(tmp_path) == ([], [])
+
+    class Down(LLM):
+        model_id = "down"
+
+        async def complete(self, messages, params):
+            raise ModelError("server down")
+
+        async def score(self, messages, continuations):
+            raise ModelError("server down")
+
+        def count_tokens(self, text: str) -> int:
+            return 1
+
+    # every episode fails: nothing stored as done, nothing opened
+    with Opening(exp) as opening:
+        got = run_sync(exp, progress=None, open_test=True, on_stored=opening.stored,
+                       llm_factory=lambda s: Down())  # fmt: skip
+    assert got.failed == 1 and opening.recorded == []
+    assert _ledger(tmp_path) == ([], [])
+    # the real opening is the first one
+    first = runner.invoke(app, ["open-test", str(path), "--quiet"])
+    assert first.exit_code == 0 and "opening 1," in first.output, first.output
+    entries, _ = _ledger(tmp_path)
+    assert [(e["opening"], e["forced"]) for e in entries] == [(1, False)]
+    db = sqlite3.connect(exp.out_dir / "store.sqlite")
+    assert db.execute("SELECT opening, forced FROM test_openings").fetchall() == [(1, 0)]
+    db.close()
+
+
+def test_two_openings_started_together_cannot_both_be_the_first(tmp_path, script):
+    from statelab.run.opening import Opening
+
+    _, cfg = write_config(tmp_path, "sealed", "test[:1]", script)
+    exp = parse_experiment(cfg)
+    with Opening(exp) as one:
+        with pytest.raises(ConfigError, match="another `statelab open-test` is opening"):
+            Opening(exp).begin()
+        assert one._pending[0]["opening"] == 1
+    # the first closed without storing an episode: the next one may open (as the first)
+    with Opening(exp) as again:
+        assert again._pending[0]["opening"] == 1
+
+
+def test_the_ledger_lock_dies_with_its_process(tmp_path, script):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from statelab.run.opening import Opening
+
+    _, cfg = write_config(tmp_path, "sealed", "test[:1]", script)
+    code = (
+        "import sys, time, yaml\n"
+        "from statelab.run.config import parse_experiment\n"
+        "from statelab.run.opening import Opening\n"
+        f"o = Opening(parse_experiment(yaml.safe_load(open({str(tmp_path / 'sealed.yaml')!r}))))\n"
+        "o.begin(); print('locked', flush=True); time.sleep(120)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "locked"
+        with pytest.raises(ConfigError, match="another"):
+            Opening(parse_experiment(cfg)).begin()
+        os.kill(child.pid, signal.SIGKILL)  # killed before its first episode was stored
+        child.wait(30)
+    finally:
+        child.kill()
+    with Opening(parse_experiment(cfg)) as o:
+        assert o._pending[0]["opening"] == 1  # the killed one counted for nothing
+
+
+def test_a_torn_ledger_line_is_skipped_with_a_warning(tmp_path, script):
+    path, _ = write_config(tmp_path, "sealed", "test[:1]", script)
+    ledger = tmp_path / "results" / LEDGER
+    ledger.parent.mkdir(parents=True)
+    ledger.write_text('{"opened": "2026-01-01T00:00:00+00:00", "experim')  # a cut write
+    res = runner.invoke(app, ["open-test", str(path), "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert "warning:" in res.output and "line 1 is not a whole entry" in res.output
+    assert "internal error" not in res.output and "opening 1," in res.output
+    entries, warnings = _ledger(tmp_path)
+    assert [e["opening"] for e in entries] == [1] and len(warnings) == 1
+    assert ledger.read_text().splitlines()[0].endswith('"experim')  # kept, on its own line

@@ -37,6 +37,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from statelab.analysis._components import is_expert, tags
+from statelab.analysis._md import md_row, md_text
 from statelab.analysis.sections import Blocks, ReportInputs, report_section
 from statelab.core import MODEL_FREE
 from statelab.envs import env_family
@@ -234,9 +235,9 @@ def reward_within_budget(store_path: Path, out_dir: Path) -> tuple[str, dict[str
                 m, s = at.loc[f, "mean"], at.loc[f, "sd"]
                 cells.append(f"{m:.2f}" + ("" if math.isnan(s) else f" ± {s:.2f}"))
             n = int(d["n"].iloc[0])
-            md.append(f"| {env} | {panel} | {line} | {n} | " + " | ".join(cells) + " |")
+            md.append(md_row([env, panel, line, n, *cells]))
     md.append("")
-    md += [f"![reward within budget: {env}]({p.name})" for env, p in plots]
+    md += [f"![reward within budget: {md_text(env)}]({p.name})" for env, p in plots]
     json_path = out_dir / "reward_within_budget.json"
     json_path.write_text(table.to_json(orient="records", indent=1))
     files["reward_within_budget"] = json_path

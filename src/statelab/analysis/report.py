@@ -20,6 +20,7 @@ import pandas as pd
 
 from statelab.analysis._fig2 import change_counts, change_sentences, fig2_png
 from statelab.analysis._heat import cell_colours, heat_table_png
+from statelab.analysis._md import md_text
 from statelab.analysis._pivot import pivot, pivot_markdown, pivot_records
 from statelab.analysis._plots import plot_score_per_token, plot_scores
 from statelab.analysis._summary import ROLE_EXPERT, Test, is_reference, summarise
@@ -174,8 +175,9 @@ def _head(summary: pd.DataFrame, title: str, baseline: Mapping[str, str] | None)
     n_seeds, n_eps = (int(summary[c].sum()) if n_runs else 0 for c in ("n", "episodes"))
     lost = int(summary[["episodes_failed", "episodes_unscored"]].to_numpy().sum()) if n_runs else 0
     return (
-        f"# {title}\n\n{n_runs} runs, {n_seeds} run-seeds with a score, {n_eps} scored episodes"
-        f" ({lost} failed or unscored, excluded); baseline: {describe_baseline(baseline)}."
+        f"# {md_text(title)}\n\n{n_runs} runs, {n_seeds} run-seeds with a score,"
+        f" {n_eps} scored episodes ({lost} failed or unscored, excluded);"
+        f" baseline: {md_text(describe_baseline(baseline))}."
     )
 
 
@@ -244,7 +246,7 @@ def _layout_section(
             "",
             f"![Mean score difference from the baseline per variant]({paths['fig2'].name})",
             "",
-            *[f"- {line}" for line in change_sentences(counts)],
+            *[f"- {md_text(line)}" for line in change_sentences(counts)],
             "",
             "Counts over compared runs (instances); neutral: |Δ| < 0.01 in mean score, "
             "regardless of significance.",

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from statelab.analysis import agentmetrics, budget, seed003, table1  # noqa: F401 - sections
+from statelab.analysis._md import md_document
 from statelab.analysis.behaviour import with_behaviour
 from statelab.analysis.report import Test, build_report, write_files
 from statelab.analysis.sections import ReportInputs, ordered
@@ -80,4 +81,6 @@ def make_report(
     finally:
         store.close()
     files = write_files(blocks, main.payload, out, files)
+    md = files["markdown"]
+    md.write_text(md_document(md.read_text()))  # no terminal control survives in report.md
     return Report(files["markdown"].read_text(), json.loads(files["json"].read_text()), files)

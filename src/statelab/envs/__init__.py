@@ -17,8 +17,10 @@ from statelab.envs._registry import (
     ENV_CLASSES,
     ENVS,
     GYM_IDS,
+    Needs,
     env_family,
     env_kwargs,
+    missing,
     register_env,
 )
 
@@ -48,9 +50,15 @@ def env_class(spelling: str) -> type[Env]:
     return ENV_CLASSES[ENVS.split(_resolve(spelling))[0]]
 
 
+def missing_needs(spelling: str) -> str | None:
+    """Why the env of ``spelling`` cannot be built here (with its install command), or None."""
+    return missing(ENVS.split(_resolve(spelling))[0])
+
+
 __all__ = [
     "ENVS",
     "GYM_IDS",
+    "Needs",
     "Option",
     "count",
     "env_class",
@@ -58,6 +66,7 @@ __all__ = [
     "env_kwargs",
     "hanoi",
     "make_env",
+    "missing_needs",
     "on_off",
     "option_parser",
     "register_env",

@@ -3,7 +3,10 @@ do plugins (``register_env`` on import), and a ``module:EnvClass`` spelling adop
 
 from __future__ import annotations
 
+import importlib.util
+import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -20,6 +23,40 @@ ENV_CLASSES: dict[str, type[Env]] = {}
 FAMILIES: dict[str, str] = {}
 
 
+@dataclass(frozen=True)
+class Needs:
+    """What an env needs beyond statelab's own dependencies, and the command installing it:
+    Python modules (top-level names) and programs on the ``PATH``."""
+
+    install: str
+    modules: tuple[str, ...] = ()
+    programs: tuple[str, ...] = ()
+
+
+#: config name -> what it needs (an env absent here needs nothing more)
+NEEDS: dict[str, Needs] = {}
+
+
+def missing(name: str) -> str | None:
+    """Why env ``name`` cannot be built here (a module or program it needs is missing, with
+    the command that installs it), else None. Checked without importing anything."""
+    needs = NEEDS.get(name)
+    if needs is None:
+        return None
+    gone = [m for m in needs.modules if not _importable(m)]
+    gone += [p for p in needs.programs if shutil.which(p) is None]
+    if not gone:
+        return None
+    return f"env {name!r} needs {', '.join(gone)}, not installed here: {needs.install}"
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a broken or half-imported package
+        return False
+
+
 def no_args(name: str) -> EnvOptions:
     """The options of an env that takes none (the registry refuses ``name:<anything>``)."""
     return EnvOptions(name, {})
@@ -33,6 +70,7 @@ def register_env(
     parse: EnvOptions | Callable[[str | None], dict[str, Any]] | None = None,
     kwargs: dict[str, Any] | None = None,
     family: str | None = None,
+    needs: Needs | None = None,
 ) -> None:
     """Register ``cls`` under config ``name`` and under the Gymnasium id ``gym_id`` (None:
     none).
@@ -44,10 +82,13 @@ def register_env(
     still taken (it then parses its text itself). A dry build (config validation) parses
     and checks the options and builds nothing, since envs load data. ``family`` groups
     envs of one benchmark in reports (default: the name before its first ``/``:
-    ``babyai/goto`` is a ``babyai`` env)."""
+    ``babyai/goto`` is a ``babyai`` env). ``needs``: what the env needs installed; building
+    it without is one :class:`ConfigError` naming the install command (:func:`missing`)."""
     options = parse if parse is not None else no_args(name)
     fixed = dict(kwargs or {})
     params = options.params(cls) if isinstance(options, EnvOptions) else None
+    if needs is not None:
+        NEEDS[name] = needs
 
     def factory(args: Args | str | None, ctx: BuildContext) -> Env | None:
         if isinstance(options, EnvOptions):
@@ -58,6 +99,9 @@ def register_env(
             given = options(args)
         if ctx.dry:
             return None
+        why = missing(name)
+        if why:
+            raise ConfigError(why)
         return cls(**{**fixed, **given, "max_steps": ctx.max_steps})
 
     ENVS.register(name, help or name, params=params)(factory)
@@ -94,8 +138,11 @@ __all__ = [
     "ENV_CLASSES",
     "FAMILIES",
     "GYM_IDS",
+    "NEEDS",
+    "Needs",
     "env_family",
     "env_kwargs",
+    "missing",
     "no_args",
     "register_env",
 ]

@@ -5,7 +5,13 @@ Starting a simulator costs about 3.4 s and 280 MB (its JVM runs with :data:`JAVA
 a process keeps the ones its envs gave back (at most :data:`MAX_IDLE`) and hands them to the
 next env: an env takes one at its first reset and gives it back on :meth:`close` or when it is
 garbage-collected. One simulator serves one env at a time (a load replaces its task), so
-concurrent episodes each hold their own.
+concurrent episodes each hold their own (the run's env calls run on worker threads, so they
+play in parallel, one JVM each).
+
+A simulator is checked before it is reused (:func:`healthy`: its JVM runs, is not stopped,
+and answers a ping within :data:`PING_S`); a dead or stopped one is killed and replaced, and
+so is one given back while a call of its env was still in flight (a call past its deadline).
+py4j's own log of a dead JVM (a traceback per retry) is kept off stderr.
 
 The package's ``step()`` recomputes the valid-action list (about 1,000 strings, 160-300 ms)
 and runs three free actions after every action; :class:`Simulator` calls the server's own
@@ -17,11 +23,16 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import logging
+import shutil
 import threading
+from pathlib import Path
 from typing import Any
 
 #: started simulators a process keeps for its next envs
 MAX_IDLE = 2
+#: seconds a simulator taken from the pool has to answer a ping before it is replaced
+PING_S = 5.0
 #: every object's identity hash is the same constant: the simulator keeps objects in hash
 #: sets, so with the JVM's default (random) identity hashes a variation's objects are named,
 #: listed and offered in ambiguity choices in an order that changes from one load to the next
@@ -31,8 +42,11 @@ MAX_IDLE = 2
 JAVA_OPTS = ["-XX:+UnlockExperimentalVMOptions", "-XX:hashCode=2"]
 #: what the parser answers to an input that matches no action (a no-op: no move is made)
 NO_MATCH = "No known action matches that input."
-_LOCK = threading.Lock()
+_LOCK = threading.Lock()  # the idle list
+_START = threading.Lock()  # the package's launch_gateway, patched while one starts
 _IDLE: list[Any] = []
+#: simulators out of the pool now, and the most at once (tests, benchmarks)
+_OUT = {"now": 0, "peak": 0}
 
 
 def _start() -> Any:
@@ -44,7 +58,10 @@ def _start() -> Any:
             "scienceworld envs need the scienceworld package and Java: "
             "pip install scienceworld==1.2.3 (and a JRE 11+, e.g. openjdk-17)"
         ) from err
-    with _LOCK, contextlib.redirect_stdout(io.StringIO()):
+    if shutil.which("java") is None:
+        raise RuntimeError("scienceworld envs need a Java runtime 11+ (e.g. openjdk-17)")
+    _quiet_py4j()
+    with _START, contextlib.redirect_stdout(io.StringIO()):
         launch = package.launch_gateway  # the package passes no JVM options of its own
         package.launch_gateway = functools.partial(launch, javaopts=JAVA_OPTS)
         try:
@@ -53,16 +70,99 @@ def _start() -> Any:
             package.launch_gateway = launch
 
 
+def _from_py4j(record: logging.LogRecord) -> bool:
+    return "py4j" not in Path(record.pathname).parts
+
+
+@functools.cache
+def _quiet_py4j() -> None:
+    """A dead JVM's errors reach the env as one exception each; py4j's own log of them (a
+    traceback per retry, some of it logged on the root logger) stays off the run's stderr."""
+    logging.getLogger("py4j").propagate = False
+    logging.getLogger().addFilter(_from_py4j)
+
+
+def _process(sw: Any) -> Any:
+    """The simulator's JVM (a ``subprocess.Popen``), or None."""
+    return getattr(getattr(sw, "_gateway", None), "java_process", None)
+
+
+def _runs(sw: Any) -> bool:
+    """Whether the simulator's JVM is running: not exited, not stopped (SIGSTOP), not a
+    zombie; read from the process table, without a call into the JVM."""
+    proc = _process(sw)
+    if proc is None or proc.poll() is not None:
+        return False
+    try:
+        stat = Path(f"/proc/{proc.pid}/stat").read_text()
+    except OSError:  # no /proc here: poll() said it runs
+        return True
+    state = stat.rpartition(")")[2].split()[:1]
+    return state not in (["T"], ["t"], ["Z"], ["X"])
+
+
+def _answers(sw: Any, timeout: float) -> bool:
+    """Whether the JVM answers a trivial call within ``timeout`` seconds (on a daemon thread:
+    a JVM that never answers holds that thread, not the caller)."""
+    answered: list[bool] = []
+
+    def ping() -> None:
+        with contextlib.suppress(Exception):
+            sw._gateway.jvm.java.lang.System.currentTimeMillis()
+            answered.append(True)
+
+    t = threading.Thread(target=ping, name="scienceworld-ping", daemon=True)
+    t.start()
+    t.join(timeout)
+    return bool(answered)
+
+
+def healthy(sw: Any, timeout: float = PING_S) -> bool:
+    """Whether a simulator may serve another episode: its JVM runs and answers."""
+    return _runs(sw) and _answers(sw, timeout)
+
+
+def _discard(sw: Any) -> None:
+    """Kill the simulator's JVM and drop it (a stopped JVM dies of SIGKILL too); any call
+    still waiting on it then fails at once, and the package's own ``close`` (run again when
+    the object is collected) becomes a no-op, so nothing prints at exit."""
+    proc = _process(sw)
+    if proc is not None:
+        with contextlib.suppress(Exception):
+            proc.kill()
+            proc.wait(timeout=10)
+    with contextlib.suppress(Exception):
+        sw._gateway.shutdown()
+    sw.close = lambda: None
+
+
 def acquire() -> Any:
-    """A started simulator: an idle one of this process, else a new one."""
+    """A started simulator: a healthy idle one of this process, else a new one (an idle one
+    that died or stopped meanwhile is killed and dropped)."""
+    while True:
+        with _LOCK:
+            sw = _IDLE.pop() if _IDLE else None
+        if sw is None:
+            sw = _start()
+            break
+        if healthy(sw):
+            break
+        _discard(sw)
     with _LOCK:
-        if _IDLE:
-            return _IDLE.pop()
-    return _start()
+        _OUT["now"] += 1
+        _OUT["peak"] = max(_OUT["peak"], _OUT["now"])
+    return sw
 
 
-def release(sw: Any) -> None:
-    """Give a simulator back: kept for the next env, or shut down past :data:`MAX_IDLE`."""
+def release(sw: Any, broken: bool = False) -> None:
+    """Give a simulator back: kept for the next env when it is healthy and fewer than
+    :data:`MAX_IDLE` are kept, else shut down. ``broken`` (a call of its env was still in
+    flight: it passed its deadline) kills it: a simulator is never shared by two calls."""
+    with _LOCK:
+        _OUT["now"] -= 1
+    if broken or not healthy(sw):
+        _discard(sw)
+        return
     with _LOCK:
         if len(_IDLE) < MAX_IDLE:
             _IDLE.append(sw)
@@ -75,6 +175,12 @@ def idle() -> int:
     """How many started simulators this process keeps idle (tests, benchmarks)."""
     with _LOCK:
         return len(_IDLE)
+
+
+def out() -> dict[str, int]:
+    """Simulators out of the pool now and the most at once (``{"now", "peak"}``)."""
+    with _LOCK:
+        return dict(_OUT)
 
 
 class Simulator:

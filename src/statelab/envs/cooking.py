@@ -56,7 +56,7 @@ from typing import Any, ClassVar
 from statelab.core import Env, Observation
 from statelab.envs import _cooking_games as games
 from statelab.envs._options import Option, count, option_parser
-from statelab.envs._registry import register_env
+from statelab.envs._registry import Needs, register_env
 from statelab.facts import TextFacts
 
 MANUAL = (
@@ -419,4 +419,5 @@ register_env(
     "statelab/Cooking-v0",
     "cooking[:lag=F']",
     option_parser("cooking", OPTIONS, positional="lag"),
+    needs=Needs("pip install 'statelab[games]' (or textworld==1.7.0)", ("textworld",)),
 )

@@ -57,7 +57,7 @@ from statelab.core import Env, Observation, Policy
 from statelab.envs import _household_gen as gen
 from statelab.envs import _household_world as hw
 from statelab.envs._options import Option, option_parser
-from statelab.envs._registry import register_env
+from statelab.envs._registry import Needs, register_env
 from statelab.facts import TextFacts
 
 NOTHING = "Nothing happens."
@@ -351,4 +351,5 @@ register_env(
     "statelab/Household-v0",
     "household[:<task type>][+placement=uniform|zipf][+rooms=alfworld|alfred]",
     _task_type,
+    needs=Needs(INSTALL, ("textworld", "fast_downward", "alfworld")),
 )

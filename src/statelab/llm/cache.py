@@ -125,6 +125,22 @@ class ResponseCache:
                 self._db.close()
 
 
+def not_a_cache(path: Path) -> str | None:
+    """Why the existing file ``path`` is no response cache (``None`` when it is one, or an
+    empty SQLite file), read without writing anything."""
+    try:
+        db = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True)
+        try:
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+        finally:
+            db.close()
+    except sqlite3.Error as e:
+        return f"is not a response cache ({e})"
+    if tables and "completions" not in tables:
+        return "is an SQLite file but not a response cache"
+    return None
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
     db.execute("PRAGMA journal_mode=WAL")

@@ -401,7 +401,7 @@ def load_experiment(
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"--set {item!r}: expected key=value")
-        _set(data, key.strip(), _yaml(raw, f"--set {item!r}"))
+        _set(data, key.strip(), _yaml(raw, f"--set {key.strip()!r}"))
     if model:
         data["model"] = model
         grid = data.get("grid")
@@ -410,13 +410,66 @@ def load_experiment(
     return parse_experiment(data)
 
 
+#: mappings and lists nested deeper than this are no config (and would exhaust the stack of
+#: the YAML reader, the validator or the JSON writer)
+MAX_NESTING = 32
+
+
 def _yaml(text: str, where: str) -> Any:
-    """Safe YAML (no tags that build objects), a parse error as one line naming ``where``."""
+    """Safe YAML (no tags that build objects), a parse error as one line naming ``where``;
+    so is a document nested deeper than :data:`MAX_NESTING`."""
     try:
-        return yaml.safe_load(text)
+        data = yaml.safe_load(text)
     except yaml.YAMLError as e:
         first = " ".join(str(e).split())[:160]
         raise ConfigError(f"{where}: not valid YAML ({first})") from None
+    except RecursionError:
+        data = None
+    else:
+        if _depth(data) <= MAX_NESTING:
+            return data
+    raise ConfigError(f"{where}: nested more than {MAX_NESTING} levels deep (not a config)")
+
+
+def read_yaml(path: str | Path, where: str | None = None) -> Any:
+    """A YAML file as :func:`_yaml` reads it (one line for an unreadable or bad file)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a text file (YAML is UTF-8 text)") from None
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read it ({e.strerror or e})") from None
+    return _yaml(text, where or str(path))
+
+
+def _depth(data: Any) -> int:
+    """How deep mappings and lists nest in ``data``, computed without recursion and once per
+    node (YAML aliases share nodes: an alias bomb is counted in linear time); a node that
+    contains itself (``&a [*a]``) counts as too deep."""
+    height: dict[int, int] = {}
+    open_: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(data, False)]
+    while stack:
+        node, closing = stack.pop()
+        if not isinstance(node, dict | list):
+            continue
+        kids = [k for k in (node.values() if isinstance(node, dict) else node)
+                if isinstance(k, dict | list)]  # fmt: skip
+        if closing:
+            open_.discard(id(node))
+            height[id(node)] = 1 + max((height[id(k)] for k in kids), default=0)
+            if height[id(node)] > MAX_NESTING:
+                return height[id(node)]
+            continue
+        if id(node) in height:
+            continue
+        if id(node) in open_ or any(id(k) in open_ or k is node for k in kids):
+            return MAX_NESTING + 1  # it contains itself
+        open_.add(id(node))
+        stack.append((node, True))
+        stack += [(k, False) for k in kids if id(k) not in height]
+    return height.get(id(data), 0)
 
 
 def parse_experiment(data: dict[str, Any]) -> Experiment:

@@ -8,12 +8,15 @@ built without loading weights or sending a request, and the output paths.
 from __future__ import annotations
 
 import asyncio
+import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from statelab.core import ACTING, ConfigError
 from statelab.envs import make_env
 from statelab.llm import MODELS, make_llm
+from statelab.llm.cache import not_a_cache
 from statelab.run.components import describe_run
 from statelab.run.config import Experiment
 from statelab.run.store import check_store, writable
@@ -47,6 +50,32 @@ def _models(exp: Experiment) -> tuple[list[str], list[str]]:
     return built, skipped
 
 
+def check_cache_path(path: Path) -> None:
+    """The response cache at ``path`` could be opened and written, checked without writing:
+    a new file's folder is writable (:func:`writable`: not a folder, no file in its way); an
+    existing one is a file this process may read and write, and an SQLite database (a
+    response cache, or empty). One :class:`ConfigError` line otherwise."""
+    writable(path, "cache")
+    if not path.exists():
+        probe = path.parent
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        try:  # what os.access cannot tell (root, a read-only or virtual file system): an
+            with tempfile.TemporaryFile(dir=probe):  # unnamed file, gone when closed
+                pass
+        except OSError as e:
+            why = e.strerror or e
+            raise ConfigError(f"cache: cannot create a file in {probe} ({why})") from None
+        return
+    if not path.is_file():
+        raise ConfigError(f"cache: {path} is not a regular file")
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise ConfigError(f"cache: {path} is not readable and writable by this user")
+    why = not_a_cache(path)
+    if why:
+        raise ConfigError(f"cache: {path} {why}")
+
+
 def dry_run(exp: Experiment) -> DryRun:
     """Everything :func:`~statelab.run.runner.run_experiment` would build, or one
     :class:`ConfigError` naming the first thing that would fail."""
@@ -55,7 +84,7 @@ def dry_run(exp: Experiment) -> DryRun:
     if store.exists():
         check_store(store)
     if exp.cache is not None:
-        writable(Path(exp.cache), "cache")
+        check_cache_path(Path(exp.cache))
     for env in exp.grid.env:
         try:
             make_env(env, max_steps=exp.budget(env))
@@ -76,4 +105,4 @@ def dry_run(exp: Experiment) -> DryRun:
     return out
 
 
-__all__ = ["DryRun", "dry_run", "writable"]
+__all__ = ["DryRun", "check_cache_path", "dry_run", "writable"]

@@ -9,8 +9,11 @@ read-only contexts. Only components tagged ``reads-privileged`` see the privileg
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -28,6 +31,7 @@ from statelab.core import (
     frozen_view,
     tracked_of,
 )
+from statelab.run._envcall import EnvCallError, blamed, call_timeout, env_call
 from statelab.run.components import Components, TimedLLM, prelude_transitions, reads_privileged
 from statelab.run.config import RunSpec
 from statelab.run.spec import env_seed
@@ -170,11 +174,18 @@ class Episode:
         step.decision = d
         step.calls += d.calls
 
+    async def env(self, what: str, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+        """``fn(*args, **kw)``, an env call, off the event loop with the env's deadline (the
+        validate stage runs components' code too: only its deadline and oracle blame the env)."""
+        call = functools.partial(fn, *args, **kw)
+        deadline = call_timeout(self.c.env, what)
+        return await env_call(what, call, deadline, blame=what != "validate")
+
     def validate(self, step: _Step) -> str | None:
         """The first rejection of the proposed action by any component, else None."""
         assert step.decision is not None
         env = self.c.env
-        oracle = env.would_accept if env.has_oracle() else None
+        oracle = blamed(env.would_accept) if env.has_oracle() else None
         for comp in self.c.hooked():
             ctx = replace(self.context(comp, step), oracle=oracle)
             feedback = comp.validate(step.decision.action, ctx)
@@ -220,7 +231,13 @@ class Episode:
                 continue
             if rejections >= MAX_REJECTIONS:
                 break
-            feedback = self.validate(step)
+            # with the env's action oracle, validating is an env call (off the event loop)
+            has_oracle = getattr(self.c.env, "would_accept", None) is not None
+            feedback = (
+                await self.env("validate", self.validate, step)
+                if has_oracle
+                else (self.validate(step))
+            )
             if feedback is None:
                 break
             rejections += 1
@@ -233,8 +250,9 @@ class Episode:
             said = "\n".join([*step.exchanges, step.decision.reply])
             step.decision = replace(step.decision, reply=said)
 
-    def step_env(self, action: str) -> tuple[float, bool, bool]:
-        self.obs, reward, terminated, truncated, self.info = self.c.env.step(action)
+    async def step_env(self, action: str) -> tuple[float, bool, bool]:
+        got = await self.env("step", self.c.env.step, action)
+        self.obs, reward, terminated, truncated, self.info = got
         return float(reward), terminated, truncated
 
     async def update(
@@ -349,7 +367,7 @@ class Episode:
     # -- the loop --------------------------------------------------------------------------
     async def play(self) -> EpisodeRecord:
         started = time.perf_counter()
-        self.obs, self.info = self.c.env.reset(seed=self.env_seed)
+        self.obs, self.info = await self.env("reset", self.c.env.reset, seed=self.env_seed)
         first = self.compose()
         for comp in self.c.hooked():
             comp.reset(self.context(comp, first))
@@ -368,7 +386,7 @@ class Episode:
             assert step.decision is not None
             if self.stopped(step):
                 break
-            reward, terminated, truncated = self.step_env(step.decision.action)
+            reward, terminated, truncated = await self.step_env(step.decision.action)
             aux = await self.update(step, reward, terminated, truncated)
             invalid_run = 0 if self.info.get("valid", True) else invalid_run + 1
             if derail and invalid_run >= derail and not step.stopped:
@@ -399,9 +417,12 @@ async def run_episode(
     writer: LLM | None = None,
     rollout: int = 0,
 ) -> EpisodeRecord:
-    """Play one episode of ``spec`` with ``seed``; model errors propagate to the caller."""
+    """Play one episode of ``spec`` with ``seed``; model errors propagate to the caller, and
+    so do env errors, as :class:`EnvCallError` (every env call runs off the event loop with
+    a deadline)."""
     episode = Episode(spec, seed, llm, writer=writer, rollout=rollout)
     try:
         return await episode.play()
     finally:
-        episode.c.env.close()  # an env holding a process (ScienceWorld's JVM) gives it back
+        with contextlib.suppress(EnvCallError):  # the env gives back what it holds (a JVM)
+            await episode.env("close", episode.c.env.close)

@@ -11,12 +11,9 @@ the sealed test split that only ``statelab open-test`` may run.
 - A split named in an env class's ``sealed_splits`` (``cooking``: ``test``) is *sealed*: an
   experiment whose seeds touch it is refused by ``statelab run`` (and by ``run_experiment``
   unless ``open_test=True``) with one line naming ``statelab open-test``.
-- :func:`open_test` records the opening in the store's ``test_openings`` table and in the
-  ledger ``<out>/test-openings.jsonl`` (shared by every experiment written to that ``out``):
-  when, the config and its hash, each run's writer spelling (history and writer axes) and the
-  hashes above. A second opening of the same env family's sealed split, by any experiment in
-  that ``out``, is refused unless forced; the forced opening is recorded as such and the
-  report says how many openings there were.
+- :mod:`statelab.run.opening` records an opening of a sealed split (``statelab open-test``)
+  in the ledger ``<out>/test-openings.jsonl`` and the store's ``test_openings`` table, once
+  its first episode is stored.
 """
 
 from __future__ import annotations
@@ -24,7 +21,6 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -51,7 +47,6 @@ register_table(
     split TEXT, seeds TEXT, opening INTEGER, forced INTEGER, writers TEXT
 );""",
 )
-LEDGER = "test-openings.jsonl"
 _HASHES: dict[tuple[str, int, int], str] = {}
 
 
@@ -167,68 +162,6 @@ def family(env: str) -> str:
     return ENVS.split(env)[0]
 
 
-def ledger_entries(out: Path) -> list[dict[str, Any]]:
-    path = out / LEDGER
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 def config_hash(exp: Experiment) -> str:
     blob = json.dumps(exp.public_dump(), sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def open_test(exp: Experiment, *, force: bool = False) -> list[dict[str, Any]]:
-    """Record the opening of the experiment's sealed split(s) (refused when opened before,
-    unless ``force``); the caller then runs it with ``open_test=True``. Returns the entries."""
-    touched = sealed(exp)
-    if not touched:
-        raise ConfigError(f"{exp.name}: touches no sealed test split; run it with `statelab run`")
-    out = Path(exp.out)
-    before = ledger_entries(out)
-    entries: list[dict[str, Any]] = []
-    for env, split, seeds in touched:
-        prior = [e for e in before if e["family"] == family(env) and e["split"] == split]
-        if prior and not force:
-            first = prior[0]
-            raise ConfigError(
-                f"the {split!r} split of {family(env)!r} was opened {len(prior)} time(s) "
-                f"already (first {first['opened']} by {first['experiment']!r}); a second "
-                "opening needs --force and is reported"
-            )
-        writers = sorted(
-            {json.dumps(hashes(s), sort_keys=True) for s in exp.runs() if s.env == env}
-        )
-        entries.append(
-            {
-                "opened": _now(),
-                "experiment": exp.name,
-                "config_hash": config_hash(exp),
-                "env": env,
-                "family": family(env),
-                "split": split,
-                "seeds": [seeds[0], seeds[-1], len(seeds)],
-                "opening": len(prior) + 1,
-                "forced": bool(prior),
-                "writers": [json.loads(w) for w in writers],
-            }
-        )
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / LEDGER).open("a") as f:
-        for e in entries:
-            f.write(json.dumps(e, sort_keys=True) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-    st = Store(exp.out_dir / "store.sqlite")
-    try:
-        rows = [
-            {**{k: e[k] for k in ("opened", "experiment", "config_hash", "env", "split")},
-             "seeds": json.dumps(e["seeds"]), "opening": e["opening"],
-             "forced": int(e["forced"]), "writers": json.dumps(e["writers"], sort_keys=True)}
-            for e in entries
-        ]  # fmt: skip
-        st.append({OPENINGS_TABLE: rows})
-    finally:
-        st.close()
-    return entries

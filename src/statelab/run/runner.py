@@ -15,7 +15,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from statelab.core import ACTING, LLM, ConfigError, ModelError
-from statelab.llm import CachedLLM, ModelPool, make_llm, spec_concurrency, use_models
+from statelab.envs import missing_needs
+from statelab.llm import (
+    CachedLLM,
+    ModelPool,
+    make_llm,
+    spec_concurrency,
+    terminal_safe,
+    use_models,
+)
+from statelab.run._envcall import EnvCallError
 from statelab.run.axes import NAMES
 from statelab.run.components import describe_run, spec_dict
 from statelab.run.config import Experiment, RunSpec
@@ -103,14 +112,16 @@ class Progress:
             if ep.status == "done"
             else f"FAILED: {ep.error}"
         )
-        print(
+        line = (
             f"[{self.n}/{self.total}] {label} seed={ep.seed}"
             + (f"/{ep.rollout}" if ep.rollout else "")
             + f" {what} | tokens in={self.tin:,} "
-            f"out={self.tout:,} | elapsed {_fmt(elapsed)} eta {eta}",
-            file=self.out,
-            flush=True,
+            f"out={self.tout:,} | elapsed {_fmt(elapsed)} eta {eta}"
         )
+        try:  # a label or an error is any text: one terminal-safe line
+            print(" ".join(terminal_safe(line).split()), file=self.out, flush=True)
+        except OSError:  # the reader went away (a closed pipe): the run goes on, unseen
+            self.out = None
 
 
 def _fmt(s: float) -> str:
@@ -169,6 +180,7 @@ async def run_experiment(
     llm_factory: Callable[[str], LLM] | None = None,
     debug: bool = False,
     open_test: bool = False,
+    on_stored: Callable[[EpisodeRecord], None] | None = None,
 ) -> RunResult:
     """Run every missing episode of ``exp`` into ``<out>/<name>/store.sqlite``.
 
@@ -177,14 +189,15 @@ async def run_experiment(
     ``exp.max_consecutive_failures`` times in a row: then the episodes not yet started are
     left for a rerun. ``debug`` prints the traceback of an unexpected failure. An experiment
     touching a sealed split (seed 003's test split) is refused unless ``open_test``
-    (:mod:`statelab.run.provenance`: only ``statelab open-test`` sets it).
+    (:mod:`statelab.run.provenance`: only ``statelab open-test`` sets it). ``on_stored``
+    is called (on a worker thread) with every episode once it is stored as done.
     """
     if not open_test:
         guard(exp)
     started = time.perf_counter()
     store = open_store(exp)
     try:
-        return await _run(exp, store, started, progress, llm_factory, debug)
+        return await _run(exp, store, started, progress, llm_factory, debug, on_stored)
     finally:
         store.close()
 
@@ -196,13 +209,18 @@ async def _run(
     progress: TextIO | None,
     llm_factory: Callable[[str], LLM] | None,
     debug: bool,
+    on_stored: Callable[[EpisodeRecord], None] | None = None,
 ) -> RunResult:
     todo, result = prepare(exp, store, progress)
+    for env in sorted({s.env for s, _, _ in todo}):  # an env not installed: one line, not N
+        why = missing_needs(env)
+        if why:
+            raise ConfigError(why)
     if llm_factory is None and exp.cache is not None and any(s.uses_model for s, _, _ in todo):
         _check_cache(exp.cache)
     llms: dict[str, LLM] = {}
     try:
-        await _play(exp, store, todo, result, llms, progress, llm_factory, debug)
+        await _play(exp, store, todo, result, llms, progress, llm_factory, debug, on_stored)
     finally:
         for llm in llms.values():
             await llm.aclose()
@@ -272,6 +290,7 @@ async def _play(
     progress: TextIO | None,
     llm_factory: Callable[[str], LLM] | None,
     debug: bool,
+    on_stored: Callable[[EpisodeRecord], None] | None = None,
 ) -> None:
     """Play ``todo`` concurrently into ``store``, building the models into ``llms``."""
     factory = llm_factory or (
@@ -309,7 +328,7 @@ async def _play(
         return ep, model_error, caches
 
     with use_models(pool):
-        await drive(exp, store, todo, result, gates, local, progress)
+        await drive(exp, store, todo, result, gates, local, progress, on_stored)
 
 
 async def drive(
@@ -320,10 +339,12 @@ async def drive(
     gates: dict[str, int],
     player: Player,
     progress: TextIO | None,
+    on_stored: Callable[[EpisodeRecord], None] | None = None,
 ) -> None:
     """Play ``todo`` through ``player`` (here, or on Ray) with at most ``gates[model]``
     episodes of each model in flight (``exp.concurrency`` model-free ones), writing each
-    finished episode into ``store`` off the event loop; the circuit breaker stops the run.
+    finished episode into ``store`` off the event loop (then ``on_stored(ep)`` there, when it
+    is stored as done); the circuit breaker stops the run.
     Each model's episodes go through as many lanes as its gate, in the order of ``todo``: the
     tasks alive are the lanes, however many episodes there are (memory stays flat)."""
     lanes: dict[str | None, deque[tuple[RunSpec, int, int]]] = {}
@@ -343,9 +364,13 @@ async def drive(
         t0 = time.perf_counter()
         why = await asyncio.to_thread(_commit, store, ep, caches)
         result.store_seconds += time.perf_counter() - t0
+        if why is None and ep.status == "done" and on_stored is not None:
+            await asyncio.to_thread(on_stored, ep)
         breaker.record("the store", why)
         if spec.uses_model:
             breaker.record(f"model {spec.model}", model_error)
+        if model_error is None:  # an env that fails every episode stops the run too
+            breaker.record(f"env {spec.env}", _env_error(ep))
         _count(result, spec, ep)
         bar.episode(spec.label, ep, spec.uses_model)
 
@@ -357,6 +382,12 @@ async def drive(
     await asyncio.gather(*(lane(q) for m, q in lanes.items() for _ in range(width[m])))
     if breaker.tripped:
         result.stopped = f"stopped early: {breaker.tripped}"
+
+
+def _env_error(ep: EpisodeRecord) -> str | None:
+    """Why ``ep`` failed when its env failed it (an :class:`EnvCallError`), else None."""
+    error = ep.error or ""
+    return error if ep.status != "done" and error.startswith(f"{EnvCallError.__name__}:") else None
 
 
 def gate_size(exp: Experiment, model: str, llm: LLM) -> int:

@@ -30,10 +30,10 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from statelab.core import LLM, ConfigError
+from statelab.run.config import read_yaml
 from statelab.state.bounded import BoundedWriter
 from statelab.train.data import Trajectory, reader_examples, trajectories
 from statelab.train.dssr import (
@@ -133,10 +133,7 @@ class WriterConfig(_Common):
 
 
 def load_config(path: str | Path, kind: str) -> ReaderConfig | WriterConfig:
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as e:
-        raise ConfigError(f"{path}: {e}") from None
+    data = read_yaml(path)  # one line for an unreadable, bad or too deeply nested file
     cls = ReaderConfig if kind == "reader" else WriterConfig
     try:
         cfg = cls.model_validate(data)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 from statelab.analysis._components import arguments, without
 from statelab.analysis.seed003.leaks import leak_check
 from statelab.analysis.seed003.measures import (
+    AUDIT_RUNS_TABLE,
     AUDIT_TABLE,
     LEAK_TABLE,
     decision_loss,
@@ -74,6 +76,11 @@ register_table(
     f"CREATE TABLE IF NOT EXISTS {AUDIT_TABLE} ({', '.join(f.name for f in fields(AuditPoint))})",
 )
 register_table(LEAK_TABLE, f"CREATE TABLE IF NOT EXISTS {LEAK_TABLE} (run, seed, t, call, secret)")
+register_table(
+    AUDIT_RUNS_TABLE,
+    f"CREATE TABLE IF NOT EXISTS {AUDIT_RUNS_TABLE} (id TEXT, started TEXT, finished TEXT,"
+    " episodes INTEGER, audited INTEGER)",
+)
 register_table(
     AUDITED_TABLE,
     f"CREATE TABLE IF NOT EXISTS {AUDITED_TABLE} (episodes INTEGER, points INTEGER,"
@@ -226,6 +233,16 @@ def oracle_view(oracle: Any, history: str, obs: Any) -> str:
     return compose_view(history, oracle.render_obs(obs), oracle.view_goal(obs.goal))
 
 
+def _audited(spec_json: str | None, components: Any) -> bool:
+    """Whether the audit audits an episode of this run: a cooking run, not the expert's."""
+    spec = json.loads(spec_json or "{}")
+    return lag_of(str(spec.get("env", "")), components) is not None
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
+
+
 def audit_experiment(
     exp: Any,
     *,
@@ -254,11 +271,13 @@ def audit_experiment(
             if e["run"] in runs
         ]
         eps.sort(key=lambda e: (e[0], e[1]))
-        for run, seed, spec_json, tags, components in eps:
-            spec = json.loads(spec_json or "{}")
+        eps = [e for e in eps if _audited(e[2], e[4]) and "expert" not in json.loads(e[3] or "[]")]
+        # an audit killed before its end stays marked unfinished: the report says so
+        this = {"id": uuid.uuid4().hex, "started": _now(), "finished": None,
+                "episodes": len(eps), "audited": 0}  # fmt: skip
+        st.append({AUDIT_RUNS_TABLE: [this]})
+        for run, seed, _spec, tags, _components in eps:
             tagged = set(json.loads(tags or "[]"))
-            if lag_of(str(spec.get("env", "")), components) is None or "expert" in tagged:
-                continue
             n_eps += 1
             try:
                 leaks = (
@@ -278,9 +297,14 @@ def audit_experiment(
             # saved per episode, in one transaction: an interrupted audit keeps what it did
             changes = {LEAK_TABLE: leaks, **({AUDIT_TABLE: rows} if rows else {})}
             st.append(changes, replace={"run": run, "seed": seed})
+            this["audited"] = n_eps
+            st.append({AUDIT_RUNS_TABLE: [this]}, replace={"id": this["id"]})
         done = {"episodes": n_eps, "points": n_points, "seconds": time.perf_counter() - started}
         st.append(
             {AUDITED_TABLE: [{**done, "relevance": int(relevance), "failed": json.dumps(failed)}]}
+        )
+        st.append(
+            {AUDIT_RUNS_TABLE: [{**this, "finished": _now()}]}, replace={"id": this["id"]}
         )
     finally:
         st.close()

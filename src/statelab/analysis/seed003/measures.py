@@ -17,6 +17,8 @@ BOOT_SEED = 0
 MIN_SECRET = 6
 AUDIT_TABLE = "seed003_audit"
 LEAK_TABLE = "seed003_leaks"
+#: one row per ``statelab audit``: when it started, and when it finished (NULL: it did not)
+AUDIT_RUNS_TABLE = "seed003_audit_runs"
 
 
 # -- decision loss, β and κ ---------------------------------------------------------------

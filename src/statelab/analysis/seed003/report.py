@@ -9,9 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from statelab.analysis._md import md_cell, md_text
 from statelab.analysis.sections import Blocks, ReportInputs, report_section
 from statelab.analysis.seed003.audit import AUDITED_TABLE, budget_of, form_of, lag_of
 from statelab.analysis.seed003.measures import (
+    AUDIT_RUNS_TABLE,
     AUDIT_TABLE,
     LAG_THRESHOLD,
     LEAK_TABLE,
@@ -128,11 +130,12 @@ def seed003_markdown(st: Store, out_dir: Path) -> tuple[list[str], dict[str, Pat
         "references (never shown to a writer).",
         "",
     ]
+    md += _partial_audit(st, audit)
     # Table 5: every budget
     privileged = {e["form"] for e in eps if e["privileged"]}
 
-    def label(form: str) -> str:
-        return f"{form} †" if form in privileged else form
+    def label(form: str) -> str:  # a table cell: the spelling as text
+        return md_cell(f"{form} †" if form in privileged else form)
 
     head = "| history | B | games | " + " | ".join(f"F′={f} success" for f in lags)
     head += " | " + " | ".join(f"F′={f} κ" for f in lags) + " |"
@@ -268,6 +271,27 @@ def _paired_vs_summary(
     return [*md, ""]
 
 
+def _partial_audit(st: Store, audit: list[dict[str, Any]]) -> list[str]:
+    """A warning line when the κ and β below come from an audit that did not finish (killed,
+    or still running): its tables then hold only the episodes it reached."""
+    runs = st.rows(AUDIT_RUNS_TABLE)
+    last = runs[-1] if runs else None
+    if last is not None and last["finished"] is None:
+        return [
+            f"**Partial audit**: the last `statelab audit` (started {last['started']}) did"
+            f" not finish: it audited {last['audited']} of {last['episodes']} episodes, so κ"
+            " and β below cover only those; run it again for the rest.",
+            "",
+        ]
+    if audit and last is None and not st.rows(AUDITED_TABLE):
+        return [
+            "**Partial audit**: the audit rows below come from an audit that did not finish"
+            " (no finished `statelab audit` is recorded); run it again for every episode.",
+            "",
+        ]
+    return []
+
+
 def _openings(st: Store) -> list[str]:
     rows = st.rows("test_openings")
     if not rows:
@@ -279,7 +303,7 @@ def _openings(st: Store) -> list[str]:
     ]
     for r in rows:
         writers = json.loads(r["writers"] or "[]")
-        names = ", ".join(sorted({w["history"] for w in writers}))
+        names = md_text(", ".join(sorted({w["history"] for w in writers})))
         forced = " (FORCED: a second opening)"
         lines.append(
             f"- opening {r['opening']} of that split{forced if r['forced'] else ''}"
@@ -294,8 +318,10 @@ def _provenance(st: Store) -> list[str]:
         return []
     models = {(r["model"], (r["model_hash"] or "–")[:12]) for r in rows}
     adapters = {(r["history"], r["history_hash"][:12]) for r in rows if r["history_hash"]}
-    lines = ["Provenance: " + "; ".join(f"model {m} sha256 {h}" for m, h in sorted(models))]
-    lines += [f"- history {h} names files with sha256 {x}" for h, x in sorted(adapters)]
+    lines = [
+        "Provenance: " + md_text("; ".join(f"model {m} sha256 {h}" for m, h in sorted(models)))
+    ]
+    lines += [md_text(f"- history {h} names files with sha256 {x}") for h, x in sorted(adapters)]
     return [*lines, ""]
 
 
