@@ -32,6 +32,11 @@ from statelab.worldmodels.adapters import Adapter, adapter_for
 
 #: consecutive invalid actions or queries after which an episode ends (section 5)
 DERAIL_LIMIT = 10
+#: WALL-E's retry budget (the authors' ``walle_max_retries``): after 5 rejections in a row
+#: the next proposal goes to the env unchecked
+MAX_REJECTIONS = 5
+#: how a rejection reads, as the world model's observation of the action (no env step)
+REJECTED = "[World model] {feedback}"
 UNKNOWN_ENV = "The world model has no model of this environment."
 
 QUERY_NOTE = (
@@ -41,7 +46,8 @@ QUERY_NOTE = (
 )
 WALLE_NOTE = (
     "A world model checks each action before it runs; if it predicts the action would fail, "
-    "you get its feedback and may choose again."
+    "its feedback comes back as the observation (marked [World model]), no step is used, and "
+    "you choose again."
 )
 
 
@@ -50,6 +56,7 @@ class BeliefWorldModel(WorldModel):
 
     name = "belief"
     derail_limit: int | None = DERAIL_LIMIT
+    max_rejections: int | None = MAX_REJECTIONS
 
     def __init__(self, mode: str | None, rules: bool, prior: str = "uniform") -> None:
         self.mode, self.rules, self.prior = mode, rules, prior
@@ -85,7 +92,8 @@ class BeliefWorldModel(WorldModel):
     def validate(self, action: str, ctx: Any) -> str | None:
         if not self.rules or self.adapter is None or Q.query_text(action) is not None:
             return None
-        return self.adapter.check(action, getattr(ctx, "oracle", None))
+        feedback = self.adapter.check(action, getattr(ctx, "oracle", None))
+        return None if feedback is None else REJECTED.format(feedback=feedback)
 
     def extra_actions(self) -> tuple[str, ...]:
         if not self.mode or self.adapter is None:
