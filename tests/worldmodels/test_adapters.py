@@ -355,3 +355,17 @@ def test_household_floor_lamp_prior_covers_where_the_generator_puts_it():
     support = ad.prior_for("floorlamp").support
     assert support == set(ad.mem.places)
     assert info["privileged"]["placements"]["floorlamp 1"] in support
+
+
+@pytest.mark.parametrize("mode", ["belief", "noprob", "memory"])
+def test_household_instructions_list_the_four_queries_and_the_reminder(mode):
+    from statelab.worldmodels._model import BeliefWorldModel
+
+    model = BeliefWorldModel(mode, rules=False)
+    model.adapter = _house()
+    text = model.instructions()
+    for i, q in enumerate(["where is <object>", "what is in <receptacle>",
+                           "searched <receptacle>", "state"], start=1):  # fmt: skip
+        assert f"\n{i}. query {q}: " in text
+    assert "stuck" in text and "query it before you act" in text
+    assert ("probabilities" in text) == (mode == "belief")

@@ -44,6 +44,14 @@ QUERY_NOTE = (
     "an environment action, write 'query <question>' as your action; the answer comes back as "
     "the next observation and costs no step. Questions: {forms}."
 )
+QUERY_LIST = (
+    "You can also consult a world model that tracks what you have observed{belief}. A query "
+    "costs no step and changes nothing: write 'query <question>' as your action and the "
+    "answer comes back as the next observation. The queries:{forms}\n"
+    "The world model only informs you; you choose the action. When you are stuck or unsure "
+    "(you cannot find an object, your actions keep doing nothing, you have lost track of "
+    "where things are), query it before you act."
+)
 WALLE_NOTE = (
     "A world model checks each action before it runs; if it predicts the action would fail, "
     "its feedback comes back as the observation (marked [World model]), no step is used, and "
@@ -104,8 +112,15 @@ class BeliefWorldModel(WorldModel):
         parts = []
         if self.mode and self.adapter is not None:
             belief = "" if self.mode == "memory" else " and where unseen objects are likely to be"
-            forms = ", ".join(f"'query {f}'" for f in self.adapter.query_forms())
-            parts.append(QUERY_NOTE.format(belief=belief, forms=forms))
+            helps = self.adapter.query_help(self.mode)
+            if all(what for _, what in helps):  # numbered, each with what it answers
+                forms = "".join(
+                    f"\n{i}. query {q}: {what}." for i, (q, what) in enumerate(helps, start=1)
+                )
+                parts.append(QUERY_LIST.format(belief=belief, forms=forms))
+            else:
+                forms = ", ".join(f"'query {q}'" for q, _ in helps)
+                parts.append(QUERY_NOTE.format(belief=belief, forms=forms))
         if self.rules and self.adapter is not None:
             parts.append(WALLE_NOTE)
         return "\n".join(parts)

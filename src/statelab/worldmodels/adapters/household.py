@@ -190,6 +190,22 @@ class HouseholdAdapter(Adapter):
     def query_forms(self) -> tuple[str, ...]:
         return (f"where is {self.target}", "state") if self.target else ("state",)
 
+    def query_help(self, mode: str) -> tuple[tuple[str, str], ...]:
+        """The authors' four queries (their instruction's list), in our words."""
+        where = {
+            "belief": "the receptacles where <object> most likely is, with probabilities "
+            "(receptacles already searched are left out)",
+            "noprob": "the receptacles where <object> may be, in no particular order "
+            "(receptacles already searched are left out)",
+            "memory": "the receptacles where <object> has been seen",
+        }[mode]
+        return (
+            ("where is <object>", where),
+            ("what is in <receptacle>", "the objects seen in it, or that it is not searched yet"),
+            ("searched <receptacle>", "whether you have already looked in it"),
+            ("state", "where you are, what you hold, the objects seen, the receptacles searched"),
+        )
+
     def answer(self, q: str, mode: str, rng: random.Random) -> str:
         query = Q.parse(q)
         if query.kind == "where":
