@@ -16,7 +16,6 @@ from statelab.worldmodels.adapters import adapter_for, claimed_kinds
 from statelab.worldmodels.adapters.babyai import BabyAIAdapter, parse_place
 from statelab.worldmodels.adapters.household import HouseholdAdapter, parse_goal
 from statelab.worldmodels.belief import INVENTORY, UNSEEN
-from statelab.worldmodels.rules import kind_of
 
 
 # -- BabyAI -----------------------------------------------------------------------------------
@@ -210,42 +209,75 @@ TAKE = ("take apple 1 from fridge 1", "You pick up the apple 1 from the fridge 1
 AT_MICRO = ("go to microwave 1", "You arrive at microwave 1. The microwave 1 is closed.")
 
 
+AT_CAB = ("go to cabinet 1", "You arrive at cabinet 1. On the cabinet 1, you see nothing.")
+
+
 @pytest.mark.parametrize(
-    ("steps", "action", "rejected"),
+    ("steps", "action", "rule"),
     [
-        ((), "go to toaster 1", True),
-        ((AT_FRIDGE,), "go to fridge 1", True),
-        ((), "go to fridge 1", False),
-        ((AT_FRIDGE,), "take apple 1 from fridge 1", True),  # closed
-        ((), "take apple 1 from fridge 1", True),  # not there
-        ((AT_FRIDGE, OPEN_FRIDGE), "take bread 1 from fridge 1", True),  # not in it
-        ((AT_FRIDGE, OPEN_FRIDGE, TAKE), "take egg 1 from fridge 1", True),  # hands full
-        ((AT_FRIDGE, OPEN_FRIDGE), "take apple 1 from fridge 1", False),
-        ((AT_FRIDGE, OPEN_FRIDGE), "put apple 1 in/on fridge 1", True),  # not holding
-        ((AT_FRIDGE, OPEN_FRIDGE, TAKE), "move apple 1 to countertop 1", True),  # not there
-        ((AT_FRIDGE, OPEN_FRIDGE, TAKE), "put apple 1 in fridge 1", False),
-        ((), "open fridge 1", True),  # not there
-        ((AT_FRIDGE, OPEN_FRIDGE), "open fridge 1", True),  # already open
-        ((AT_FRIDGE,), "open fridge 1", False),
-        ((AT_FRIDGE, OPEN_FRIDGE, TAKE), "heat apple 1 with fridge 1", True),  # wrong appliance
-        ((AT_FRIDGE, OPEN_FRIDGE, TAKE), "heat apple 1 with microwave 1", True),  # not there
-        ((AT_FRIDGE, OPEN_FRIDGE, TAKE, AT_MICRO), "heat apple 1 with microwave 1", False),
+        ((AT_FRIDGE, OPEN_FRIDGE, TAKE), "take egg 1 from fridge 1", 100),  # hands full
+        ((), "take apple 1 from fridge 1", 101),  # not seen there
+        ((AT_FRIDGE, OPEN_FRIDGE), "take bread 1 from fridge 1", 101),
+        ((AT_FRIDGE, OPEN_FRIDGE, AT_CAB), "take apple 1 from fridge 1", 102),  # away
+        (((AT_FRIDGE, OPEN_FRIDGE)), "take apple 1 from fridge 1", None),
+        ((), "open toaster 1", 103),  # no such receptacle
+        ((), "open fridge 1", 104),  # away from the fridge
+        ((), "open drawer 1", 105),  # away from a drawer
+        ((), "open cabinet 1", None),  # away from a cabinet: no rule
+        ((AT_FRIDGE,), "open fridge 1", None),
+        ((AT_FRIDGE, OPEN_FRIDGE), "open fridge 1", None),  # already open: no rule
+        ((AT_FRIDGE, OPEN_FRIDGE, TAKE), "heat apple 1 with microwave 1", 106),  # away
+        ((AT_FRIDGE, OPEN_FRIDGE, TAKE), "heat apple 1 with fridge 1", None),  # wrong one
+        ((AT_FRIDGE, OPEN_FRIDGE, TAKE, AT_MICRO), "heat apple 1 with microwave 1", None),
+        ((AT_FRIDGE, OPEN_FRIDGE), "put apple 1 in/on fridge 1", 107),  # not holding
+        ((AT_FRIDGE, OPEN_FRIDGE, TAKE), "move apple 1 to countertop 1", 108),  # away
+        ((AT_FRIDGE, OPEN_FRIDGE, TAKE), "put apple 1 in fridge 1", None),
+        ((AT_FRIDGE,), "use desklamp 1", 109),  # not seen where you are
+        ((AT_FRIDGE, OPEN_FRIDGE), "clean apple 1 with sinkbasin 1", 110),  # not holding
+        ((AT_FRIDGE, OPEN_FRIDGE, TAKE), "cool apple 1 with fridge 1", None),  # no rule
+        ((AT_FRIDGE,), "take apple 1 from fridge 1", 101),  # closed, and not seen
+        ((), "go to toaster 1", None),  # go to has no rule
+        ((AT_FRIDGE,), "go to fridge 1", None),
+        (
+            (AT_FRIDGE, OPEN_FRIDGE, ("close fridge 1", "You close the fridge 1.")),
+            "take apple 1 from fridge 1",
+            None,
+        ),  # closing keeps WALL-E's status "open"
     ],
 )
-def test_each_household_walle_rule_rejects_and_accepts(steps, action, rejected):
-    feedback = _house(*steps).check(action)
-    assert (feedback is not None) == rejected, feedback
+def test_each_household_walle_rule_rejects_and_accepts(steps, action, rule):
+    """WALL-E's released ALFWorld rules: the first that rejects is the expected one."""
+    from statelab.envs.household import normalise
+    from statelab.worldmodels.rules import HOUSEHOLD_RULES, rule_action
+
+    ad = _house(*steps)
+    first = next(
+        (n for n, r in HOUSEHOLD_RULES if r(ad.walle, rule_action(normalise(action)))), None
+    )
+    assert first == rule
+    assert (ad.check(action) is not None) == (rule is not None)
+
+
+def test_walle_rule_114_rejects_taking_from_a_closed_receptacle_one_stands_at():
+    from statelab.worldmodels.rules import HouseholdRuleState, household_failure
+
+    state = HouseholdRuleState(["drawer 1"], {"drawer 1": ["pen 1"]}, None, "drawer 1", "closed")
+    assert "closed" in (household_failure(state, "take pen 1 from drawer 1") or "")
+    state.status = "open"
+    assert household_failure(state, "take pen 1 from drawer 1") is None
 
 
 def test_household_queries_in_the_anchor_formats():
     rng = random.Random(0)
     ad = _house(AT_FRIDGE)
     where = ad.answer("where is apple", "belief", rng)
-    # apples may be in: cabinet, countertop (not: the goal's type), drawer, fridge,
-    # microwave (not: the heat task's appliance), sinkbasin
-    assert where.startswith("apple is most likely at: ")
-    assert "countertop" not in where and "microwave" not in where
+    # apples may be on a countertop (the goal's type) and in the microwave (the appliance)
+    assert where == (
+        "apple is most likely at: countertop 1 (0.25), fridge 1 (0.25), microwave 1 (0.25), "
+        "sinkbasin 1 (0.25)."
+    )
     assert ad.answer("what is in fridge 1", "belief", rng) == "fridge 1 has not been searched yet."
+    assert ad.answer("what is in sofa 1", "belief", rng) == "sofa 1 has not been searched yet."
     assert ad.answer("searched fridge 1", "belief", rng) == "fridge 1: not searched yet."
     assert ad.answer("where is apple", "memory", rng).startswith("apple has not been observed yet")
     ad = _house(AT_FRIDGE, OPEN_FRIDGE)
@@ -257,6 +289,20 @@ def test_household_queries_in_the_anchor_formats():
         "You are at fridge 1, holding nothing. Known objects: apple 1, egg 1. "
         "Searched receptacles: fridge 1."
     )
+    # another type: its prior's mass on the unsearched receptacles, not renormalised
+    assert ad.answer("where is bread", "belief", rng) == (
+        "bread is most likely at: countertop 1 (0.33), microwave 1 (0.33)."
+    )
+    assert _house().answer("state", "belief", rng).startswith("You are at unknown,")
+
+
+def test_after_a_pickup_the_belief_stays_where_the_object_was_found():
+    rng = random.Random(0)
+    ad = _house(AT_FRIDGE, OPEN_FRIDGE, TAKE, AT_MICRO)
+    assert ad.answer("where is apple", "belief", rng) == "apple is most likely at: fridge 1 (1.00)."
+    assert ad.answer("where is apple 1", "belief", rng) == "You are holding apple 1."
+    # Memory: a held object is not observed anywhere
+    assert ad.answer("where is apple", "memory", rng).startswith("apple has not been observed")
 
 
 def test_household_absence_renormalises_the_target_belief():
@@ -264,46 +310,41 @@ def test_household_absence_renormalises_the_target_belief():
     (b0,) = ad.beliefs().values()
     seen = "You arrive at sinkbasin 1. On the sinkbasin 1, you see a egg 1."
     (b1,) = _house(("go to sinkbasin 1", seen)).beliefs().values()
-    assert b0.support == {"fridge 1", "sinkbasin 1"} and b1.support == {"fridge 1"}
+    assert b0.support == {"countertop 1", "fridge 1", "microwave 1", "sinkbasin 1"}
+    assert b1.support == {"countertop 1", "fridge 1", "microwave 1"}
     assert abs(sum(p for _, p in b1.dist) - 1) < 1e-9
 
 
-def test_zipf_placement_follows_the_order_the_zipf_belief_assumes():
-    """household:placement=zipf draws the target by rank (rank 1 most often), and the
-    belief's Zipf prior ranks the same receptacles the same way."""
-    from collections import Counter
+TWO = (
+    "You are in the middle of a room. Looking quickly around you, you see a cabinet 1, a "
+    "countertop 1, a drawer 1, and a shelf 1.\n\nYour task is to: put two pen in shelf."
+)
 
-    from statelab.envs import _household_gen as gen
 
-    c = gen._constants()
-    ranks: Counter[int] = Counter()
-    for seed in range(0, 240, 6):
-        m = gen.generate(seed, "put", "zipf")["statelab"]
-        ot = m["object_type"]
-        allowed = {
-            n: rt
-            for n, rt in m["receptacles"].items()
-            if ot in c.VAL_RECEPTACLE_OBJECTS.get(rt, ()) and rt != m["receptacle_type"]
-        }
-        order = gen.zipf_order(ot, allowed)
-        for o, t in m["objects"].items():
-            if t == ot:
-                ranks[order.index(m["placements"][o]) + 1] += 1
-    assert ranks[1] == max(ranks.values()) and ranks[1] > 2 * ranks[3]
-    assert gen.generate(6, "put") == gen.generate(6, "put", "uniform")
+def test_pick_two_reads_the_first_instance_not_yet_located():
+    ad = HouseholdAdapter(Observation(TWO, None, None, "put two pen in shelf"))
+    rng = random.Random(0)
+    on = "You arrive at countertop 1. On the countertop 1, you see a pen 2."
+    ad.update("go to countertop 1", Observation(on, None, None, ""), True)
+    b1, b2 = ad.beliefs().values()
+    assert b1.located_at == "countertop 1" and "countertop 1" not in b2.support
+    # the answer is the second instance's belief, not a mixture of both
+    assert ad.answer("where is pen", "belief", rng) == (
+        "pen is most likely at: drawer 1 (0.50), shelf 1 (0.50)."
+    )
 
 
 @pytest.mark.slow
-def test_the_zipf_belief_ranks_as_the_generator_does():
-    from statelab.envs import _household_gen as gen
+def test_the_zipf_belief_is_the_law_the_game_was_drawn_from():
+    from statelab.envs import _household_prior as prior
 
     env = make_env("household:put+placement=zipf")
     obs, _ = env.reset(seed=6)
     ad = adapter_for(env.kind, obs, "zipf")
     assert isinstance(ad, HouseholdAdapter)
     (b,) = ad.beliefs().values()
-    kinds = {n: ad._rtype[n.rsplit(" ", 1)[0]] for n in b.support}
-    assert [a for a, _ in b.ranked()] == gen.zipf_order(ad._otype[ad.target], kinds)
+    dest = ad.mem.goal["dest_recep_type"]
+    assert dict(b.dist) == prior.zipf_prior(ad.target, list(ad.mem.places), {dest})
 
 
 def test_household_noprob_names_exactly_the_support_of_the_belief():
@@ -316,8 +357,8 @@ def test_household_noprob_names_exactly_the_support_of_the_belief():
 
 
 def test_household_floor_lamp_prior_covers_where_the_generator_puts_it():
-    """The test split's floor lamps (scene 219) stand on floor receptacles: the lamp's prior
-    is over those instances only, and holds the lamp's true place (privileged, test only)."""
+    """The test split's floor lamps (scene 219): a lamp is not in ALFWorld's placement table,
+    so its prior (as the authors') is every receptacle, the lamp's true place among them."""
     from statelab.envs import _household_gen as gen
     from statelab.envs.household import HouseholdEnv
 
@@ -333,8 +374,20 @@ def test_household_floor_lamp_prior_covers_where_the_generator_puts_it():
         raise AssertionError("no floor-lamp game in the test split")
     ad = adapter_for(env.kind, obs, "uniform")
     assert isinstance(ad, HouseholdAdapter)
-    floor = {r.lower() for r in gen.FLOOR_LAMP_RECEPTACLES}
-    support = ad.allowed("floorlamp")
-    assert support and {kind_of(n) for n in support} <= floor
-    assert len(support) < len(ad.mem.places)  # not the uniform fallback over every place
+    support = ad.prior_for("floorlamp").support
+    assert support == set(ad.mem.places)
     assert info["privileged"]["placements"]["floorlamp 1"] in support
+
+
+@pytest.mark.parametrize("mode", ["belief", "noprob", "memory"])
+def test_household_instructions_list_the_four_queries_and_the_reminder(mode):
+    from statelab.worldmodels._model import BeliefWorldModel
+
+    model = BeliefWorldModel(mode, rules=False)
+    model.adapter = _house()
+    text = model.instructions()
+    for i, q in enumerate(["where is <object>", "what is in <receptacle>",
+                           "searched <receptacle>", "state"], start=1):  # fmt: skip
+        assert f"\n{i}. query {q}: " in text
+    assert "stuck" in text and "query it before you act" in text
+    assert ("probabilities" in text) == (mode == "belief")

@@ -63,6 +63,20 @@ def test_walle_rejects_a_failing_action_and_the_agent_decides_again():
     assert "not carrying" in step.meta["rejected"][0]["feedback"]
 
 
+def test_walle_rejects_five_times_then_lets_the_sixth_proposal_through():
+    """WALL-E's retry budget is 5: five rejections at one decision, each shown to the agent
+    as the world model's observation of its action (no env step), then the sixth proposal
+    goes to the env unchecked."""
+    ep = _play(["Action: drop"], worldmodel="walle", max_steps=1)
+    (step,) = ep.trajectory
+    assert ep.steps == 1 and step.action == "drop"  # one env step, the sixth proposal
+    assert len(step.meta["rejected"]) == 5
+    assert all(r["feedback"].startswith("[World model] ") for r in step.meta["rejected"])
+    last_prompt = str(step.calls[-1]["messages"])
+    assert last_prompt.count("You took action: drop\\nObservation: [World model] ") == 5
+    assert step.reply.count("Observation: [World model] ") == 5
+
+
 def test_none_derail_has_the_derail_rule_and_nothing_else():
     ep = _play(["Action: fly"], worldmodel="none:derail", max_steps=30)
     assert len(ep.trajectory) == 10

@@ -322,7 +322,9 @@ def test_walle_on_scienceworld_asks_the_env_and_rejects_without_a_step():
         ep, asked = runs[wm]
         first = ep.trajectory[0]
         assert first.action == "teleport to outside" and first.valid
-        assert first.meta["rejected"] == [{"action": "fly to the moon", "feedback": INVALID}]
+        assert first.meta["rejected"] == [
+            {"action": "fly to the moon", "feedback": f"[World model] {INVALID}"}
+        ]
         assert asked == ["fly to the moon", "teleport to outside", "look around"]
         assert [s.action for s in ep.trajectory] == ["teleport to outside", "look around"]
     ep, asked = runs["belief"]

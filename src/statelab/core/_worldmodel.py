@@ -17,3 +17,6 @@ class WorldModel(Component):
     #: seed 004's derail rule: the episode ends after this many consecutive invalid actions
     #: or consecutive queries (``None``: no such rule)
     derail_limit: int | None = None
+    #: how many proposals in a row it may reject at one decision before the next goes to the
+    #: env unchecked (``None``: the episode's default, 3); WALL-E's is 5
+    max_rejections: int | None = None

@@ -50,9 +50,14 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-#: bump when a change alters any generated game (the cache is keyed by it); version 3 is the
-#: ``alfworld`` rooms, ``rooms=alfred`` still writes and reads version 2's games unchanged
-GEN_VERSION = 3
+from statelab.envs import _household_prior as prior
+
+#: bump when a change alters any generated game (the cache is keyed by it); version 4 places
+#: the task's object by ALFWorld's start rules and the seed-004 Zipf law
+#: (:mod:`statelab.envs._household_prior`); ``starts=apart`` still writes and reads the earlier
+#: games unchanged: version 3 (``alfworld`` rooms) and 2 (``rooms=alfred``)
+GEN_VERSION = 4
+APART_VERSION = 3
 ALFRED_VERSION = 2
 #: the draws of a game (version 2 only fixed a name: "sinkbasinbasin" -> "sinkbasin")
 RNG_VERSION = 1
@@ -125,29 +130,49 @@ def cache_root() -> Path:
 #: (ALFWorld's), or by a Zipf law over them (seed 004, section 5.3)
 PLACEMENTS = ("uniform", "zipf")
 ZIPF_ALPHA = 1.25
+#: where the task's object may start: ``alfworld`` ALFWorld's sampler's rules and, for
+#: ``zipf``, the seed-004 authors' law (:mod:`statelab.envs._household_prior`); ``apart`` the
+#: earlier games (never in the goal's type nor the appliance; Zipf over :func:`zipf_order`)
+STARTS = ("alfworld", "apart")
+#: the act (:func:`statelab.envs._household_prior.never_starts_in`) of each task type
+ACTS = ("pick_and_place", "look", "clean", "heat", "cool", "picktwo")
 
 
-def version(rooms: str) -> int:
-    """The games' version of a choice of rooms (:data:`ROOMS`)."""
+def version(rooms: str, starts: str = "alfworld") -> int:
+    """The games' version of a choice of rooms (:data:`ROOMS`) and starts (:data:`STARTS`)."""
     if rooms not in ROOMS:
         raise ValueError(f"rooms {rooms!r}; one of {ROOMS}")
-    return ALFRED_VERSION if rooms == "alfred" else GEN_VERSION
+    if starts not in STARTS:
+        raise ValueError(f"starts {starts!r}; one of {STARTS}")
+    if starts == "alfworld":
+        return GEN_VERSION
+    return ALFRED_VERSION if rooms == "alfred" else APART_VERSION
 
 
 def game_path(
-    seed: int, task_type: str, placement: str = "uniform", rooms: str = "alfworld"
+    seed: int,
+    task_type: str,
+    placement: str = "uniform",
+    rooms: str = "alfworld",
+    starts: str = "alfworld",
 ) -> Path:
     tail = "" if placement == "uniform" else f"-{placement}"
-    return cache_root() / f"v{version(rooms)}" / f"{seed}-{task_type}{tail}.tw-pddl"
+    v = version(rooms, starts)
+    folder = f"v{v}-{rooms}" if v >= GEN_VERSION and rooms != "alfworld" else f"v{v}"
+    return cache_root() / folder / f"{seed}-{task_type}{tail}.tw-pddl"
 
 
 def ensure_game(
-    seed: int, task_type: str, placement: str = "uniform", rooms: str = "alfworld"
+    seed: int,
+    task_type: str,
+    placement: str = "uniform",
+    rooms: str = "alfworld",
+    starts: str = "alfworld",
 ) -> Path:
     """The game's file, generated and written (atomically) on first use."""
-    path = game_path(seed, task_type, placement, rooms)
+    path = game_path(seed, task_type, placement, rooms, starts)
     if not path.is_file():
-        data = generate(seed, task_type, placement, rooms)
+        data = generate(seed, task_type, placement, rooms, starts)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(data))
@@ -283,10 +308,13 @@ def lamp_type(scene: int, floor: bool = False) -> str | None:
     return None
 
 
-def feasible_pairs(scene: int, k: int, rooms: str = "alfred") -> list[tuple[str, str]]:
+def feasible_pairs(
+    scene: int, k: int, rooms: str = "alfred", starts: str = "apart"
+) -> list[tuple[str, str]]:
     """``(object type, receptacle type)`` pairs of task type ``k`` feasible in ``scene``
     (``receptacle type`` is the lamp for look-at tasks; floor lamps only in ``alfworld``
-    rooms' unseen scenes)."""
+    rooms' unseen scenes): some receptacle the object may start in (:func:`_start_forbidden`)
+    can hold it."""
     c = _constants()
     objects, _ = _scene(scene)
     rtypes = {t for _, t, _ in receptacles(scene, rooms)}
@@ -306,11 +334,22 @@ def feasible_pairs(scene: int, k: int, rooms: str = "alfred") -> list[tuple[str,
         for r in sorted(rtypes):
             if o not in val.get(r, ()) or r == APPLIANCE.get(k):
                 continue
-            # some other receptacle must be able to hold the object at the start
-            rest = {t for t in rtypes if o in val.get(t, ())} - {r, APPLIANCE.get(k)}
+            # some receptacle must be able to hold the object at the start
+            rest = {t for t in rtypes if o in val.get(t, ())} - _start_forbidden(k, r, starts)
             if rest:
                 pairs.append((o, r))
     return pairs
+
+
+def _start_forbidden(k: int, rtype: str, starts: str) -> set[str | None]:
+    """The receptacle types (ALFWorld's spelling) the object of task type ``k`` with goal
+    receptacle type ``rtype`` never starts in: ALFWorld's rules
+    (:func:`statelab.envs._household_prior.never_starts_in`), or, with ``starts="apart"``,
+    the goal's type and the appliance."""
+    if starts == "apart":
+        return {rtype, APPLIANCE.get(k)}
+    low = prior.never_starts_in(ACTS[k], rtype)
+    return {t for t in _constants().RECEPTACLES if t.lower() in low}
 
 
 def zipf_order(otype: str, kinds: dict[str, str]) -> list[str]:
@@ -329,7 +368,7 @@ def zipf_order(otype: str, kinds: dict[str, str]) -> list[str]:
 
 
 # -- the game --------------------------------------------------------------------------------
-def _draw_scene(rng: random.Random, seed: int, k: int, rooms: str) -> int:
+def _draw_scene(rng: random.Random, seed: int, k: int, rooms: str, starts: str) -> int:
     """The game's scene. ``alfred``: one of ALFRED's test scenes for test seeds, its train
     scenes otherwise. ``alfworld``: one of ALFWorld's four unseen scenes for test seeds; for
     train seeds the same draw as ``alfred``, drawn again while it falls on an unseen scene
@@ -337,9 +376,9 @@ def _draw_scene(rng: random.Random, seed: int, k: int, rooms: str) -> int:
     c = _constants()
     test = seed >= TEST_START
     if rooms == "alfworld" and test:
-        return rng.choice([s for s in UNSEEN_SCENES if feasible_pairs(s, k, rooms)])
+        return rng.choice([s for s in UNSEEN_SCENES if feasible_pairs(s, k, rooms, starts)])
     pool = c.TEST_SCENE_NUMBERS if test else c.TRAIN_SCENE_NUMBERS
-    scenes = [s for s in pool if feasible_pairs(s, k)]
+    scenes = [s for s in pool if feasible_pairs(s, k, starts=starts)]
     scene = rng.choice(scenes)
     while rooms == "alfworld" and scene in UNSEEN_SCENES:
         scene = rng.choice(scenes)
@@ -347,27 +386,33 @@ def _draw_scene(rng: random.Random, seed: int, k: int, rooms: str) -> int:
 
 
 def generate(
-    seed: int, task_type: str, placement: str = "uniform", rooms: str = "alfworld"
+    seed: int,
+    task_type: str,
+    placement: str = "uniform",
+    rooms: str = "alfworld",
+    starts: str = "alfworld",
 ) -> dict[str, Any]:
     """The ``.tw-pddl`` game of ``(seed, task_type)``: ``pddl_domain``, ``grammar`` (the goal
     text substituted), ``pddl_problem``, ``solvable`` and our ``statelab`` metadata.
 
-    ``placement="zipf"`` draws each instance of the task's object type from the receptacles
-    that may hold it with weight ``1 / k**1.25`` for the k-th of :func:`zipf_order` (seed 004,
-    section 5.3); everything else is drawn as for ``"uniform"``, from the same generator.
-    ``rooms`` (:data:`ROOMS`) chooses the scenes (:func:`_draw_scene`)."""
+    The task's object starts where ALFWorld's sampler lets it (:func:`_start_forbidden`).
+    ``placement="zipf"`` draws each of its instances by the seed-004 law
+    (:func:`_zipf_start`, from a generator of its own); everything else is the uniform
+    game's. ``rooms`` (:data:`ROOMS`) chooses the scenes (:func:`_draw_scene`);
+    ``starts="apart"`` writes the earlier games (:data:`STARTS`)."""
     if placement not in PLACEMENTS:
         raise ValueError(f"placement {placement!r}; one of {PLACEMENTS}")
-    gen_version = version(rooms)
+    gen_version = version(rooms, starts)
     c = _constants()
     k = task_index(task_type)
     rng = random.Random(f"statelab-household-v{RNG_VERSION}-{seed}-{k}")
-    scene = _draw_scene(rng, seed, k, rooms)
-    otype, rtype = rng.choice(feasible_pairs(scene, k, rooms))
+    scene = _draw_scene(rng, seed, k, rooms, starts)
+    otype, rtype = rng.choice(feasible_pairs(scene, k, rooms, starts))
     objects, _ = _scene(scene)
     recs = receptacles(scene, rooms)
     val = c.VAL_RECEPTACLE_OBJECTS
-    forbidden = {rtype, APPLIANCE.get(k)}
+    forbidden = _start_forbidden(k, rtype, starts)
+    zrng = random.Random(f"statelab-household-zipf-{seed}-{k}")
     placed: dict[str, str] = {}  # object uid -> receptacle uid
     types: dict[str, str] = {}
     for t in sorted(set(objects) & pickupable_types()):
@@ -379,8 +424,11 @@ def generate(
         n = rng.choice((2, 2, 3)) if t == otype and k == 5 else rng.choice((1, 1, 1, 2, 2, 3))
         for _ in range(n):
             uid = _uid(rng, t)
-            if t == otype and placement == "zipf":
+            if t == otype and placement == "zipf" and starts == "apart":
                 placed[uid] = _zipf_choice(rng, t, allowed, recs)
+            elif t == otype and placement == "zipf":  # its own generator: every other
+                uniform = rng.choice(allowed)  # object is where the uniform game has it
+                placed[uid] = _zipf_start(zrng, k, rtype, t, recs) or uniform
             else:
                 placed[uid] = rng.choice(allowed)
             types[uid] = t
@@ -414,6 +462,23 @@ def generate(
         "solvable": True,
         "statelab": meta,
     }
+
+
+def _zipf_start(
+    rng: random.Random, k: int, rtype: str, otype: str, recs: list[tuple[str, str, str]]
+) -> str | None:
+    """A receptacle uid for one instance of the task's object by the seed-004 authors' law
+    (:func:`statelab.envs._household_prior.draw`: a receptacle type by its Zipf weight, the
+    goal's type dropped except for look-at tasks, then one of its instances uniformly); None
+    when no ranked type is in the scene (the caller then draws uniformly, as the authors keep
+    ALFWorld's game). The goal's type being dropped, a put game is never won at the start."""
+    names = display_names([u for u, _, _ in recs])
+    uid_of = {names[u]: u for u, _, _ in recs}
+    by_type = prior.instances_by_type(sorted(uid_of))
+    weights = prior.zipf_type_weights(
+        otype, by_type, prior.zipf_exclusions(ACTS[k], rtype if k != 1 else "")
+    )
+    return uid_of[prior.draw(rng, weights, by_type)] if weights else None
 
 
 def _zipf_choice(

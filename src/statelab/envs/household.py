@@ -16,13 +16,20 @@ would apply). Needs ``textworld``, ``fast-downward-textworld`` (the PDDL state e
   ALFWorld's mix (below); ``household:<type>`` (full or short name: put, examine, clean, heat,
   cool, puttwo) plays only that type, whatever the seed.
   ``+placement=zipf`` (``household:placement=zipf``, ``household:heat+placement=zipf``) places
-  the task's object by a Zipf law over the receptacles that may hold it (seed 004, 5.3).
+  the task's object by the seed-004 authors' Zipf law (section 5.3; receptacle types ranked
+  per object type, the goal's type dropped, a type's mass split over its instances:
+  :mod:`statelab.envs._household_prior`). The task's object starts where ALFWorld's sampler
+  lets it: never in the goal's type for put and put-two tasks, never in the appliance for
+  clean / heat / cool tasks (which may start in the goal's type), anywhere for look-at tasks.
+  ``+starts=apart`` plays the earlier games (version 3, or 2 with ``rooms=alfred``: never in
+  the goal's type nor the appliance, the earlier Zipf ranking), byte for byte.
 - Splits: ``train`` seeds 0-9,999, ``test`` the 134 seeds 100,000-100,133. By default
   (``rooms=alfworld``) the test games are in the rooms of ALFWorld's 134 unseen games (scenes
   10, 219, 308, 424, with the receptacles ALFWorld lists there and floor-lamp look-at tasks in
   219), with its task-type mix (pick 24, look 18, clean 31, heat 23, cool 21, pick-two 17),
   and no train game is in those rooms. ``household:rooms=alfred`` is the former split (ALFRED's
-  test scenes, 22 or 23 games of each type by seed % 6; the same games as before).
+  test scenes, 22 or 23 games of each type by seed % 6; with ``+starts=apart`` the
+  same games as before).
 - Text is the game's: the room, "Your task is to: ..."; "You arrive at fridge 1. The fridge 1
   is closed."; TextWorld's banner ("-= Welcome to TextWorld, ALFRED! =-", which ReAct's and
   StateAct's ALFWorld code cut off too) and any status-bar line TextWorld may add are removed.
@@ -179,13 +186,15 @@ class HouseholdEnv(Env):
         max_steps: int | None = None,
         placement: str = "uniform",
         rooms: str = "alfworld",
+        starts: str = "alfworld",
     ) -> None:
         super().__init__(max_steps=max_steps)
         if placement not in gen.PLACEMENTS:
             raise ValueError(f"placement {placement!r}; one of {gen.PLACEMENTS}")
-        gen.version(rooms)  # checks the spelling
+        gen.version(rooms, starts)  # checks the spellings
         self.placement = placement
         self.rooms = rooms
+        self.starts = starts
         self.task_type = None if task_type is None else gen.TASK_TYPES[gen.task_index(task_type)]
         self.goal = ""
         self._tw: Any = None
@@ -236,7 +245,7 @@ class HouseholdEnv(Env):
         seed = int(self.np_random.integers(0, 10_000)) if rng_seed is None else int(rng_seed)
         task_type = self.task_type_of(seed)
         try:
-            path = gen.ensure_game(seed, task_type, self.placement, self.rooms)
+            path = gen.ensure_game(seed, task_type, self.placement, self.rooms, self.starts)
         except ImportError as err:
             raise ImportError(f"household needs {INSTALL} ({err})") from err
         self._meta = json.loads(path.read_text())["statelab"]
@@ -338,10 +347,17 @@ def _read_rooms(value: str) -> str:
     return value
 
 
+def _read_starts(value: str) -> str:
+    if value not in gen.STARTS:
+        raise ValueError(f"expected one of {', '.join(gen.STARTS)}")
+    return value
+
+
 _OPTIONS = {
     "type": Option("task_type", _read_task_type, "type=<task type>"),
     "placement": Option("placement", _read_placement, "placement=uniform|zipf"),
     "rooms": Option("rooms", _read_rooms, "rooms=alfworld|alfred"),
+    "starts": Option("starts", _read_starts, "starts=alfworld|apart"),
 }
 _task_type = option_parser("household", _OPTIONS, positional="type")
 
@@ -349,7 +365,8 @@ register_env(
     "household",
     HouseholdEnv,
     "statelab/Household-v0",
-    "household[:<task type>][+placement=uniform|zipf][+rooms=alfworld|alfred]",
+    "household[:<task type>][+placement=uniform|zipf][+rooms=alfworld|alfred]"
+    "[+starts=alfworld|apart]",
     _task_type,
     needs=Needs(INSTALL, ("textworld", "fast_downward", "alfworld")),
 )

@@ -204,7 +204,8 @@ class Episode:
 
     async def decide_valid(self, step: _Step) -> None:
         """*decide*, then *validate*: a rejected proposal is decided again with the
-        feedback in the prompt, at most :data:`MAX_REJECTIONS` times. An action a component
+        feedback shown as the action's observation (no env step), at most the world model's
+        ``max_rejections`` (else :data:`MAX_REJECTIONS`) times in a row. An action a component
         answers itself (a world-model query) costs no env step: it is stored with its answer
         in the step's queries, the answer is shown as the next observation, and the agent
         decides again; after the world model's ``derail_limit`` (else :data:`MAX_QUERIES`)
@@ -229,7 +230,7 @@ class Episode:
                 step.prompt = replace(step.prompt, view=f"{step.prompt.view}\n\n{note}")
                 await self.decide(step)
                 continue
-            if rejections >= MAX_REJECTIONS:
+            if rejections >= (self.c.world.max_rejections or MAX_REJECTIONS):
                 break
             # with the env's action oracle, validating is an env call (off the event loop)
             has_oracle = getattr(self.c.env, "would_accept", None) is not None
@@ -242,7 +243,9 @@ class Episode:
                 break
             rejections += 1
             step.rejected.append({"action": d.action, "feedback": feedback})
-            note = f"Your proposed action {d.action!r} was rejected: {feedback}"
+            # the rejection is the world model's observation of the action: no env step
+            step.exchanges.append(f"{d.reply}\nObservation: {feedback}")
+            note = f"You took action: {d.action}\nObservation: {feedback}"
             step.prompt = replace(step.prompt, view=f"{step.prompt.view}\n\n{note}")
             await self.decide(step)
         if step.exchanges and not step.stopped:

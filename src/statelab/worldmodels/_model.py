@@ -33,6 +33,11 @@ from statelab.worldmodels.adapters import Adapter, adapter_for
 
 #: consecutive invalid actions or queries after which an episode ends (section 5)
 DERAIL_LIMIT = 10
+#: WALL-E's retry budget (the authors' ``walle_max_retries``): after 5 rejections in a row
+#: the next proposal goes to the env unchecked
+MAX_REJECTIONS = 5
+#: how a rejection reads, as the world model's observation of the action (no env step)
+REJECTED = "[World model] {feedback}"
 UNKNOWN_ENV = "The world model has no model of this environment."
 
 QUERY_NOTE = (
@@ -40,9 +45,18 @@ QUERY_NOTE = (
     "an environment action, write 'query <question>' as your action; the answer comes back as "
     "the next observation and costs no step. Questions: {forms}."
 )
+QUERY_LIST = (
+    "You can also consult a world model that tracks what you have observed{belief}. A query "
+    "costs no step and changes nothing: write 'query <question>' as your action and the "
+    "answer comes back as the next observation. The queries:{forms}\n"
+    "The world model only informs you; you choose the action. When you are stuck or unsure "
+    "(you cannot find an object, your actions keep doing nothing, you have lost track of "
+    "where things are), query it before you act."
+)
 WALLE_NOTE = (
     "A world model checks each action before it runs; if it predicts the action would fail, "
-    "you get its feedback and may choose again."
+    "its feedback comes back as the observation (marked [World model]), no step is used, and "
+    "you choose again."
 )
 
 
@@ -64,6 +78,7 @@ class BeliefWorldModel(WorldModel):
 
     name = "belief"
     derail_limit: int | None = DERAIL_LIMIT
+    max_rejections: int | None = MAX_REJECTIONS
 
     def __init__(self, mode: str | None, rules: bool, prior: str = "uniform") -> None:
         self.mode, self.rules, self.prior = mode, rules, prior
@@ -99,7 +114,8 @@ class BeliefWorldModel(WorldModel):
     def validate(self, action: str, ctx: Any) -> str | None:
         if not self.rules or self.adapter is None or Q.query_text(action) is not None:
             return None
-        return self.adapter.check(action, getattr(ctx, "oracle", None))
+        feedback = self.adapter.check(action, getattr(ctx, "oracle", None))
+        return None if feedback is None else REJECTED.format(feedback=feedback)
 
     def extra_actions(self) -> tuple[str, ...]:
         if not self.mode or self.adapter is None:
@@ -110,8 +126,15 @@ class BeliefWorldModel(WorldModel):
         parts = []
         if self.mode and self.adapter is not None:
             belief = "" if self.mode == "memory" else " and where unseen objects are likely to be"
-            forms = ", ".join(f"'query {f}'" for f in self.adapter.query_forms())
-            parts.append(QUERY_NOTE.format(belief=belief, forms=forms))
+            helps = self.adapter.query_help(self.mode)
+            if all(what for _, what in helps):  # numbered, each with what it answers
+                forms = "".join(
+                    f"\n{i}. query {q}: {what}." for i, (q, what) in enumerate(helps, start=1)
+                )
+                parts.append(QUERY_LIST.format(belief=belief, forms=forms))
+            else:
+                forms = ", ".join(f"'query {q}'" for q, _ in helps)
+                parts.append(QUERY_NOTE.format(belief=belief, forms=forms))
         if self.rules and self.adapter is not None:
             parts.append(WALLE_NOTE)
         return "\n".join(parts)

@@ -3,7 +3,9 @@ model has observed? Each rule reads one env's view of the memory and returns fee
 predicts failure, ``None`` when it has no objection (which never confirms the action works).
 :func:`first_failure` runs a rule list in order; an adapter's ``check`` is that call.
 
-- household (Appendix A; our hand-written ALFRED PDDL preconditions): :data:`HOUSEHOLD_RULES`;
+- household: WALL-E's released ALFWorld rules (15, numbered 100-114), over the
+  :class:`HouseholdRuleState` WALL-E's state extractor keeps: :data:`HOUSEHOLD_RULES`,
+  :func:`household_failure`;
 - BabyAI (Appendix C.5): :data:`BABYAI_RULES`, on the cell in front of the agent.
 """
 
@@ -11,11 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from statelab.facts.egoview import DOOR, EMPTY, WALL, thing
-from statelab.worldmodels.belief import INVENTORY
-from statelab.worldmodels.memory import WorldMemory
 
 #: the appliance each household transform needs
 APPLIANCE = {"clean": "sinkbasin", "heat": "microwave", "cool": "fridge"}
@@ -49,114 +50,164 @@ def free(cell: tuple[int, int, int]) -> bool:
     return kind in (EMPTY, FLOOR, GOAL) or (kind == DOOR and state == 0)
 
 
-class HouseholdView(Protocol):
-    mem: WorldMemory
-
-    def at(self, place: str) -> bool: ...
-
-    def holding(self) -> list[str]: ...
-
-
 class GridView(Protocol):
     inventory: str | None
 
     def front(self) -> tuple[int, int, int]: ...
 
 
-# -- household ---------------------------------------------------------------------------------
-def _go(a: HouseholdView, cmd: str) -> str | None:
-    m = re.match(r"^go to (.+)$", cmd)
-    if not m:
-        return None
-    r = m.group(1)
-    if r not in a.mem.places:
-        return f"There is no {r} here. Receptacles: {', '.join(a.mem.places)}."
-    if a.at(r):
-        return f"You are already at {r}."
-    return None
+# -- household: WALL-E's released ALFWorld rules ----------------------------------------------
+@dataclass
+class HouseholdRuleState:
+    """What WALL-E's ALFWorld rules read, kept from the accepted steps the way WALL-E's own
+    state extractor reads a transcript: the receptacles of the room (``reachable``), the
+    objects seen in each (``seen``; a take removes, a put adds), the object in hand, and the
+    current position with its status ("closed" when the arrival saw it closed, "open" after
+    opening it there; closing does not change it, as in WALL-E's extractor)."""
+
+    reachable: list[str] = field(default_factory=list)
+    seen: dict[str, list[str]] = field(default_factory=dict)
+    in_hand: str | None = None
+    position: str | None = None
+    status: str | None = None
 
 
-def _take(a: HouseholdView, cmd: str) -> str | None:
-    m = re.match(r"^take (.+?) from (.+)$", cmd)
-    if not m:
-        return None
-    o, r = m.groups()
-    if a.holding():
-        return (
-            f"You are already holding {a.holding()[0]}; you can carry one object at a time. "
-            "Put it somewhere first."
-        )
-    if not a.at(r):
-        return f"You are not at {r}. Go to {r} first."
-    p = a.mem.places.get(r)
-    if p is not None and p.open is False:
-        return f"{r} is closed. Open it first."
-    if p is not None and p.searched and o not in p.contents:
-        return f"There is no {o} in {r}."
-    return None
+@dataclass(frozen=True)
+class RuleAction:
+    """A command in WALL-E's nine-verb schema (``put`` is the game's ``move O to R``)."""
+
+    verb: str
+    obj: str = ""
+    place: str = ""
 
 
-def _put(a: HouseholdView, cmd: str) -> str | None:
-    m = re.match(r"^move (.+?) to (.+)$", cmd)
-    if not m:
-        return None
-    o, r = m.groups()
-    if o not in a.holding():
-        return f"You are not holding {o}."
-    if not a.at(r):
-        return f"You are not at {r}. Go to {r} first."
-    p = a.mem.places.get(r)
-    if p is not None and p.open is False:
-        return f"{r} is closed. Open it first."
-    return None
-
-
-def _open_close(a: HouseholdView, cmd: str) -> str | None:
-    m = re.match(r"^(open|close) (.+)$", cmd)
-    if not m:
-        return None
-    verb, r = m.groups()
-    if not a.at(r):
-        return f"You are not at {r}. Go to {r} first."
-    p = a.mem.places.get(r)
-    if p is not None and p.open is (verb == "open"):
-        return f"{r} is already {'open' if verb == 'open' else 'closed'}."
-    return None
-
-
-def _appliance(a: HouseholdView, cmd: str) -> str | None:
-    m = re.match(r"^(heat|cool|clean) (.+?) with (.+)$", cmd)
-    if not m:
-        return None
-    verb, o, r = m.groups()
-    if kind_of(r) != APPLIANCE[verb]:
-        return f"You can only {verb} something with a {APPLIANCE[verb]}."
-    if o not in a.holding():
-        return f"You are not holding {o}. Take it first."
-    if not a.at(r):
-        return f"You are not at {r}. Go to {r} first."
-    return None
-
-
-def _use(a: HouseholdView, cmd: str) -> str | None:
-    m = re.match(r"^use (.+)$", cmd)
-    if not m:
-        return None
-    t = a.mem.things.get(m.group(1))
-    if t is not None and t.location not in (None, INVENTORY) and not a.at(t.location):
-        return f"{m.group(1)} is at {t.location}. Go there first."
-    return None
-
-
-#: the household WALL-E rules, in the order they are checked
-HOUSEHOLD_RULES: tuple[Callable[[HouseholdView, str], str | None], ...] = (
-    _go,
-    _take,
-    _put,
-    _open_close,
-    _appliance,
-    _use,
+_VERBS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("go to", re.compile(r"^go to (?P<place>.+)$")),
+    ("open", re.compile(r"^open (?P<place>.+)$")),
+    ("close", re.compile(r"^close (?P<place>.+)$")),
+    ("take", re.compile(r"^take (?P<obj>.+) from (?P<place>.+)$")),
+    ("put", re.compile(r"^move (?P<obj>.+) to (?P<place>.+)$")),
+    ("clean", re.compile(r"^clean (?P<obj>.+) with (?P<place>.+)$")),
+    ("heat", re.compile(r"^heat (?P<obj>.+) with (?P<place>.+)$")),
+    ("cool", re.compile(r"^cool (?P<obj>.+) with (?P<place>.+)$")),
+    ("use", re.compile(r"^use (?P<obj>.+)$")),
 )
+
+
+def rule_action(cmd: str) -> RuleAction | None:
+    """A normalised household command in WALL-E's schema; None for anything else (look,
+    examine, inventory, a query), which the rules never check."""
+    for verb, pat in _VERBS:
+        m = pat.match(cmd)
+        if m:
+            d = m.groupdict()
+            return RuleAction(verb, d.get("obj", ""), d.get("place", ""))
+    return None
+
+
+HouseholdRule = Callable[[HouseholdRuleState, RuleAction], "str | None"]
+
+
+def _r100(s: HouseholdRuleState, a: RuleAction) -> str | None:
+    if a.verb == "take" and s.in_hand:
+        return f"You are already holding {s.in_hand}. Put it down before taking another object."
+    return None
+
+
+def _r101(s: HouseholdRuleState, a: RuleAction) -> str | None:
+    if a.verb == "take" and a.obj not in s.seen.get(a.place, []):
+        return f"{a.obj} has not been seen in {a.place}. Look there and take what you see."
+    return None
+
+
+def _r102(s: HouseholdRuleState, a: RuleAction) -> str | None:
+    if a.verb == "take" and s.position != a.place:
+        return f"You are not at {a.place}. Go to {a.place} before taking from it."
+    return None
+
+
+def _r103(s: HouseholdRuleState, a: RuleAction) -> str | None:
+    if a.verb == "open" and a.place not in s.reachable:
+        return f"There is no {a.place} here to open."
+    return None
+
+
+def _r104(s: HouseholdRuleState, a: RuleAction) -> str | None:
+    if a.verb == "open" and "fridge" in a.place and s.position != a.place:
+        return f"You must be at {a.place} to open it. Go to {a.place} first."
+    return None
+
+
+def _r105(s: HouseholdRuleState, a: RuleAction) -> str | None:
+    if a.verb == "open" and a.place.startswith("drawer") and s.position != a.place:
+        return f"You must be at {a.place} to open it. Go to {a.place} first."
+    return None
+
+
+def _r106(s: HouseholdRuleState, a: RuleAction) -> str | None:
+    if a.verb == "heat" and s.in_hand == a.obj and s.position != a.place:
+        return f"To heat {a.obj} you must be at {a.place}. Go to {a.place} first."
+    return None
+
+
+def _r107(s: HouseholdRuleState, a: RuleAction) -> str | None:
+    if a.verb == "put" and a.obj != s.in_hand:
+        return f"You are not holding {a.obj}. Take it before putting it somewhere."
+    return None
+
+
+def _r108(s: HouseholdRuleState, a: RuleAction) -> str | None:
+    if a.verb == "put" and s.position != a.place:
+        return f"You must be at {a.place} to put something there. Go to {a.place} first."
+    return None
+
+
+def _r109(s: HouseholdRuleState, a: RuleAction) -> str | None:
+    if a.verb == "use" and a.obj not in s.seen.get(s.position or "", []):
+        return f"{a.obj} is not where you are. Go to the place where you saw {a.obj} first."
+    return None
+
+
+def _r110(s: HouseholdRuleState, a: RuleAction) -> str | None:
+    if a.verb == "clean" and a.obj != s.in_hand:
+        return f"You are not holding {a.obj}. Take it before cleaning it."
+    return None
+
+
+def _r112(s: HouseholdRuleState, a: RuleAction) -> str | None:
+    if a.verb == "take" and a.place not in s.reachable:
+        return f"There is no {a.place} here."
+    return None
+
+
+def _r114(s: HouseholdRuleState, a: RuleAction) -> str | None:
+    if a.verb == "take" and a.place == s.position and s.status == "closed":
+        return f"{a.place} is closed. Open it before taking from it."
+    return None
+
+
+#: WALL-E's released ALFWorld rules (``rules_code.json`` of elated-sawyer/WALL-E), numbered
+#: 100-114, in their order; 111 repeats 101 and 113 repeats 112, as released. ``go to``,
+#: ``close`` and ``cool`` have no rule; a ``heat`` or ``clean`` with the wrong appliance and
+#: a ``put`` into a closed receptacle pass.
+HOUSEHOLD_RULES: tuple[tuple[int, HouseholdRule], ...] = (
+    (100, _r100), (101, _r101), (102, _r102), (103, _r103), (104, _r104), (105, _r105),
+    (106, _r106), (107, _r107), (108, _r108), (109, _r109), (110, _r110), (111, _r101),
+    (112, _r112), (113, _r112), (114, _r114),
+)  # fmt: skip
+
+
+def household_failure(state: HouseholdRuleState, cmd: str) -> str | None:
+    """The feedback of the first of :data:`HOUSEHOLD_RULES` that rejects ``cmd`` (a
+    normalised command), else None."""
+    action = rule_action(cmd)
+    if action is None:
+        return None
+    for _, rule in HOUSEHOLD_RULES:
+        feedback = rule(state, action)
+        if feedback:
+            return feedback
+    return None
 
 
 # -- BabyAI ------------------------------------------------------------------------------------
@@ -224,4 +275,15 @@ BABYAI_RULES: tuple[Callable[[GridView, str], str | None], ...] = (
 )
 
 
-__all__ = ["APPLIANCE", "BABYAI_RULES", "HOUSEHOLD_RULES", "first_failure", "free", "kind_of"]
+__all__ = [
+    "APPLIANCE",
+    "BABYAI_RULES",
+    "HOUSEHOLD_RULES",
+    "HouseholdRuleState",
+    "RuleAction",
+    "first_failure",
+    "free",
+    "household_failure",
+    "kind_of",
+    "rule_action",
+]

@@ -48,6 +48,11 @@ class Adapter(abc.ABC):
         """The queries worth offering as actions this episode (for constrained choice)."""
         return ("state",)
 
+    def query_help(self, mode: str) -> tuple[tuple[str, str], ...]:
+        """``(query, what it answers)`` for the instructions, every form the adapter answers
+        (by default the offered ones, undescribed)."""
+        return tuple((f, "") for f in self.query_forms())
+
     def beliefs(self) -> dict[str, Belief]:
         """The persistent beliefs, by tracked object (tests read them)."""
         return {}

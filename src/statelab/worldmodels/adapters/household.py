@@ -1,4 +1,5 @@
-"""The household (ALFWorld text) adapter: Appendix A of seed 004.
+"""The household (ALFWorld text) adapter: Appendix A of seed 004, as its authors ran it
+(``wm/belief.py``, ``wm/query.py``, ``wm/affinity_prior.py`` of skumar-ml/belief-world-models).
 
 It claims the envs of kind ``"household"``. It reads the receptacles from the first
 observation ("Looking quickly around you, you see ..."), the goal from its task line, and
@@ -6,35 +7,39 @@ every later observation into the deterministic memory (arrivals, what is on / in
 receptacle, open / closed, pick up, move, heat / cool / clean, inventory).
 
 Beliefs: one per object instance the goal needs (two for "put two"), over the receptacle
-instances of the scene, seeded from the placement rules the household generator uses
-(:mod:`statelab.envs._household_gen`: ALFWorld's ``VAL_RECEPTACLE_OBJECTS``, the desk lamp on
-a desk / side table / dresser, and the target never starting in a receptacle of the goal's
-type or in the task's appliance). ``prior="zipf"`` ranks the allowed receptacles with
-:func:`statelab.envs._household_gen.zipf_order` and weights rank k by ``1 / k**1.25``.
-A receptacle whose contents were seen without the object is ruled out; a sighting is a point
-mass. Other object types get the same placement prior over unsearched receptacles at query
-time (A.5).
+instances of the room, in name order (ties are ranked by name). The prior is
+:mod:`statelab.envs._household_prior`'s, the one the generator draws the games from:
+``uniform`` equal mass on every instance whose type may hold the object (the goal's type and
+the appliance included, as the authors' prior: ALFWorld's clean / heat / cool games may start
+the object in the goal's type); ``zipf`` the authors' Zipf law over receptacle types (the
+goal's type dropped except for look-at tasks, a type's mass split over its instances).
+A receptacle whose contents were seen without the object rules it out; a sighting binds the
+first unbound instance belief to that object and collapses it there, where it stays (picking
+the object up or moving it changes the memory, not the belief). A type-level ``where is``
+of the target reads the first instance belief not yet located, else the located ones; of
+any other type, the uniform prior over the receptacles not yet searched. Memory answers from
+sightings only; a held object is not "observed at" anywhere.
 
-WALL-E rules (:data:`statelab.worldmodels.rules.HOUSEHOLD_RULES`): hand-written
-preconditions of the ALFRED PDDL domain, checked against the memory only. Receptacles that
-share a place in the scene cannot be told apart from the text, so "you are not at R" may
-reject an action the game would accept there.
+WALL-E (:data:`statelab.worldmodels.rules.HOUSEHOLD_RULES`): WALL-E's released ALFWorld
+rules over the :class:`~statelab.worldmodels.rules.HouseholdRuleState` kept from accepted
+steps.
 """
 
 from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from statelab.core import Observation
 from statelab.envs import _household_gen as gen
+from statelab.envs import _household_prior as prior
 from statelab.envs.household import normalise
 from statelab.worldmodels import queries as Q
 from statelab.worldmodels.adapters import Adapter, register_adapter
-from statelab.worldmodels.belief import INVENTORY, Belief, mixture, uniform, zipf
+from statelab.worldmodels.belief import INVENTORY, Belief
 from statelab.worldmodels.memory import WorldMemory
-from statelab.worldmodels.rules import APPLIANCE, HOUSEHOLD_RULES, first_failure, kind_of
+from statelab.worldmodels.rules import APPLIANCE, HouseholdRuleState, household_failure, kind_of
 
 _NAME = r"[a-z]+ \d+"
 _ITEM = re.compile(rf"\b(?:a|an) ({_NAME})")
@@ -80,18 +85,14 @@ class HouseholdAdapter(Adapter):
 
     def __init__(self, obs: Observation, prior: str = "uniform") -> None:
         super().__init__(obs, prior)
-        c = gen._constants()
-        self._rtype = _types(list(c.RECEPTACLES))
-        self._otype = _types([*c.OBJECTS, gen.LAMP, gen.FLOOR_LAMP])
-        self._val: dict[str, tuple[str, ...]] = {
-            k: tuple(v) for k, v in c.VAL_RECEPTACLE_OBJECTS.items()
-        }
-        self._openable = set(c.OPENABLE_CLASS_LIST)
-        self.mem = WorldMemory(location="middle of room")
+        self.mem = WorldMemory()
         scene = _SCENE.search(obs.text)
-        for name in _ITEM.findall(scene.group(1)) if scene else []:
+        openable = {t.lower() for t in gen._constants().OPENABLE_CLASS_LIST}
+        listed = _ITEM.findall(scene.group(1)) if scene else []
+        for name in listed:
             p = self.mem.place(name, kind_of(name))
-            p.open = False if self._rtype.get(p.kind, "") in self._openable else None
+            p.open = False if p.kind in openable else None
+        self.walle = HouseholdRuleState(reachable=list(listed))
         task = _TASK.search(obs.text)
         self.mem.goal = parse_goal(task.group(1) if task else obs.goal)
         self.target = self.mem.goal.get("target_type", "")
@@ -100,57 +101,47 @@ class HouseholdAdapter(Adapter):
         self._instance: list[str | None] = [None] * n
 
     # -- the prior ------------------------------------------------------------------------
-    def allowed(self, otype: str, target: bool = False) -> list[str]:
-        """Receptacle instances the generator may place an object of ``otype`` in."""
-        t = self._otype.get(otype, otype)
-        if t == gen.LAMP:
-            types = {r.lower() for r in gen.LAMP_RECEPTACLES}
-        elif t == gen.FLOOR_LAMP:  # the test split's floor lamps (scene 219)
-            types = {r.lower() for r in gen.FLOOR_LAMP_RECEPTACLES}
-        else:
-            types = {r.lower() for r, held in self._val.items() if t in held}
-        if target:  # never in the goal's receptacle type nor in the task's appliance
-            types -= {
-                self.mem.goal.get("dest_recep_type", ""),
-                APPLIANCE.get(self.mem.goal.get("act", ""), ""),
-            }
-        names = [n for n, p in self.mem.places.items() if p.kind in types]
-        return names or list(self.mem.places)
+    def receptacles(self) -> list[str]:
+        """The room's receptacles, in the order the room lists them."""
+        return list(self.mem.places)
 
     def prior_for(self, otype: str, target: bool = False) -> Belief:
-        names = self.allowed(otype, target)
-        if self.prior == "zipf":
-            kinds = {n: self._rtype.get(kind_of(n), kind_of(n)) for n in names}
-            return zipf(gen.zipf_order(self._otype.get(otype, otype), kinds))
-        return uniform(names)
+        """The target's prior (:data:`prior` chooses uniform or Zipf), or a non-target's
+        (uniform: only the target is Zipf-placed in the games). A lamp, which ALFWorld's
+        placement table does not cover, gets equal mass everywhere (as the authors' prior)."""
+        names = self.receptacles()
+        if target and self.prior == "zipf":
+            goal = self.mem.goal
+            gone = prior.zipf_exclusions(goal.get("act", ""), goal.get("dest_recep_type", ""))
+            return _exact(prior.zipf_prior(otype, names, gone))
+        return _exact(prior.uniform_prior(otype, names))
 
     def beliefs(self) -> dict[str, Belief]:
         return {f"{self.target} #{i + 1}": b for i, b in enumerate(self._beliefs)}
 
     # -- updates ----------------------------------------------------------------------------
     def update(self, action: str, obs: Observation, valid: bool) -> None:
+        cmd = normalise(action)
+        if cmd.startswith("go to "):  # the authors' state reports the last go-to tried
+            self.mem.location = cmd.removeprefix("go to ")
         if not valid:
             return
+        self._update_walle(cmd, obs.text)
         text = obs.text
-        m = re.search(rf"You arrive at ({_NAME})\.", text)
-        if m:
-            self.mem.location = m.group(1)
-        for m in re.finditer(rf"The ({_NAME}) is (open|closed)\.", text):
-            self.mem.place(m.group(1), kind_of(m.group(1))).open = m.group(2) == "open"
-        for m in re.finditer(rf"You (open|close) the ({_NAME})\.", text):
-            self.mem.place(m.group(2), kind_of(m.group(2))).open = m.group(1) == "open"
-        for m in re.finditer(rf"On the ({_NAME}), you see ([^.]*)\.", text):
-            self._searched(m.group(1), _ITEM.findall(m.group(2)))
-        for m in re.finditer(rf"The ({_NAME}) is open\. In it, you see ([^.]*)\.", text):
-            self._searched(m.group(1), _ITEM.findall(m.group(2)))
+        for f in re.finditer(rf"The ({_NAME}) is (open|closed)\.", text):
+            self.mem.place(f.group(1), kind_of(f.group(1))).open = f.group(2) == "open"
+        for f in re.finditer(rf"You (open|close) the ({_NAME})\.", text):
+            self.mem.place(f.group(2), kind_of(f.group(2))).open = f.group(1) == "open"
+        for f in re.finditer(rf"On the ({_NAME}), you see ([^.]*)\.", text):
+            self._searched(f.group(1), _ITEM.findall(f.group(2)))
+        for f in re.finditer(rf"The ({_NAME}) is open\. In it, you see ([^.]*)\.", text):
+            self._searched(f.group(1), _ITEM.findall(f.group(2)))
         m = re.search(rf"You pick up the ({_NAME}) from the ({_NAME})\.", text)
         if m:
             self.mem.take(m.group(1), kind_of(m.group(1)))
-            self._located(m.group(1), INVENTORY)
         m = re.search(rf"You (?:move|put) the ({_NAME}) (?:to|in|on) the ({_NAME})\.", text)
         if m:
             self.mem.put(m.group(1), kind_of(m.group(1)), m.group(2))
-            self._located(m.group(1), m.group(2))
         m = re.search(rf"You (heat|cool|clean) the ({_NAME}) using the ({_NAME})\.", text)
         if m:
             t = self.mem.thing(m.group(2), kind_of(m.group(2)))
@@ -158,30 +149,62 @@ class HouseholdAdapter(Adapter):
             if m.group(1) in ("heat", "cool"):
                 t.states.discard("cooled" if m.group(1) == "heat" else "heated")
 
+    def _update_walle(self, cmd: str, text: str) -> None:
+        """WALL-E's state after an accepted step ``cmd`` that showed ``text``."""
+        w = self.walle
+        m = re.match(rf"^go to ({_NAME})$", cmd)
+        if m:
+            w.position, w.status = m.group(1), "closed" if "closed" in text else "null"
+        m = re.match(rf"^open ({_NAME})$", cmd)
+        if m and m.group(1) in text:
+            w.position, w.status = m.group(1), "open"
+        seen = re.search(rf"(?:On the ({_NAME}), you see|The ({_NAME}) is open\. In it, you see)"
+                         r"([^.]*)\.", text)  # fmt: skip
+        if seen:
+            w.seen[seen.group(1) or seen.group(2)] = _ITEM.findall(seen.group(3))
+        m = re.match(rf"^take ({_NAME}) from ({_NAME})$", cmd)
+        if m:
+            w.in_hand = m.group(1)
+            if m.group(1) in w.seen.get(m.group(2), []):
+                w.seen[m.group(2)].remove(m.group(1))
+        m = re.match(rf"^move ({_NAME}) to ({_NAME})$", cmd)
+        if m:
+            w.in_hand = None
+            w.seen.setdefault(m.group(2), []).append(m.group(1))
+
     def _searched(self, place: str, names: list[str]) -> None:
         self.mem.saw_contents(place, names, {n: kind_of(n) for n in names})
         found = [n for n in names if kind_of(n) == self.target]
-        for n in found:
-            self._located(n, place)
         for i, b in enumerate(self._beliefs):
-            if self._instance[i] is None:
-                self._beliefs[i] = b.absent([place])
-
-    def _located(self, name: str, atom: str) -> None:
-        if kind_of(name) != self.target:
-            return
-        if name in self._instance:
-            i = self._instance.index(name)
-        elif None in self._instance:
-            i = self._instance.index(None)
-            self._instance[i] = name
-        else:
-            return
-        self._beliefs[i] = self._beliefs[i].seen(atom)
+            if b.located_at is not None:
+                continue
+            free = [n for n in found if n not in self._instance]
+            if free:
+                self._instance[i] = free[0]
+                self._beliefs[i] = b.seen(place)
+            else:  # renormalised even when ``place`` held no mass, as the authors' update
+                out = b.absent([place])
+                self._beliefs[i] = Belief.from_weights(b.dist) if out is b else out
 
     # -- queries ----------------------------------------------------------------------------
     def query_forms(self) -> tuple[str, ...]:
         return (f"where is {self.target}", "state") if self.target else ("state",)
+
+    def query_help(self, mode: str) -> tuple[tuple[str, str], ...]:
+        """The authors' four queries (their instruction's list), in our words."""
+        where = {
+            "belief": "the receptacles where <object> most likely is, with probabilities "
+            "(receptacles already searched are left out)",
+            "noprob": "the receptacles where <object> may be, in no particular order "
+            "(receptacles already searched are left out)",
+            "memory": "the receptacles where <object> has been seen",
+        }[mode]
+        return (
+            ("where is <object>", where),
+            ("what is in <receptacle>", "the objects seen in it, or that it is not searched yet"),
+            ("searched <receptacle>", "whether you have already looked in it"),
+            ("state", "where you are, what you hold, the objects seen, the receptacles searched"),
+        )
 
     def answer(self, q: str, mode: str, rng: random.Random) -> str:
         query = Q.parse(q)
@@ -189,9 +212,7 @@ class HouseholdAdapter(Adapter):
             return self.where(query.arg, mode, rng)
         if query.kind == "in":
             p = self.mem.places.get(query.arg)
-            if p is None:
-                return f"{query.arg} is not a receptacle here."
-            return Q.contents(p.name, sorted(p.contents) if p.searched else None)
+            return Q.contents(query.arg, sorted(p.contents) if p and p.searched else None)
         if query.kind == "searched":
             p = self.mem.places.get(query.arg)
             return Q.searched(query.arg, bool(p and p.searched))
@@ -226,37 +247,46 @@ class HouseholdAdapter(Adapter):
         if otype in {p.kind for p in self.mem.places.values()}:
             return (f"{otype} is a receptacle, not an object. Try 'query what is in {otype} 1' "
                     f"or 'query searched {otype} 1'.")  # fmt: skip
-        seen = [t.location for t in self.mem.located(otype) if t.location]
         if mode == "memory":
+            seen = [t.location for t in self.mem.things.values()
+                    if t.kind == otype and t.location not in (None, INVENTORY)]  # fmt: skip
             if not seen:
                 return Q.not_observed(otype)
-            return Q.observed_at(otype, list(dict.fromkeys(seen)))
-        belief = self.belief_of(otype, seen)
-        if belief.empty:
+            return Q.observed_at(otype, list(dict.fromkeys(s for s in seen if s)))
+        ranked = self.ranking(otype)
+        if not ranked:
             return Q.no_candidates(otype)
         if mode == "noprob":
-            return Q.may_be(otype, [a for a, _ in belief.dist], rng)
-        return Q.most_likely(otype, belief.ranked(), self.other)
+            return Q.may_be(otype, [a for a, _ in ranked], rng)
+        return Q.most_likely(otype, ranked, self.other)
 
-    def belief_of(self, otype: str, seen: list[str]) -> Belief:
-        """The type-level belief a where-is query reads."""
+    def ranking(self, otype: str) -> list[tuple[str, float]]:
+        """The ranked receptacles a type-level where-is reads (best first, ties by name):
+        the first target instance not yet located (else the located ones at 1.0); for any
+        other type, its prior's mass on the receptacles not yet searched (not renormalised,
+        as the authors' answer)."""
+        searched = set(self.mem.searched())
         if otype == self.target and self._beliefs:
-            return mixture(self._beliefs)
-        if seen:
-            return uniform(seen)
-        unsearched = [n for n in self.allowed(otype) if not self.mem.places[n].searched]
-        prior = self.prior_for(otype)
-        return prior.absent(set(prior.support) - set(unsearched))
+            for b in self._beliefs:
+                if b.located_at is None:
+                    return _by_mass(b.absent(searched).dist)
+            return [(b.located_at, 1.0) for b in self._beliefs if b.located_at]
+        return _by_mass([(a, p) for a, p in self.prior_for(otype).dist if a not in searched])
 
     # -- WALL-E ---------------------------------------------------------------------------
     def check(self, action: str, oracle: Callable[[str], bool] | None = None) -> str | None:
-        return first_failure(HOUSEHOLD_RULES, self, normalise(action))
+        return household_failure(self.walle, normalise(action))
 
-    def at(self, place: str) -> bool:
-        return self.mem.location == place
 
-    def holding(self) -> list[str]:
-        return self.mem.inventory
+def _exact(weights: dict[str, float]) -> Belief:
+    """A belief holding ``weights`` (already normalised) as they are: renormalising again
+    would move the last bits, and the answers' 90% cut-off with them."""
+    return Belief(tuple((a, p) for a, p in weights.items() if p > 0))
+
+
+def _by_mass(dist: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
+    """Atoms by decreasing probability, ties by name."""
+    return sorted(dist, key=lambda ap: (-ap[1], ap[0]))
 
 
 register_adapter("household", HouseholdAdapter)  # the envs declaring kind "household"
