@@ -12,7 +12,7 @@ FIG5 = Path(__file__).parents[2] / "configs" / "seed004" / "fig5_zipf_priors.yam
 
 def test_figure_5_plays_zipf_placed_games_with_zipf_world_models():
     exp = load_experiment(FIG5)
-    runs = [r for r in exp.runs() if r.agent != "expert"]
+    runs = [r for r in exp.runs() if r.uses_model]  # not the expert, not the random floor
     assert runs and {r.env for r in runs} == {"household:placement=zipf"}
     env = make_env("household:placement=zipf")
     assert env.placement == "zipf" and env.starts == "alfworld"

@@ -71,9 +71,9 @@ def check_cache_path(path: Path) -> None:
         raise ConfigError(f"cache: {path} is not a regular file")
     if not os.access(path, os.R_OK | os.W_OK):
         raise ConfigError(f"cache: {path} is not readable and writable by this user")
-    why = not_a_cache(path)
-    if why:
-        raise ConfigError(f"cache: {path} {why}")
+    wrong = not_a_cache(path)
+    if wrong:
+        raise ConfigError(f"cache: {path} {wrong}")
 
 
 def dry_run(exp: Experiment) -> DryRun:
