@@ -130,3 +130,29 @@ def test_the_report_prints_each_warning_with_its_run_and_figure(tmp_path: Path) 
     kinds = {(w["kind"], w["subject"]) for w in rep.data["warnings"]}
     assert ("constant-memory", "summary") in kinds and ("shared-start", "hanoi") in kinds
     assert "| random floor |" in md
+
+
+def test_the_table_links_each_run_to_its_episodes_in_the_viewer(tmp_path: Path) -> None:
+    """Issue 22: the report's table links into the viewer's page (``statelab view`` writes
+    it beside the report), at the run's own id."""
+    path = tmp_path / "store.sqlite"
+    store = Store(path)
+    store.save_experiment("Links", {"baseline": {"history": "full"}})
+    axes = {"env": "hanoi", "model": "m", "agent": "act", "format": "tagged-list"}
+    store.save_run("r-full", "full", {**axes, "history": "full"}, {})
+    store.save_run("r-evil", "summary", {**axes, "history": "summary"}, {})
+    for run in ("r-full", "r-evil"):
+        for seed in range(2):
+            steps = [_step(t, "AB", f"m{t}", "start") for t in range(1, 4)]
+            store.commit_episode(EpisodeRecord(run, seed, "done", grp=seed, score=0.5, steps=3,
+                                               trajectory=steps))  # fmt: skip
+    store.close()
+    md = make_report(path, tmp_path / "report").markdown
+    table = md.split("**Table: mean normalised score per run**", 1)[1].split("\n\n", 2)[1]
+    rows = [r for r in table.splitlines() if r.startswith("| ") and "Viewer" not in r]
+    assert len(rows) == 2
+    links = sorted(r.rsplit("|", 2)[1].strip() for r in rows)
+    assert links == [
+        "[episodes](../view/index.html#run=r-evil)",
+        "[episodes](../view/index.html#run=r-full)",
+    ]

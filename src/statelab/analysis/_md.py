@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from statelab.llm import terminal_safe
 
@@ -39,9 +41,23 @@ def md_cell(value: Any) -> str:
     return md_text(value).replace("|", "\\|")
 
 
+@dataclass(frozen=True)
+class Link:
+    """A cell or line that links: its text escaped as any cell, its target percent-encoded
+    (a relative path and fragment statelab wrote, e.g. into the viewer's page)."""
+
+    text: str
+    href: str
+
+    def markdown(self) -> str:
+        """``[text](href)`` with the text made plain and the target made safe."""
+        return f"[{md_cell(self.text)}]({quote(self.href, safe='/#=&.-_')})"
+
+
 def md_row(cells: Iterable[Any]) -> str:
-    """One table row of :func:`md_cell` cells."""
-    return "| " + " | ".join(md_cell(c) for c in cells) + " |"
+    """One table row of :func:`md_cell` cells (a :class:`Link` renders as a link)."""
+    text = (c.markdown() if isinstance(c, Link) else md_cell(c) for c in cells)
+    return "| " + " | ".join(text) + " |"
 
 
 def md_document(text: str) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from statelab.analysis._md import md_row
+from statelab.analysis._md import Link, md_row
 from statelab.analysis._summary import (
     EXPERT_LABEL,
     EXPERT_NOTE,
@@ -267,6 +267,17 @@ def axis_label(rec: Mapping[str, Any], axis: str) -> str:
     return _cell(value)
 
 
+#: where the report (``results/<name>/report/``) finds the experiment's page (``statelab view``)
+VIEWER_PAGE = "../view/index.html"
+
+
+def viewer_link(run_id: Any) -> Link | str:
+    """The run's episodes in the viewer (written by ``statelab view``), or '–'."""
+    if not isinstance(run_id, str) or not run_id:
+        return "–"
+    return Link("episodes", f"{VIEWER_PAGE}#run={run_id}")
+
+
 def to_markdown(
     summary: pd.DataFrame, title: str, *, baseline: Mapping[str, str] | None = None
 ) -> str:
@@ -299,6 +310,8 @@ def to_markdown(
     ]
     behaviour = shown_behaviour(summary)
     header += [_BEHAVIOUR_HEADERS[b] for b in behaviour]
+    viewer = "run_id" in summary.columns and summary["run_id"].notna().any()
+    header += ["Viewer"] if viewer else []
     rows = summary.assign(_ref=is_reference(summary)).sort_values("_ref", kind="stable")
     lines = [
         f"**{_cell(title)}**",
@@ -319,6 +332,7 @@ def to_markdown(
             _num(rec["out_per_step"], ",.0f"),
             _num(rec["score_per_1k_in"], ".3f"),
             *[_num(rec[b], _BEHAVIOUR_FORMATS[b]) for b in behaviour],
+            *([viewer_link(rec.get("run_id"))] if viewer else []),
         ]
         lines.append(md_row(cells))
     lines += ["", legend(summary, baseline), ""]

@@ -70,7 +70,7 @@ def make_report(
             layout=config.get("report"),
             test=test,
             adjust=adjust,
-            run_info=per_run.assign(run=per_run["run"].map(labels)),
+            run_info=per_run.assign(run_id=per_run["run"], run=per_run["run"].map(labels)),
         )
         blocks, files = list(main.blocks), dict(main.paths)
         for section in ordered():  # each decides from the frames whether it applies
