@@ -7,8 +7,8 @@ process and reads its CPU time and peak RSS from ``os.wait4`` (on a busy machine
 time is the steadier figure). ``--src`` runs the commands from another
 source tree, e.g. main's for the "before" figures:
 
-    python benchmarks/report_view.py --src after=src --src before=/work/main/src \\
-        [--episodes 2000] [--store /tmp/statelab-bench-rv] [--json benchmarks/report_view.json]
+    python benchmarks/report_view.py --src after=src --src before=<a checkout of main>/src \\
+        [--episodes 2000] [--store DIR] [--json benchmarks/report_view.json]
 """
 
 from __future__ import annotations
