@@ -76,9 +76,13 @@ def test_report_md_shows_a_hostile_label_as_text(hostile_run):
     assert "## Difference from baseline" in md and "onerror" in md
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", md)
     html = _render(md)
-    # the report's own images are its PNGs; none comes from the label, and no tag or link
+    # the report's own images are its PNGs and its own links go to the viewer's page; none
+    # comes from the label, and no other tag or link
     images = re.findall(r'<img src="([^"]*)"', html)
     assert images and all(src.endswith(".png") and "http" not in src for src in images)
-    assert not re.search(r"<(a|script)\b|onerror=alert\(1\)>", html)
+    links = re.findall(r"<a\b[^>]*>", html)
+    assert links and all(re.fullmatch(r'<a href="\.\./view/index\.html#run=[0-9a-f]+">', a)
+                         for a in links)  # fmt: skip
+    assert not re.search(r"<script\b|onerror=alert\(1\)>", html)
     fig2 = md.split("## Difference from baseline")[1]
     assert "&lt;img src=x onerror=alert(1)>" in fig2  # Fig. 2's list: the label as text
