@@ -445,20 +445,34 @@ def view(
 @app.command()
 def export(
     exp: Annotated[str, typer.Argument(help="experiment name, results folder or config file")],
-    format: Annotated[str, typer.Option("--format", help="parquet or csv")] = "parquet",
+    format: Annotated[
+        str, typer.Option("--format", help="parquet, csv or jsonl (one trajectory a line)")
+    ] = "parquet",
     out: Annotated[Path | None, typer.Option(help="folder for the files")] = None,
     table: Annotated[
         list[str] | None, typer.Option(help="tables to export (default: episodes, steps, calls)")
     ] = None,
+    to: Annotated[
+        str | None,
+        typer.Option(help="mlflow (a local file store) or wandb (offline runs) instead of files"),
+    ] = None,
 ) -> None:
-    """Write the episodes, steps and calls tables as Parquet or CSV files, one per table."""
+    """Write the episodes, steps and calls tables as Parquet or CSV files, the episodes as
+    JSON Lines trajectories, or each run to MLflow or W&B (offline)."""
     from statelab.run.export import DEFAULT_TABLES, export_store
 
     try:
         store = _store_path(exp)
-        files = export_store(
-            store, out or store.parent / "export", format, tuple(table or DEFAULT_TABLES)
-        )
+        if to is not None:
+            from statelab.analysis.tracking import export_tracking
+
+            files = export_tracking(store, to, out or store.parent / "export")
+        else:
+            if format == "jsonl" and table:
+                raise ConfigError("--table: jsonl writes whole episodes (trajectories.jsonl)")
+            files = export_store(
+                store, out or store.parent / "export", format, tuple(table or DEFAULT_TABLES)
+            )
     except ConfigError as err:
         raise _fail(str(err)) from None
     except OSError as err:

@@ -59,7 +59,11 @@ def test_csv_reads_back_to_the_stored_rows(store: Path, tmp_path: Path, table: s
     assert files == [tmp_path / f"{table}.csv"]
     back = pd.read_csv(files[0], keep_default_na=False, na_values=[""])
     want = _stored(store, table)
-    assert list(back.columns) == list(want.columns) and len(back) == len(want) > 0
+    # each row carries its run's label and axes after ``run`` (issue 25: no join needed)
+    extra = [c for c in back.columns if c not in want.columns]
+    assert extra[:2] == ["label", "env"] and {"history", "model", "agent"} <= set(extra)
+    assert [c for c in back.columns if c not in extra] == list(want.columns)
+    assert list(back.columns).index("label") == 1 and len(back) == len(want) > 0
     assert back["reply" if table == "steps" else "text"].tolist() == (
         want["reply" if table == "steps" else "text"].tolist()
     )
@@ -102,7 +106,7 @@ def test_cli_exports_and_refuses_bad_options_in_one_line(store: Path, tmp_path: 
     assert res.exit_code == 0, res.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["calls.csv", "episodes.csv", "steps.csv"]
     bad = runner.invoke(app, ["export", str(store.parent), "--format", "xlsx"])
-    assert bad.exit_code == 2 and "--format: one of parquet, csv" in bad.stderr
+    assert bad.exit_code == 2 and "--format: one of parquet, csv, jsonl" in bad.stderr
     bad = runner.invoke(app, ["export", str(store.parent), "--format", "csv", "--table", "x"])
     assert bad.exit_code == 2 and "no table 'x'" in bad.stderr
 
@@ -131,3 +135,64 @@ def test_a_killed_export_leaves_no_truncated_file(store: Path, tmp_path: Path, m
     assert whole.read_bytes() == complete  # the earlier export, untouched
     assert not (tmp_path / "calls.csv").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["steps.csv"]
+
+
+def test_rows_carry_their_runs_label_and_times_are_utc_timestamps(
+    store: Path, tmp_path: Path
+) -> None:
+    """Issue 25 item 6: ``finished`` is an ISO 8601 UTC time, not a Julian day; a step's
+    row names its run's label and history without a join."""
+    eps_csv, steps_csv = export_store(store, tmp_path, "csv", ["episodes", "steps"])
+    eps = pd.read_csv(eps_csv)
+    raw = _stored(store, "episodes")
+    for iso, jd in zip(eps["finished"], raw["finished"], strict=True):
+        assert iso.endswith("Z") and iso[4] == "-" and iso[10] == "T"
+        back = pd.Timestamp(iso).timestamp() / 86400.0 + 2440587.5
+        assert abs(back - jd) * 86400 < 0.002  # the same instant, to the millisecond
+    steps = pd.read_csv(steps_csv, keep_default_na=False, na_values=[""])
+    runs = Store(store, readonly=True).runs_frame().set_index("run")
+    for _, row in steps.iterrows():
+        assert row["label"] == runs.loc[row["run"], "label"]
+        assert row["history"] == runs.loc[row["run"], "history"]
+
+
+def test_parquet_times_are_timestamps(store: Path, tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow", reason="parquet export needs the export extra (pyarrow)")
+    (f,) = export_store(store, tmp_path, "parquet", ["episodes"])
+    eps = pd.read_parquet(f)
+    assert str(eps["finished"].dtype).startswith("datetime64") and eps["finished"].dt.tz is not None
+
+
+def test_jsonl_holds_each_whole_episode_as_a_chat(store: Path, tmp_path: Path) -> None:
+    """One line an episode: its run, outcome, the chat (first prompt, then reply /
+    observation turns) and every step as stored."""
+    (f,) = export_store(store, tmp_path, "jsonl")
+    assert f.name == "trajectories.jsonl"
+    lines = [json.loads(x) for x in f.read_text(encoding="utf-8").splitlines()]
+    eps = _stored(store, "episodes")
+    assert len(lines) == len(eps) == 6
+    steps, calls = _stored(store, "steps"), _stored(store, "calls")
+    for line in lines:
+        key = (line["run"], line["seed"], line["rollout"])
+        mine = steps[(steps.run == key[0]) & (steps.seed == key[1]) & (steps.rollout == key[2])]
+        mine = mine.sort_values("t")
+        assert [s["t"] for s in line["trajectory"]] == mine["t"].tolist()
+        assert [s["reply"] for s in line["trajectory"]] == mine["reply"].tolist()
+        assert line["steps"] == len(mine) and line["finished"].endswith("Z")
+        roles = [m["role"] for m in line["messages"]]
+        said = [m["content"] for m in line["messages"] if m["role"] == "assistant"]
+        if line["axes"]["agent"] == "expert":  # no model: the actions are the replies
+            assert roles[0] == "user" and said == mine["action"].tolist()
+            continue
+        mc = calls[(calls.run == key[0]) & (calls.seed == key[1]) & (calls.kind == "act")]
+        first = json.loads(mc.sort_values(["t", "i"]).iloc[0]["messages"])
+        assert line["messages"][: len(first)] == first  # the first prompt as the agent saw it
+        assert said == mine["reply"].tolist()
+        observations = [m["content"] for m in line["messages"][len(first) :] if m["role"] == "user"]
+        assert observations == mine["observation"].tolist()[:-1]
+        assert roles[len(first) :] == ["assistant", "user"] * (len(mine) - 1) + ["assistant"]
+
+
+def test_jsonl_refuses_tables(store: Path) -> None:
+    bad = runner.invoke(app, ["export", str(store.parent), "--format", "jsonl", "--table", "steps"])
+    assert bad.exit_code == 2 and "jsonl writes whole episodes" in bad.stderr

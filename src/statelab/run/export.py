@@ -1,8 +1,13 @@
-"""``statelab export``: a store's tables as Parquet or CSV files, for other tools.
+"""``statelab export``: a store's tables as Parquet or CSV files, or its episodes as JSON
+Lines trajectories, for other tools.
 
 One file per table: ``episodes`` (each episode with its run's label, axes and tags),
-``steps`` and ``calls`` (as stored) by default; any table of :data:`statelab.run.store.TABLES`
-on request. Rows are read and written in chunks, so a store larger than memory exports.
+``steps`` and ``calls`` (each row with its run's label and axes after ``run``, so no join is
+needed) by default; any table of :data:`statelab.run.store.TABLES` on request. Times
+(``finished``, ``updated``) are UTC timestamps (ISO 8601 in CSV), not SQLite's Julian days.
+``jsonl`` writes ``trajectories.jsonl`` instead: one whole episode per line (see
+:func:`statelab.run._trajectories.trajectory`), the shape fine-tuning tools read. Rows are
+read and written in chunks, so a store larger than memory exports.
 Parquet needs ``pyarrow`` (``pip install 'statelab[export]'``); CSV needs nothing more.
 The store is opened read-only; each file is written under a temporary name and renamed when
 complete, so a killed export never leaves a truncated file that looks whole.
@@ -22,11 +27,15 @@ from typing import Any
 import pandas as pd
 
 from statelab.core import ConfigError
+from statelab.run._trajectories import write_trajectories
 from statelab.run.store import REGISTERED, TABLES, Store
 
-FORMATS = ("parquet", "csv")
+FORMATS = ("parquet", "csv", "jsonl")
 DEFAULT_TABLES = ("episodes", "steps", "calls")
 CHUNK = 5000
+#: columns SQLite fills with ``julianday('now')``, exported as UTC timestamps
+TIME_COLUMNS = ("finished", "updated")
+_UNIX_EPOCH_JD = 2440587.5
 
 
 def export_store(
@@ -53,19 +62,58 @@ def export_store(
     out.mkdir(parents=True, exist_ok=True)
     st = Store(store, readonly=True)
     try:
+        if fmt == "jsonl":
+            path = out / "trajectories.jsonl"
+            with _replacing(path) as part:
+                write_trajectories(st, part)
+            return [path]
         written = []
+        runs = _run_columns(st)
         for table in dict.fromkeys(tables):
             path = out / f"{table}.{fmt}"
-            chunks = st.chunks(table, CHUNK)
+            chunks = (_readable(df, runs, table) for df in st.chunks(table, CHUNK))
             with _replacing(path) as part:
                 if fmt == "csv":
                     _write_csv(chunks, part)
                 else:
-                    _write_parquet(chunks, part, st.declared_types(table))
+                    _write_parquet(chunks, part, _types(st, table, runs))
             written.append(path)
         return written
     finally:
         st.close()
+
+
+def _run_columns(st: Store) -> pd.DataFrame:
+    """Each run's label and axes, to put beside the ``run`` column of a per-run table."""
+    return st.runs_frame()[["run", "label", *st.axes]]
+
+
+def _readable(df: pd.DataFrame, runs: pd.DataFrame, table: str) -> pd.DataFrame:
+    """A chunk as exported: Julian days as UTC timestamps; the run's label and axes after
+    ``run`` in the tables that have one but not ``episodes`` (which carries them already)."""
+    for col in TIME_COLUMNS:
+        if col in df.columns:
+            df[col] = pd.to_datetime(
+                (pd.to_numeric(df[col]) - _UNIX_EPOCH_JD) * 86400.0, unit="s", utc=True
+            ).dt.round("ms")
+    if table != "episodes" and "run" in df.columns and len(runs):
+        extra = [c for c in runs.columns if c != "run" and c not in df.columns]
+        if extra:
+            at = list(df.columns).index("run") + 1
+            joined = df.merge(runs[["run", *extra]], on="run", how="left", sort=False)
+            order = [*df.columns[:at], *extra, *df.columns[at:]]
+            df = joined[order]
+    return df
+
+
+def _types(st: Store, table: str, runs: pd.DataFrame) -> dict[str, str]:
+    types = dict(st.declared_types(table))
+    for col in TIME_COLUMNS:
+        if col in types:
+            types[col] = "TIMESTAMP"
+    if table != "episodes":
+        types.update({c: "TEXT" for c in runs.columns if c != "run"})
+    return types
 
 
 @contextlib.contextmanager
@@ -89,7 +137,17 @@ def _write_csv(chunks: Iterator[pd.DataFrame], path: Path) -> None:
         for i, df in enumerate(chunks):
             if "tags" in df.columns:
                 df["tags"] = df["tags"].map(lambda t: t if t else "[]")
+            for col in TIME_COLUMNS:
+                if col in df.columns:
+                    df[col] = df[col].map(_iso)
             df.to_csv(f, index=False, header=i == 0)
+
+
+def _iso(value: Any) -> str:
+    """``2026-12-01T12:40:05.123Z``; empty for a missing time."""
+    if value is None or pd.isna(value):
+        return ""
+    return str(value.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z")
 
 
 def _write_parquet(chunks: Iterator[pd.DataFrame], path: Path, types: dict[str, str]) -> None:
@@ -101,6 +159,7 @@ def _write_parquet(chunks: Iterator[pd.DataFrame], path: Path, types: dict[str, 
         "REAL": pa.float64(),
         "TEXT": pa.string(),
         "LIST": pa.list_(pa.string()),
+        "TIMESTAMP": pa.timestamp("ms", tz="UTC"),
     }
     writer: Any = None
     try:
