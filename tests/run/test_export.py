@@ -144,8 +144,12 @@ def test_rows_carry_their_runs_label_and_times_are_utc_timestamps(
     row names its run's label and history without a join."""
     eps_csv, steps_csv = export_store(store, tmp_path, "csv", ["episodes", "steps"])
     eps = pd.read_csv(eps_csv)
-    raw = _stored(store, "episodes")
-    for iso, jd in zip(eps["finished"], raw["finished"], strict=True):
+    raw = _stored(store, "episodes").set_index(["run", "seed", "rollout"])["finished"]
+    assert len(raw) == len(eps)
+    for run, seed, rollout, iso in eps[["run", "seed", "rollout", "finished"]].itertuples(
+        index=False
+    ):
+        jd = raw.loc[(run, seed, rollout)]
         assert iso.endswith("Z") and iso[4] == "-" and iso[10] == "T"
         back = pd.Timestamp(iso).timestamp() / 86400.0 + 2440587.5
         assert abs(back - jd) * 86400 < 0.002  # the same instant, to the millisecond

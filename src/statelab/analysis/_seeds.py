@@ -111,6 +111,10 @@ def per_seed(episodes: pd.DataFrame) -> pd.DataFrame:
     seeds["episodes"] = counts[SCORED].to_numpy()
     seeds["episodes_failed"] = counts[FAILED].to_numpy()
     seeds["episodes_unscored"] = counts[UNSCORED].to_numpy()
+    # dollars paid, over every episode of the seed (a failed one was paid for too)
+    cost = pd.to_numeric(_column(episodes, "cost"), errors="coerce")
+    seeds["cost"] = cost.groupby(episodes[unit], sort=False).sum(min_count=1).reindex(order)
+    seeds["cost"] = seeds["cost"].to_numpy(dtype=np.float64)
     seeds["kind"] = np.where(
         seeds["episodes"] > 0, SCORED, np.where(seeds["episodes_failed"] > 0, FAILED, UNSCORED)
     )
@@ -126,8 +130,10 @@ def _nanmean(values: pd.Series) -> float:
 def run_figures(seeds: pd.DataFrame) -> dict[str, Any]:
     """One run's row from its :func:`per_seed` table (seeds with a score only).
 
-    ``mean`` and ``sd`` (sample SD, NaN for one seed) of the seed scores; every other figure
-    is the mean over seeds of the seed means (seeds where it is undefined skipped).
+    ``mean`` and ``sd`` (sample SD, NaN for one seed) of the seed scores; ``cost`` the
+    dollars of all the run's episodes (failed and unscored seeds included; NaN when no price
+    is known); every other figure is the mean over seeds of the seed means (seeds where it
+    is undefined skipped).
     """
     ok = seeds[seeds["kind"] == SCORED]
     row: dict[str, Any] = {
@@ -143,6 +149,8 @@ def run_figures(seeds: pd.DataFrame) -> dict[str, Any]:
     else:
         row["mean"] = row["sd"] = float("nan")
     row["success_rate"] = _nanmean(ok["success"])
+    cost = seeds["cost"] if "cost" in seeds.columns else pd.Series(dtype=np.float64)
+    row["cost"] = float(cost.sum(min_count=1)) if len(cost) else float("nan")
     for name in EPISODE_FIGURES[1:]:
         row[name] = _nanmean(ok[name])
     return row

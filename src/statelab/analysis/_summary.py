@@ -92,6 +92,7 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "out_per_step",
     "score_per_1k_in",
     "aux_in_per_step",
+    "cost",
     *BEHAVIOUR_FIGURES,
     "role",
     "baseline_run",

@@ -308,6 +308,8 @@ def to_markdown(
         "Out tok/step",
         "Score/1k in",
     ]
+    cost = "cost" in summary.columns and bool(np.isfinite(summary["cost"].astype(float)).any())
+    header += ["Cost $"] if cost else []
     behaviour = shown_behaviour(summary)
     header += [_BEHAVIOUR_HEADERS[b] for b in behaviour]
     viewer = "run_id" in summary.columns and summary["run_id"].notna().any()
@@ -331,6 +333,7 @@ def to_markdown(
             *([_num(rec["in_per_call"], ",.0f")] if per_call else []),
             _num(rec["out_per_step"], ",.0f"),
             _num(rec["score_per_1k_in"], ".3f"),
+            *([_num(rec["cost"], ",.4f")] if cost else []),
             *[_num(rec[b], _BEHAVIOUR_FORMATS[b]) for b in behaviour],
             *([viewer_link(rec.get("run_id"))] if viewer else []),
         ]
@@ -388,6 +391,8 @@ def to_json(summary: pd.DataFrame) -> dict[str, Any]:
             "in_per_step": "acting-agent input tokens per env step",
             "in_per_call": "acting-agent input tokens per acting-model call",
             "score_per_1k_in": "per episode: 1000 * score / in_per_step, then averaged",
+            "cost": "US dollars of the run's model calls over all its episodes (failed ones"
+            " included, cache hits free), by the backend's price table; null where unknown",
             "p_adj": "p adjusted over the n_tests compared runs (test.adjust)",
             "floor_diff": "mean minus the env's random floor's mean (floor_ci_*: bootstrap CI)",
             **BEHAVIOUR_UNITS,

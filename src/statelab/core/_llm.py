@@ -68,6 +68,9 @@ class Completion:
     cached: bool = False
     logprobs: list[float] | None = None
     flags: tuple[str, ...] = ()
+    #: what the call cost in US dollars, from the provider's price table where the backend
+    #: knows the model (LiteLLM's); ``None`` where unknown (never guessed)
+    cost: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -78,6 +81,8 @@ class Completion:
         }
         if self.flags:  # replies taken as they came keep the cache rows they always had
             d["flags"] = list(self.flags)
+        if self.cost is not None:
+            d["cost"] = self.cost
         return d
 
     @classmethod
@@ -89,7 +94,16 @@ class Completion:
             cached=cached,
             logprobs=d.get("logprobs"),
             flags=tuple(d.get("flags", ())),
+            cost=_cost(d.get("cost")),
         )
+
+
+def _cost(value: object) -> float | None:
+    """A stored cost, or ``None`` for anything that is not a finite, non-negative number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    v = float(value)
+    return v if v >= 0 and v < float("inf") else None
 
 
 class ModelError(RuntimeError):

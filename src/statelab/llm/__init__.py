@@ -1,7 +1,8 @@
 """Model backends (the ``model`` axis), one per file, built from a spec string.
 
 ``llamacpp:<package|path.gguf|hf:owner/repo/file.gguf>`` · ``openai:<model>[?options]`` ·
-``openai-compat:<base_url>#<model>[?options]`` · ``scripted:<file>`` ·
+``openai-compat:<base_url>#<model>[?options]`` · ``litellm:<provider>/<model>[?options]`` ·
+``scripted:<file>`` ·
 ``hf:<dir|file.gguf|package|owner/name>[?adapter=<dir>]`` (transformers, the ``train`` extra)
 
 Options of the HTTP backends are declared once (:class:`ModelOptions`: ``timeout``,
@@ -123,6 +124,23 @@ def _openai(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
         parse_openai(spec)
         return None
     return from_spec_openai(spec, **options)
+
+
+@_backend(
+    "litellm",
+    f"litellm:<provider>/<model>[{_OPTS}] (the litellm extra; keys from LiteLLM's env vars)",
+    "statelab.llm.litellm_backend:LiteLLMModel",
+)
+def _litellm(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
+    from statelab.llm.litellm_backend import LiteLLMModel, parse_litellm
+
+    model, _ = parse_litellm(_need(arg, "litellm", "litellm:anthropic/claude-3-5-haiku-latest"))
+    if ctx.dry:
+        return None
+    kw = {k: options[k] for k in ("timeout",) if k in options}
+    if "concurrency" in options:
+        kw["max_concurrency"] = options["concurrency"]
+    return LiteLLMModel(model, **kw)
 
 
 @_backend("scripted", "scripted:<file>", "statelab.llm.scripted:ScriptedLLM")

@@ -19,6 +19,7 @@ all of them are put together.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 import time
@@ -226,8 +227,7 @@ class Model(LLM):
             flags.append("usage-replaced")
         if not flags or tuple(flags) == c.flags:
             return c
-        return Completion(text, Usage(n_in, n_out), c.latency, c.cached, c.logprobs,
-                          tuple(flags))  # fmt: skip
+        return dataclasses.replace(c, text=text, usage=Usage(n_in, n_out), flags=tuple(flags))
 
 
 def _count_ok(n: Any) -> bool:

@@ -43,7 +43,7 @@ CREATE TABLE IF NOT EXISTS episodes (
     score REAL, success INTEGER, steps INTEGER, reward REAL,
     agent_calls INTEGER, agent_in INTEGER, agent_out INTEGER, aux_in INTEGER, aux_out INTEGER,
     cached_calls INTEGER, model_calls INTEGER, wall_s REAL, components TEXT,
-    finished REAL DEFAULT (julianday('now')),
+    finished REAL DEFAULT (julianday('now')), cost REAL,
     PRIMARY KEY (run, seed, rollout)
 );
 CREATE TABLE IF NOT EXISTS queries (
@@ -67,10 +67,16 @@ CREATE TABLE IF NOT EXISTS calls (
     run TEXT NOT NULL, seed INTEGER NOT NULL, rollout INTEGER NOT NULL DEFAULT 0,
     t INTEGER NOT NULL, i INTEGER NOT NULL,
     kind TEXT, messages{r} TEXT, text TEXT, input_tokens INTEGER, output_tokens INTEGER,
-    latency REAL, cached INTEGER,
+    latency REAL, cached INTEGER, cost REAL,
     PRIMARY KEY (run, seed, rollout, t, i)
 );
 """
+#: columns added after a store layout first shipped, by table: a store written before them
+#: gains them (NULL in its earlier rows) when a run writes to it again
+ADDED_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
+    "episodes": (("cost", "REAL"),),
+    "calls": (("cost", "REAL"),),
+}
 #: each distinct text once: ``text = <base's text>[:keep] + body`` (``body`` zlib-compressed
 #: when ``z``); ``depth`` counts the bases under it (bounded, so one text reads in few rows)
 TEXTS = """

@@ -54,9 +54,18 @@ def _call_row(c: Call) -> dict[str, Any]:
         "output_tokens": c.completion.usage.output_tokens,
         "latency": c.completion.latency,
         "cached": c.completion.cached,
+        "cost": c.completion.cost,
         # what the model wrapper changed on the way in (reply-cut, redacted ...), if anything
         **({"flags": list(c.completion.flags)} if c.completion.flags else {}),
     }
+
+
+def add_cost(ep: EpisodeRecord, calls: list[Call]) -> None:
+    """Add what ``calls`` cost to the episode: the calls not served from the cache whose price
+    is known (the episode's cost stays ``None`` while none is)."""
+    priced = [c.completion for c in calls if c.completion.cost is not None]
+    if priced:  # a priced call served from the cache costs nothing this time
+        ep.cost = (ep.cost or 0.0) + sum(float(c.cost or 0.0) for c in priced if not c.cached)
 
 
 def _tokens(calls: list[Call]) -> tuple[int, int]:
@@ -329,6 +338,7 @@ class Episode:
         ep.aux_out += x_out
         ep.model_calls += sum(not c.completion.cached for c in calls)
         ep.cached_calls += sum(c.completion.cached for c in calls)
+        add_cost(ep, calls)
 
     def stopped(self, step: _Step) -> bool:
         """Whether the agent ended the episode (``meta["stop"]``: e.g. seed 002's anchor stops
@@ -351,6 +361,7 @@ class Episode:
         ep.agent_out += a_out
         ep.model_calls += sum(not c.completion.cached for c in step.calls)
         ep.cached_calls += sum(c.completion.cached for c in step.calls)
+        add_cost(ep, step.calls)
         return True
 
     def _model_seconds(self) -> float:

@@ -69,6 +69,9 @@ class EpisodeRecord:
     cached_calls: int = 0
     model_calls: int = 0
     wall_s: float = 0.0
+    #: US dollars of the model calls made for this episode (cache hits cost nothing); ``None``
+    #: when no call's price is known
+    cost: float | None = None
     #: the built components' descriptions (spelling, label, tags) by axis
     components: dict[str, Any] = field(default_factory=dict)
     trajectory: list[StepRecord] = field(default_factory=list)

@@ -38,6 +38,7 @@ from statelab.core import ConfigError
 from statelab.run._reading import _RUN_FIXED, REGISTERED, TABLES, Reading, register_table
 from statelab.run._rows import _EPISODE_COLS, MAX_TEXT, Cells, _cell, stored_text
 from statelab.run._schema import (
+    ADDED_COLUMNS,
     INLINE,
     SCHEMA_VERSION,
     TEXT_TABLE,
@@ -124,16 +125,27 @@ class Store(Reading):
                     self.db.executescript(INLINE)
                     if "env_seed" not in self._columns("episodes"):  # this release's first cut
                         self.db.execute("ALTER TABLE episodes ADD COLUMN env_seed INTEGER")
+                    self._add_columns()
                     self.version = 1
                     self.db.execute("PRAGMA user_version=1")
                     return
             self.db.executescript(TEXT_TABLE)
+            self._add_columns()
             self.version = SCHEMA_VERSION
             self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.DatabaseError as e:
             if "malformed" in str(e):
                 check_integrity(self.db, self.path)
             raise ConfigError(f"{self.path}: not a statelab store ({e})") from None
+
+    def _add_columns(self) -> None:
+        """Give a store written before :data:`ADDED_COLUMNS` those columns (a call's and an
+        episode's ``cost``); its earlier rows hold NULL there."""
+        for table, cols in ADDED_COLUMNS.items():
+            have = self._columns(table)
+            for name, kind in cols:
+                if name not in have:
+                    self.db.execute(f'ALTER TABLE {table} ADD COLUMN "{name}" {kind}')
 
     def _ensure_axes(self, axes: Any) -> None:
         """Give the ``runs`` table a column per axis (an axis added later joins old stores)."""
@@ -242,7 +254,7 @@ class Store(Reading):
                 for s in ep.trajectory:
                     db.execute(cells.step_sql, cells.step(s))
                     db.executemany(
-                        "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", cells.calls(s)
+                        "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", cells.calls(s)
                     )
                     db.executemany("INSERT INTO queries VALUES (?,?,?,?,?,?,?)", cells.queries(s))
                 db.execute("COMMIT")
