@@ -117,4 +117,5 @@ def spec_dict(spec: RunSpec) -> dict[str, Any]:
     }
     if not spec.uses_model:
         values["model"] = MODEL_FREE
-    return {**values, "params": spec.params, "max_steps": spec.max_steps}
+    out = {**values, "params": spec.params, "max_steps": spec.max_steps}
+    return {**out, "limits": spec.limits} if spec.limits else out

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import yaml
 from pydantic import (
@@ -31,6 +31,7 @@ from statelab.core import MODEL_AXES, MODEL_FREE, ConfigError, GenParams
 from statelab.envs import env_class
 from statelab.llm import accepts_images, public_spec
 from statelab.run.axes import AXES, BY_NAME, NAMES, check_value, env_context
+from statelab.run.limits import Limits
 from statelab.run.spec import RunSpec, resolve_format
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -153,6 +154,8 @@ class Experiment(BaseModel):
     out: str = "results"
     cache: str | None = "results/cache.sqlite"
     report: Layout | None = None
+    #: per-episode limits: wall-clock seconds, tokens, dollars (:mod:`statelab.run.limits`)
+    limits: Limits | None = None
 
     @model_validator(mode="after")
     def _values(self) -> Experiment:
@@ -337,6 +340,7 @@ class Experiment(BaseModel):
         """Every grid combination, plus per env one random run (the floor row, where the env
         lists admissible actions) and one expert run (the ceiling row)."""
         names = [a.name for a in AXES]
+        limits = self.limits.given() if self.limits else None
         choices = [self.models() if n == "model" else self.grid.values(n) for n in names]
         out: list[RunSpec] = []
         for combo in itertools.product(*choices):
@@ -344,7 +348,10 @@ class Experiment(BaseModel):
             values["format"] = resolve_format(values["env"], values["format"])
             out.append(
                 RunSpec.make(
-                    params=self.params.model_dump(), max_steps=self.budget(values["env"]), **values
+                    params=self.params.model_dump(),
+                    max_steps=self.budget(values["env"]),
+                    limits=limits,
+                    **values,
                 )
             )
         floor = [e for e in self.grid.env if env_class(e).lists_actions] if self.random else []
@@ -358,6 +365,7 @@ class Experiment(BaseModel):
                         agent=agent,
                         format=resolve_format(env, "default"),
                         max_steps=self.budget(env),
+                        limits=limits,
                     )
                 )
         return out
@@ -490,6 +498,10 @@ def one_line(e: ValidationError) -> str:
         for part in parent:
             fields = getattr(model, "model_fields", {})
             model = fields[part].annotation if part in fields else None
+            # ``Limits | None``: the model inside the optional
+            model = next((a for a in get_args(model) if hasattr(a, "model_fields")), model)
         allowed = ", ".join(getattr(model, "model_fields", {}))
+        where = ".".join(str(x) for x in parent)
+        msg = f"{where}: {msg}" if where else msg
         return f"config error: {msg}" + (f"; allowed here: {allowed}" if allowed else "")
     return f"config error: {loc}: {msg}" if loc else f"config error: {msg}"

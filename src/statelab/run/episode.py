@@ -34,6 +34,7 @@ from statelab.core import (
 from statelab.run._envcall import EnvCallError, blamed, call_timeout, env_call
 from statelab.run.components import Components, TimedLLM, prelude_transitions, reads_privileged
 from statelab.run.config import RunSpec
+from statelab.run.limits import limit_reached
 from statelab.run.spec import env_seed
 from statelab.run.store import EpisodeRecord, StepRecord
 from statelab.state import call_seed, compose_view
@@ -409,6 +410,12 @@ class Episode:
             done = terminated or truncated or bool(step.stopped)
             model_s = self._model_seconds() - model_before
             self.record_step(step, reward, aux, time.perf_counter() - t0, model_s)
+            limit = "" if done else limit_reached(
+                self.spec.limits, self.record, time.perf_counter() - started
+            )
+            if limit:  # truncated like a used-up step budget; the reason on the last step
+                self.record.trajectory[-1].meta["stopped"] = limit
+                done = True
         ep = self.record
         ep.score = float(self.info["score"])
         ep.success = bool(self.info["success"])

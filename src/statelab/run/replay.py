@@ -78,7 +78,8 @@ def spec_of(row: dict[str, Any]) -> RunSpec:
     """The RunSpec of a stored run (its ``spec`` column)."""
     data = json.loads(row["spec"]) if isinstance(row["spec"], str) else dict(row["spec"])
     params, max_steps = data.pop("params", {}), data.pop("max_steps", None)
-    return RunSpec.make(params=params, max_steps=max_steps, **data)
+    limits = data.pop("limits", None)
+    return RunSpec.make(params=params, max_steps=max_steps, limits=limits, **data)
 
 
 def replay(
@@ -101,6 +102,7 @@ def replay(
             spec = RunSpec.make(
                 params=spec.params,
                 max_steps=spec.max_steps,
+                limits=spec.limits,
                 **{**spec.axes_values, "history": history},
             )
         cols = ["t", "action", "reply", "observation", "reward", "agent_calls"]

@@ -44,10 +44,17 @@ class RunSpec:
     values: tuple[tuple[str, str], ...]
     params: dict[str, Any] = field(default_factory=dict, hash=False)
     max_steps: int | None = None
+    #: per-episode limits (:mod:`statelab.run.limits`): wall_s, tokens, dollars
+    limits: dict[str, Any] = field(default_factory=dict, hash=False)
 
     @classmethod
     def make(
-        cls, *, params: dict[str, Any] | None = None, max_steps: int | None = None, **axes: str
+        cls,
+        *,
+        params: dict[str, Any] | None = None,
+        max_steps: int | None = None,
+        limits: Any = None,  # a mapping of limit names (Any: axes come as **str)
+        **axes: str,
     ) -> RunSpec:
         """A spec from axis values by name; an axis left out takes its default."""
         unknown = set(axes) - set(NAMES)
@@ -61,7 +68,7 @@ class RunSpec:
             if a.name == "format":  # "default": the env's own format, named
                 v = resolve_format(axes["env"], v)
             values.append((a.name, v))
-        return cls(tuple(values), dict(params or {}), max_steps)
+        return cls(tuple(values), dict(params or {}), max_steps, dict(limits or {}))
 
     def __getattr__(self, name: str) -> str:
         if name in BY_NAME:
@@ -83,6 +90,8 @@ class RunSpec:
             if BY_NAME[name].core or value != BY_NAME[name].default
         }
         body.update(params=self.params, max_steps=self.max_steps)
+        if self.limits:  # only when set: runs without limits keep their keys
+            body["limits"] = self.limits
         return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
     @property

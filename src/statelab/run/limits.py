@@ -1,0 +1,47 @@
+"""Limits per episode (``limits:`` in a config): wall-clock seconds, tokens and dollars.
+
+An episode that reaches a limit ends after the step that reached it, truncated like one that
+used up its step budget: it is scored as it stands, and its last step's ``meta["stopped"]``
+says which limit ended it (``"limit: tokens 2,000 reached (2,113)"``). The limits are
+checked between steps, so a single model call is never cut (its own ``timeout`` bounds it);
+``tokens`` counts every model token of the episode (acting and auxiliary, in and out);
+``dollars`` the cost of its calls where the backend knows the price
+(:attr:`statelab.core.Completion.cost`; a backend without prices never reaches it). A limit
+is part of the run's key: episodes played under another limit are another run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from statelab.run.records import EpisodeRecord
+
+
+class Limits(BaseModel):
+    """``limits: {wall_s: 600, tokens: 200000, dollars: 0.50}``; each one optional."""
+
+    model_config = ConfigDict(extra="forbid")
+    wall_s: float | None = Field(None, gt=0, le=7 * 24 * 3600)
+    tokens: int | None = Field(None, ge=1)
+    dollars: float | None = Field(None, gt=0)
+
+    def given(self) -> dict[str, Any]:
+        """The limits set, by name (the form a run's spec and key hold)."""
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
+def limit_reached(limits: dict[str, Any] | None, ep: EpisodeRecord, wall_s: float) -> str:
+    """Which of ``limits`` the episode has reached after ``wall_s`` seconds ("" if none)."""
+    if not limits:
+        return ""
+    tokens = ep.agent_in + ep.agent_out + ep.aux_in + ep.aux_out
+    used: dict[str, float] = {"wall_s": wall_s, "tokens": tokens}
+    if ep.cost is not None:
+        used["dollars"] = ep.cost
+    for name, fmt in (("wall_s", ",.1f"), ("tokens", ",.0f"), ("dollars", ",.4f")):
+        cap = limits.get(name)
+        if cap is not None and name in used and used[name] >= cap:
+            return f"limit: {name} {cap:{fmt}} reached ({used[name]:{fmt}})"
+    return ""
