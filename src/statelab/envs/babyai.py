@@ -63,7 +63,7 @@ from minigrid.envs.babyai.core.verifier import (
 )
 from minigrid.utils.baby_ai_bot import BabyAIBot
 
-from statelab.core import Env, Observation
+from statelab.core import FORMAT_ERROR, MOVED, NO_OP, Env, Observation
 from statelab.envs._babyai_view import full_map, full_view_of, world_array
 from statelab.envs._options import Option, count, option_parser
 from statelab.envs._registry import register_env
@@ -255,6 +255,10 @@ class BabyAIEnv(Env):
         self._pending: list[int] = []  # world-changing actions the bot has not seen yet
         self._suggestion = 0
         self._text = ""
+        #: the view after the last action that ran (None before one): seed 004 counts an
+        #: action leaving it unchanged (walking into a wall) as a no-op
+        self._last_view: str | None = None
+        self._unchanged = False
 
     # -- Env ------------------------------------------------------------------------------
     def _reset(
@@ -262,6 +266,7 @@ class BabyAIEnv(Env):
     ) -> tuple[Observation, dict[str, Any]]:
         self._raw, _ = self.level.reset(seed=rng_seed)
         self._won = False
+        self._last_view, self._unchanged = None, False
         self._bot, self._free_hands, self._pending = None, False, []
         if self._expert_wanted:
             self._start_bot()
@@ -280,7 +285,18 @@ class BabyAIEnv(Env):
         self._won = bool(terminated and reward > 0)
         if self._expert_wanted and not terminated:
             self._pending.append(idx)  # the bot catches up when next asked
-        return self._observe(""), float(reward), bool(terminated), self._privileged()
+        obs = self._observe("")
+        self._unchanged = obs.text == self._last_view
+        self._last_view = obs.text
+        return obs, float(reward), bool(terminated), self._privileged()
+
+    def outcome(self, info: Any) -> str:
+        """Seed 004's reading (its authors' BabyAI env): an action outside the six is a
+        format error (the env cannot read it); one that leaves the view's text as it was
+        after the last action that ran (walking into a wall; never the first) is a no-op."""
+        if not info.get("valid", True):
+            return FORMAT_ERROR
+        return NO_OP if self._unchanged else MOVED
 
     def _observe(self, feedback: str) -> Observation:
         facts = ego_view(self._raw["image"], self._raw["direction"], self.level.mission)
