@@ -420,8 +420,8 @@ _FAMILY = {"goto": "goto", "pickup": "pickup", "putnext": "putnext",
            "pick_up_seq_go_to": "pickup-seq-goto", "open": "open"}  # fmt: skip
 
 
-def _level(task: str, seed: int) -> dict:
-    env = make_env(f"babyai/{task}")
+def _level(task: str, seed: int, levels: str = "") -> dict:
+    env = make_env(f"babyai/{task}{levels}")
     env.reset(seed=seed)
     lv = env.level
     grid = np.asarray(lv.grid.encode(), dtype=np.uint8)
@@ -434,11 +434,26 @@ def _level(task: str, seed: int) -> dict:
 
 def test_seeds_0_to_24_are_the_levels_balrogs_sampler_gives_seed_004():
     """goto, pickup, putnext and pick-up-seq-go-to: 100 of 100 levels identical (mission,
-    grid, start); open (not in seed 004's figures) differs on all 25: our open level is
-    built in another order (docs/seed004.md)."""
+    grid, start); open differs on all 25 (our open level is built in another order) unless
+    ``levels=balrog``, which gives all 125."""
     recorded = json.loads(BALROG_LEVELS.read_text())
     same = {f: 0 for f in _FAMILY}
+    balrog = dict(same)
     for key, want in recorded.items():
         family, seed = key.split("/")
         same[family] += _level(_FAMILY[family], int(seed)) == want
+        balrog[family] += _level(_FAMILY[family], int(seed), ":levels=balrog") == want
     assert same == {"goto": 25, "pickup": 25, "putnext": 25, "pick_up_seq_go_to": 25, "open": 0}
+    assert balrog == dict.fromkeys(_FAMILY, 25)
+
+
+def test_the_expert_wins_balrogs_open_levels():
+    env = make_env("babyai/open:levels=balrog")
+    expert = env.expert()
+    for seed in range(5):
+        obs, info = env.reset(seed=seed)
+        done = False
+        while not done:
+            obs, _, term, trunc, info = env.step(expert.act(obs, info))
+            done = term or trunc
+        assert env.success(), seed
