@@ -10,9 +10,13 @@ not know which way it started).
   start-right, start-back, start-left (clockwise). ``turn left`` / ``turn right`` turn;
   ``go forward`` moves when the cell in front was free in the previous observation (it is
   always visible), so a blocked step leaves the pose unchanged.
-- Cells: every visible cell is written (empty, wall, door or the object seen there) with the
-  step it was last seen; cells the agent stood on are ``visited``. Objects are keyed by colour
-  and type ("red ball"), last known cell or the inventory.
+- Cells, as much as the text tells (the seed's text-only model): before the room is pinned,
+  the wall rays ("a wall N steps forward": the cells before it empty, the wall) and the things
+  in view; from the observation that pins it on, every visible cell (empty, wall, door or the
+  object seen there), with the step it was last seen; cells the agent stood on are
+  ``visited``. Objects are keyed by colour and type ("red ball"), last known cell or the
+  inventory; ``where is`` names the older of the last two cells a name was seen at, as the
+  seed's model does.
 - Pinning: a wall straight ahead, left or right (the first thing on that line) fixes that
   axis's wall; the room (6x6 interior inside an 8x8 wall ring, BabyAI's one-room levels) is
   pinned once both axes have one.
@@ -21,11 +25,10 @@ not know which way it started).
   not within Manhattan distance 1 of the start (minigrid's ``reject_next_to`` rejects d < 2),
   not the agent's cell, not a cell seen empty, wall or holding another object; later
   observations rule cells out the same way; a sighting is a point mass; a pickup puts it in
-  the inventory. Ruling out every visible cell without the referent is exact conditioning on
-  what was seen (the seed's text-only model rules out fewer cells).
-- Queries (C.4): ``where is``, ``map``, ``what is at <place>``, ``searched <place>``,
-  ``what have I seen``, ``state``; places are egocentric ("2 steps forward and 1 step left",
-  "front", "here").
+  the inventory.
+- Queries (C.4): ``where is`` (in the seed's authors' words, :meth:`BabyAIAdapter.where`),
+  ``map``, ``what is at <place>``, ``searched <place>``, ``what have I seen``, ``state``;
+  places are egocentric ("2 steps forward and 1 step left", "front", "here").
 - WALL-E (C.5): :data:`statelab.worldmodels.rules.BABYAI_RULES`, on the current view.
 """
 
