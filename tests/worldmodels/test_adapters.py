@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import pytest
 from minigrid.core.constants import DIR_TO_VEC
@@ -13,7 +14,13 @@ from statelab.envs import env_class, make_env
 from statelab.facts.egoview import EgoViewFacts
 from statelab.worldmodels._model import UNKNOWN_ENV
 from statelab.worldmodels.adapters import adapter_for, claimed_kinds
-from statelab.worldmodels.adapters.babyai import BabyAIAdapter, parse_place
+from statelab.worldmodels.adapters.babyai import (
+    BabyAIAdapter,
+    direction,
+    parse_place,
+    pos_of,
+    relative,
+)
 from statelab.worldmodels.adapters.household import HouseholdAdapter, parse_goal
 from statelab.worldmodels.belief import INVENTORY, UNSEEN
 
@@ -125,9 +132,35 @@ def test_babyai_where_is_before_the_room_is_pinned_asks_for_walls():
     ad = _babyai(EMPTY)
     assert "not localized" in ad.answer("where is the red ball", "belief", random.Random(0))
     assert ad.answer("map", "belief", random.Random(0)).startswith("The room is not localized")
-    assert ad.answer("where is the red ball", "memory", random.Random(0)).endswith(
-        "has not been observed yet."
+    assert ad.answer("where is the red ball", "memory", random.Random(0)) == (
+        "red ball has not been observed yet. Explore to find it."
     )
+
+
+def test_babyai_where_is_gives_the_count_the_five_nearest_and_the_mass_by_direction():
+    """The seed's answer (its wording), at the start of babyai/goto seed 1: the room is pinned
+    by the first view, the yellow key unseen; 11 cells remain, 7 of them behind (most along
+    'back'), 3 to the right, 1 to the left: 64%, 27% and 9%, which sum to 100."""
+    env = make_env("babyai/goto")
+    obs, _ = env.reset(seed=1)
+    ad = BabyAIAdapter(obs)
+    answer = ad.answer("where is the yellow key", "belief", random.Random(0))
+    assert answer == (
+        "The yellow key has not been seen. 11 candidate cells remain (about 9% each). "
+        "Nearest: 2 steps back, 1 step back and 1 step left, 1 step back and 1 step right, "
+        "2 steps back and 1 step left, 2 steps back and 1 step right, and 6 farther cells. "
+        "Mass is behind you (64%), to your right (27%), to your left (9%)."
+    )
+    cells = [pos_of(a) for a in ad.beliefs()["yellow key"].support]
+    by = Counter(direction(*ad.to_ego(p)) for p in cells)
+    assert by == {"behind you": 7, "to your right": 3, "to your left": 1}
+
+
+def test_babyai_offsets_read_forward_first_and_each_cell_has_one_direction():
+    assert relative(2, -1) == "2 steps forward and 1 step left"
+    assert relative(-1, 0) == "1 step back" and relative(0, 0) == "your current cell"
+    assert direction(2, 2) == "in front of you" and direction(-1, 1) == "behind you"
+    assert direction(1, -3) == "to your left" and direction(0, 0) == "under you"
 
 
 # -- household ---------------------------------------------------------------------------------

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 
+from statelab.core import FORMAT_ERROR, MOVED, NO_OP
+from statelab.envs import make_env
 from statelab.llm.scripted import ScriptedLLM
+from statelab.run._derail import Derail
 from statelab.run.config import RunSpec
 from statelab.run.episode import run_episode
 
@@ -43,10 +46,68 @@ def test_ten_consecutive_queries_end_the_episode():
     assert len(ep.trajectory[0].queries) == 10
 
 
-def test_ten_consecutive_invalid_actions_end_the_episode():
+def test_ten_consecutive_format_errors_end_a_babyai_episode():
+    """In BabyAI an action outside the six is a format error (the authors' env cannot read
+    it), not a no-op; ten in a row end the episode."""
     ep = _play(["Action: fly"], worldmodel="memory", max_steps=30)
     assert len(ep.trajectory) == 10
-    assert ep.trajectory[-1].meta["stopped"] == "10 consecutive invalid actions"
+    assert ep.trajectory[-1].meta["stopped"] == "10 consecutive format errors"
+    assert ep.trajectory[-1].meta["ended"] == "format_error_limit"
+
+
+def _steps_to_the_wall(env_name="babyai/goto", seed=1):
+    """How many 'go forward' change the view from the start (then the agent is at a wall or
+    an object), counted on the env's own texts."""
+    env = make_env(env_name)
+    obs, _ = env.reset(seed=seed)
+    n = 0
+    while True:
+        before = obs.text
+        obs, *_ = env.step("go forward")
+        if obs.text == before:
+            return n
+        n += 1
+
+
+def test_walking_into_a_wall_ten_times_ends_a_babyai_episode_as_a_noop_loop():
+    """An action that leaves BabyAI's view unchanged is a no-op (the authors' rule): after
+    the free cells ahead, every further 'go forward' is one; the tenth in a row ends it."""
+    k = _steps_to_the_wall()
+    ep = _play(["Action: go forward"], worldmodel="none:derail", max_steps=60)
+    assert len(ep.trajectory) == k + 10
+    assert all(s.valid for s in ep.trajectory)
+    assert ep.trajectory[-1].meta["stopped"] == "10 consecutive no-ops"
+    assert ep.trajectory[-1].meta["ended"] == "noop_loop"
+    assert "stopped" not in ep.trajectory[-2].meta
+
+
+def test_the_two_counters_reset_each_other():
+    """Nine format errors, a no-op, nine format errors: no rule fires (each kind must come
+    ten in a row); a tenth format error after nine does."""
+    d = Derail(10)
+    seen = [d.see(k) for k in [FORMAT_ERROR] * 9 + [NO_OP] + [FORMAT_ERROR] * 9]
+    assert seen == [""] * 19
+    assert d.see(FORMAT_ERROR) == "10 consecutive format errors"
+    d = Derail(10)
+    seen = [d.see(k) for k in [NO_OP] * 9 + [FORMAT_ERROR] + [NO_OP] * 9 + [MOVED] + [NO_OP] * 9]
+    assert seen == [""] * 29 and d.see(NO_OP) == "10 consecutive no-ops"
+    assert Derail(None).see(NO_OP) == "" and Derail(None).noops == 0
+
+
+def test_an_invalid_action_is_a_noop_by_default_and_an_empty_reply_a_format_error():
+    """On an env without its own reading (hanoi), an action the env calls invalid is a
+    no-op; a reply with no action at all is a format error, on any env."""
+    ep = _play(["Action: fly"], worldmodel="none:derail", max_steps=30, env="hanoi")
+    assert len(ep.trajectory) == 10 and not ep.trajectory[0].valid
+    assert ep.trajectory[-1].meta["ended"] == "noop_loop"
+    ep = _play([""], worldmodel="none:derail", max_steps=30, env="hanoi")
+    assert len(ep.trajectory) == 10
+    assert ep.trajectory[-1].meta["ended"] == "format_error_limit"
+
+
+def test_an_episode_records_how_it_ended():
+    ep = _play(["Action: turn left"], worldmodel="none:derail", max_steps=3)
+    assert [s.meta.get("ended") for s in ep.trajectory] == [None, None, "max_steps"]
 
 
 def test_without_a_world_model_a_query_is_an_env_action():
@@ -80,7 +141,7 @@ def test_walle_rejects_five_times_then_lets_the_sixth_proposal_through():
 def test_none_derail_has_the_derail_rule_and_nothing_else():
     ep = _play(["Action: fly"], worldmodel="none:derail", max_steps=30)
     assert len(ep.trajectory) == 10
-    assert ep.trajectory[-1].meta["stopped"] == "10 consecutive invalid actions"
+    assert ep.trajectory[-1].meta["stopped"] == "10 consecutive format errors"
     ep = _play(["Action: fly"], worldmodel="none", max_steps=12)
     assert len(ep.trajectory) == 12
 

@@ -2,11 +2,14 @@
 has reached by each fraction of its action budget, one line per world-model variant.
 
 - An episode's budget ``B`` is its run's ``max_steps`` (the experiment's) or, when unset, the
-  env's own budget. Its reward by fraction ``f`` is the sum of its per-step rewards (the
-  ``steps`` table) over its first ``floor(f * B)`` env steps; an episode that ended earlier
-  keeps its final sum. Queries and rejected proposals are no env steps, so they cost nothing
-  here, as in the seed. (ALFWorld-style envs reward 1 at the win; ScienceWorld's rewards are
-  the changes of its normalised score, so the sum is the score reached so far.)
+  env's own budget. Its value by fraction ``f`` reads its first ``floor(f * B)`` env steps, as
+  the seed's authors do (:func:`curve_mode`): on an env where a win is the full score
+  (household, BabyAI) it is 1 when the episode was won within those steps, else 0 (BabyAI's
+  shaped reward is not used); on an env with partial credit (ScienceWorld, a win at 70 of 100
+  points) it is the best score reached within them, starting from the first step's score and
+  held after the episode ends. An episode that ended earlier (won, lost, derailed) keeps its
+  final value. Queries and rejected proposals are no env steps, so they cost nothing here, as
+  in the seed.
 - Envs are grouped by family, the name before ``/`` (``scienceworld/boil`` and its 23
   siblings make one ScienceWorld plot, the BabyAI tasks one BabyAI plot, as in Fig. 3); each
   episode is read against its own task's budget.
@@ -63,25 +66,44 @@ def budget_of(spec: dict[str, Any], env: str) -> int:
     return int(env_class(env).max_steps)
 
 
+def curve_mode(env: str) -> str:
+    """How the curves read an episode of ``env``: ``"score"`` on an env with partial credit
+    (its ``win_score`` below 1: the running best score), else ``"success"`` (won or not)."""
+    from statelab.envs import env_class
+
+    return "score" if env_class(env).win_score < 1.0 else "success"
+
+
 def episode_curves(
     episodes: pd.DataFrame, steps: pd.DataFrame, fractions: Sequence[float] = FRACTIONS
 ) -> pd.DataFrame:
-    """Reward reached by each fraction of the budget, per episode.
+    """The value reached by each fraction of the budget, per episode (see the module doc).
 
-    ``episodes``: ``run, seed, rollout, budget``; ``steps``: ``run, seed, rollout, t,
-    reward``. Returns ``run, seed, rollout, fraction, reward``."""
+    ``episodes``: ``run, seed, rollout, budget`` and optionally ``mode`` (:func:`curve_mode`;
+    default ``"score"``), ``success`` and ``steps`` (read in ``"success"`` mode); ``steps``:
+    ``run, seed, rollout, t, reward`` (``"score"`` mode: the step rewards sum to the score).
+    Returns ``run, seed, rollout, fraction, reward``."""
     key = ["run", "seed", "rollout"]
     by_ep = {k: g.sort_values("t") for k, g in steps.groupby(key)}
     rows = []
     for ep in episodes.itertuples(index=False):
         k = (ep.run, ep.seed, ep.rollout)
-        g = by_ep.get(k)
-        t = g["t"].to_numpy() if g is not None else np.zeros(0)
-        r = g["reward"].fillna(0.0).to_numpy(dtype=float) if g is not None else np.zeros(0)
-        for f in fractions:
-            limit = math.floor(f * int(ep.budget) + 1e-9)
-            rows.append((*k, float(f), float(r[t <= limit].sum())))
+        limits = [math.floor(f * int(ep.budget) + 1e-9) for f in fractions]
+        if getattr(ep, "mode", "score") == "success":
+            won, used = bool(ep.success), int(ep.steps)
+            values = [1.0 if won and used <= limit else 0.0 for limit in limits]
+        else:
+            g = by_ep.get(k)
+            t = g["t"].to_numpy() if g is not None else np.zeros(0)
+            r = g["reward"].fillna(0.0).to_numpy(dtype=float) if g is not None else np.zeros(0)
+            best = np.maximum.accumulate(np.cumsum(r)) if len(r) else r
+            values = [_last(best[t <= max(1, limit)]) for limit in limits]
+        rows += [(*k, float(f), v) for f, v in zip(fractions, values, strict=True)]
     return pd.DataFrame(rows, columns=[*key, "fraction", "reward"])
+
+
+def _last(values: np.ndarray) -> float:
+    return float(values[-1]) if len(values) else 0.0
 
 
 def line_curves(curves: pd.DataFrame, runs: pd.DataFrame, group: Sequence[str]) -> pd.DataFrame:
@@ -102,7 +124,8 @@ def _read(store_path: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, d
     st = Store(store_path, readonly=True)
     try:
         runs = st.table("runs")
-        episodes = st.table("episodes", ["run", "seed", "rollout"], {"status": "done"})
+        cols = ["run", "seed", "rollout", "success", "steps"]
+        episodes = st.table("episodes", cols, {"status": "done"})
         steps = st.table("steps", ["run", "seed", "rollout", "t", "reward"])
         meta = st.experiment()
     finally:
@@ -134,7 +157,7 @@ def _panel_axes(runs: pd.DataFrame) -> list[str]:
     """The axes other than env and world model that vary among the model runs."""
     model_runs = runs[runs["line"] != EXPERT]
     skip = {"env", "family", "worldmodel", "run", "label", "spec", "components", "tags", "line"}
-    skip |= {"budget"}
+    skip |= {"budget", "mode"}
     return [c for c in model_runs.columns if c not in skip and model_runs[c].nunique() > 1]
 
 
@@ -197,12 +220,13 @@ def reward_within_budget(store_path: Path, out_dir: Path) -> tuple[str, dict[str
         budget_of(json.loads(s), e) for s, e in zip(runs["spec"], runs["env"], strict=True)
     ]
     runs["family"] = [env_family(str(e)) for e in runs["env"]]
+    runs["mode"] = [curve_mode(str(e)) for e in runs["env"]]
     axes = _panel_axes(runs)
     runs["panel"] = [
         EXPERT if line == EXPERT else _panel(row, axes)
         for line, (_, row) in zip(runs["line"], runs.iterrows(), strict=True)
     ]
-    eps = episodes.merge(runs[["run", "budget"]], on="run")
+    eps = episodes.merge(runs[["run", "budget", "mode"]], on="run")
     table = line_curves(episode_curves(eps, steps), runs, ["family", "panel", "line"])
     order = list(dict.fromkeys(runs["line"]))  # the grid's order: none (the base) first
     rank = {x: i for i, x in enumerate(order)}
@@ -217,8 +241,10 @@ def reward_within_budget(store_path: Path, out_dir: Path) -> tuple[str, dict[str
     md = [
         "## Reward within budget",
         "",
-        "Mean reward reached by each fraction of the action budget (seed 004); the band in "
-        "the plots is the SD over repetitions (rollouts).",
+        "Mean reward reached by each fraction of the action budget (seed 004, as its authors "
+        "read it): the share of episodes won within those steps (household, BabyAI), or the "
+        "best score reached within them (ScienceWorld, 0 to 1); the band in the plots is the "
+        "SD over repetitions (rollouts).",
         "",
     ]
     head = "| env | panel | world model | n | " + " | ".join(f"{int(f * 100)}%" for f in SHOWN)
@@ -251,4 +277,11 @@ def _section(inputs: ReportInputs) -> Blocks | None:
     return Blocks([md], files) if md else None
 
 
-__all__ = ["FRACTIONS", "budget_of", "episode_curves", "line_curves", "reward_within_budget"]
+__all__ = [
+    "FRACTIONS",
+    "budget_of",
+    "curve_mode",
+    "episode_curves",
+    "line_curves",
+    "reward_within_budget",
+]

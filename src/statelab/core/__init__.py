@@ -11,6 +11,9 @@ from statelab.core._context import (
 )
 from statelab.core._env import (
     CAPABILITIES,
+    FORMAT_ERROR,
+    MOVED,
+    NO_OP,
     Capability,
     Env,
     Observation,
@@ -42,9 +45,12 @@ __all__ = [
     "ACTING",
     "CAPABILITIES",
     "DRY",
+    "FORMAT_ERROR",
     "LLM",
     "MODEL_AXES",
     "MODEL_FREE",
+    "MOVED",
+    "NO_OP",
     "REQUIRED",
     "TAGS",
     "Agent",

@@ -47,6 +47,10 @@ class Policy(Protocol):
     def act(self, obs: Observation, info: dict[str, Any]) -> str: ...
 
 
+#: what one step did (:meth:`Env.outcome`; seed 004's derail rule counts each kind in a row)
+MOVED, NO_OP, FORMAT_ERROR = "moved", "no-op", "format error"
+
+
 class Env(gym.Env[Observation, str], abc.ABC):
     """Base class of every statelab environment.
 
@@ -142,6 +146,14 @@ class Env(gym.Env[Observation, str], abc.ABC):
         action-validity oracle of seed 004's WALL-E). Offered when overridden
         (:meth:`has_oracle`); the default has none."""
         raise NotImplementedError(f"env {self.name!r} has no action-validity oracle")
+
+    def outcome(self, info: Mapping[str, Any]) -> str:
+        """What the last step did: :data:`NO_OP` (the env read the action and nothing
+        happened), :data:`FORMAT_ERROR` (the env could not read it as an action at all) or
+        :data:`MOVED`. By default an action the env reported invalid (``info["valid"]``
+        False: "Nothing happens.", "No known action matches that input.") is a no-op; an env
+        whose own sense of a wasted step differs overrides this (BabyAI)."""
+        return MOVED if info.get("valid", True) else NO_OP
 
     @classmethod
     def has_oracle(cls) -> bool:

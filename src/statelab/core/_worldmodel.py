@@ -14,8 +14,8 @@ class WorldModel(Component):
     """Base of the ``worldmodel`` axis; every hook is optional (``none`` overrides none)."""
 
     name: str = "worldmodel"
-    #: seed 004's derail rule: the episode ends after this many consecutive invalid actions
-    #: or consecutive queries (``None``: no such rule)
+    #: seed 004's derail rule: the episode ends after this many no-ops (:meth:`Env.outcome`),
+    #: format errors or queries in a row (``None``: no such rule)
     derail_limit: int | None = None
     #: how many proposals in a row it may reject at one decision before the next goes to the
     #: env unchecked (``None``: the episode's default, 3); WALL-E's is 5

@@ -21,6 +21,10 @@ more. ``dists=8`` is the construction statelab used before BALROG's became the d
 distractors a mission can fit several objects ("go to a grey ball" with two grey balls), and
 any of them satisfies it.
 
+``babyai/open:levels=balrog`` builds the open level in the order BALROG's sampler draws it
+(:mod:`statelab.envs._babyai_levels`), so seeds give BALROG's levels (seed 004's test levels);
+the other four tasks already do (100 of 100 levels of seeds 0-24 identical, a test).
+
 As in BALROG's training split, missions naming a yellow box, red key, red door, green ball or
 grey door are redrawn. Keys, balls and boxes only; no unblocking needed.
 
@@ -63,7 +67,8 @@ from minigrid.envs.babyai.core.verifier import (
 )
 from minigrid.utils.baby_ai_bot import BabyAIBot
 
-from statelab.core import Env, Observation
+from statelab.core import FORMAT_ERROR, MOVED, NO_OP, Env, Observation, choice
+from statelab.envs._babyai_levels import balrog_open
 from statelab.envs._babyai_view import full_map, full_view_of, world_array
 from statelab.envs._options import Option, count, option_parser
 from statelab.envs._registry import register_env
@@ -122,9 +127,11 @@ class LocalLevel(RoomGridLevel):
         max_steps: int,
         render_mode: str | None = None,
         num_dists: int = DEFAULT_DISTRACTORS,
+        levels: str = "statelab",
     ) -> None:
         self.task = task
         self.num_dists = num_dists
+        self.levels = levels
         super().__init__(
             room_size=8,
             num_rows=1,
@@ -149,6 +156,9 @@ class LocalLevel(RoomGridLevel):
         self.mission = self.surface
 
     def gen_mission(self) -> None:
+        if self.task == "open" and self.levels == "balrog":
+            balrog_open(self, EXCLUDED)
+            return
         _MISSIONS[self.task](self)
 
     # -- the five missions ------------------------------------------------------------------
@@ -235,6 +245,7 @@ class BabyAIEnv(Env):
         max_steps: int | None = None,
         image: bool = False,
         num_dists: int = DEFAULT_DISTRACTORS,
+        levels: str = "statelab",
     ):
         super().__init__(max_steps=max_steps)
         if task not in TASKS:
@@ -245,7 +256,11 @@ class BabyAIEnv(Env):
         self.image = image
         self.manual = MANUAL
         self.level = LocalLevel(
-            task, self.budget, render_mode="rgb_array" if image else None, num_dists=num_dists
+            task,
+            self.budget,
+            render_mode="rgb_array" if image else None,
+            num_dists=num_dists,
+            levels=levels,
         )
         self._raw: dict[str, Any] = {}
         self._won = False
@@ -255,6 +270,10 @@ class BabyAIEnv(Env):
         self._pending: list[int] = []  # world-changing actions the bot has not seen yet
         self._suggestion = 0
         self._text = ""
+        #: the view after the last action that ran (None before one): seed 004 counts an
+        #: action leaving it unchanged (walking into a wall) as a no-op
+        self._last_view: str | None = None
+        self._unchanged = False
 
     # -- Env ------------------------------------------------------------------------------
     def _reset(
@@ -262,6 +281,7 @@ class BabyAIEnv(Env):
     ) -> tuple[Observation, dict[str, Any]]:
         self._raw, _ = self.level.reset(seed=rng_seed)
         self._won = False
+        self._last_view, self._unchanged = None, False
         self._bot, self._free_hands, self._pending = None, False, []
         if self._expert_wanted:
             self._start_bot()
@@ -280,7 +300,18 @@ class BabyAIEnv(Env):
         self._won = bool(terminated and reward > 0)
         if self._expert_wanted and not terminated:
             self._pending.append(idx)  # the bot catches up when next asked
-        return self._observe(""), float(reward), bool(terminated), self._privileged()
+        obs = self._observe("")
+        self._unchanged = obs.text == self._last_view
+        self._last_view = obs.text
+        return obs, float(reward), bool(terminated), self._privileged()
+
+    def outcome(self, info: Any) -> str:
+        """Seed 004's reading (its authors' BabyAI env): an action outside the six is a
+        format error (the env cannot read it); one that leaves the view's text as it was
+        after the last action that ran (walking into a wall; never the first) is a no-op."""
+        if not info.get("valid", True):
+            return FORMAT_ERROR
+        return NO_OP if self._unchanged else MOVED
 
     def _observe(self, feedback: str) -> Observation:
         facts = ego_view(self._raw["image"], self._raw["direction"], self.level.mission)
@@ -369,7 +400,10 @@ class BabyAIEnv(Env):
         return ACTIONS[self._suggestion] if self._suggestion < len(ACTIONS) else ACTIONS[0]
 
 
-OPTIONS = {"dists": Option("num_dists", count(0, MAX_DISTRACTORS), "dists=N")}
+OPTIONS = {
+    "dists": Option("num_dists", count(0, MAX_DISTRACTORS), "dists=N"),
+    "levels": Option("levels", choice("statelab", "balrog"), "levels=statelab|balrog"),
+}
 
 
 for _t, _gid in TASKS.items():
@@ -385,7 +419,7 @@ for _t, _gid in TASKS.items():
         f"babyai/{_t}",
         BabyAIEnv,
         _gid,
-        f"babyai/{_t}[:dists=N]",
+        f"babyai/{_t}[:dists=N][+levels=statelab|balrog]",
         option_parser(f"babyai/{_t}", OPTIONS),
         kwargs={"task": _t},
     )

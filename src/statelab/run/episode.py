@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from statelab.core import (
+    FORMAT_ERROR,
     LLM,
     Call,
     Component,
@@ -31,6 +32,7 @@ from statelab.core import (
     frozen_view,
     tracked_of,
 )
+from statelab.run._derail import Derail, ended
 from statelab.run._envcall import EnvCallError, blamed, call_timeout, env_call
 from statelab.run.components import Components, TimedLLM, prelude_transitions, reads_privileged
 from statelab.run.config import RunSpec
@@ -91,6 +93,8 @@ class _Step:
     exchanges: list[str] = field(default_factory=list)
     #: why the episode ends after this step (seed 004's derail rule), if it does
     stopped: str = ""
+    #: how the episode ended, on its last step (:func:`~statelab.run._derail.ended`)
+    ended: str = ""
 
 
 class Episode:
@@ -305,6 +309,8 @@ class Episode:
             meta["rejected"] = step.rejected
         if step.stopped:
             meta["stopped"] = step.stopped
+        if step.ended:
+            meta["ended"] = step.ended
         ep = self.record
         ep.trajectory.append(
             StepRecord(
@@ -390,8 +396,7 @@ class Episode:
         pending = await self.write_prelude()
         self.history = self.c.memory.render(self.state)
         done = False
-        invalid_run = 0
-        derail = self.c.world.derail_limit
+        derail = Derail(self.c.world.derail_limit)
         while not done:
             t0 = time.perf_counter()
             model_before = self._model_seconds()
@@ -403,11 +408,13 @@ class Episode:
                 break
             reward, terminated, truncated = await self.step_env(step.decision.action)
             aux = await self.update(step, reward, terminated, truncated)
-            invalid_run = 0 if self.info.get("valid", True) else invalid_run + 1
-            if derail and invalid_run >= derail and not step.stopped:
-                step.stopped = f"{derail} consecutive invalid actions"
+            action = step.decision.action
+            kind = self.c.env.outcome(self.info) if action.strip() else FORMAT_ERROR
+            step.stopped = step.stopped or derail.see(kind)
             aux, pending = pending + aux, []  # the prelude's writes go with the first step
             done = terminated or truncated or bool(step.stopped)
+            if done and derail.limit:  # seed 004's runs say how each episode ended
+                step.ended = ended(step.stopped, self.info, terminated)
             model_s = self._model_seconds() - model_before
             self.record_step(step, reward, aux, time.perf_counter() - t0, model_s)
             limit = "" if done else limit_reached(

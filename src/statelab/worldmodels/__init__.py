@@ -27,7 +27,7 @@ class NoWorldModel(WorldModel):
 
 
 _DERAIL = Param(
-    "derail", str, False, "end after 10 invalid actions in a row (seed 004's rule)",
+    "derail", str, False, "end after 10 no-ops or 10 format errors in a row (seed 004)",
     words={"derail": True}, named=False,
 )  # fmt: skip
 _PRIOR = Param(
@@ -38,7 +38,8 @@ _PRIOR = Param(
 @WORLDMODELS.register("none", "none[:derail]", params=(_DERAIL,))
 def _none(args: Args, ctx: BuildContext) -> WorldModel:
     """``none:derail``: no world model, with seed 004's derail rule (the base rows of its
-    figures end after 10 consecutive invalid actions, as the world-model rows do)."""
+    figures end after 10 no-ops or 10 format errors in a row, as the world-model rows do;
+    see :meth:`statelab.core.Env.outcome`)."""
     model = NoWorldModel()
     if args.derail:
         model.derail_limit = DERAIL_LIMIT

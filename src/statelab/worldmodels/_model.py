@@ -31,7 +31,7 @@ from statelab.core import ConfigError, StepContext, Transition, WorldModel
 from statelab.worldmodels import queries as Q
 from statelab.worldmodels.adapters import Adapter, adapter_for
 
-#: consecutive invalid actions or queries after which an episode ends (section 5)
+#: no-ops, format errors or queries in a row after which an episode ends (section 5)
 DERAIL_LIMIT = 10
 #: WALL-E's retry budget (the authors' ``walle_max_retries``): after 5 rejections in a row
 #: the next proposal goes to the env unchecked

@@ -10,9 +10,13 @@ not know which way it started).
   start-right, start-back, start-left (clockwise). ``turn left`` / ``turn right`` turn;
   ``go forward`` moves when the cell in front was free in the previous observation (it is
   always visible), so a blocked step leaves the pose unchanged.
-- Cells: every visible cell is written (empty, wall, door or the object seen there) with the
-  step it was last seen; cells the agent stood on are ``visited``. Objects are keyed by colour
-  and type ("red ball"), last known cell or the inventory.
+- Cells, as much as the text tells (the seed's text-only model): before the room is pinned,
+  the wall rays ("a wall N steps forward": the cells before it empty, the wall) and the things
+  in view; from the observation that pins it on, every visible cell (empty, wall, door or the
+  object seen there), with the step it was last seen; cells the agent stood on are
+  ``visited``. Objects are keyed by colour and type ("red ball"), last known cell or the
+  inventory; ``where is`` names the older of the last two cells a name was seen at, as the
+  seed's model does.
 - Pinning: a wall straight ahead, left or right (the first thing on that line) fixes that
   axis's wall; the room (6x6 interior inside an 8x8 wall ring, BabyAI's one-room levels) is
   pinned once both axes have one.
@@ -21,11 +25,10 @@ not know which way it started).
   not within Manhattan distance 1 of the start (minigrid's ``reject_next_to`` rejects d < 2),
   not the agent's cell, not a cell seen empty, wall or holding another object; later
   observations rule cells out the same way; a sighting is a point mass; a pickup puts it in
-  the inventory. Ruling out every visible cell without the referent is exact conditioning on
-  what was seen (the seed's text-only model rules out fewer cells).
-- Queries (C.4): ``where is``, ``map``, ``what is at <place>``, ``searched <place>``,
-  ``what have I seen``, ``state``; places are egocentric ("2 steps forward and 1 step left",
-  "front", "here").
+  the inventory.
+- Queries (C.4): ``where is`` (in the seed's authors' words, :meth:`BabyAIAdapter.where`),
+  ``map``, ``what is at <place>``, ``searched <place>``, ``what have I seen``, ``state``;
+  places are egocentric ("2 steps forward and 1 step left", "front", "here").
 - WALL-E (C.5): :data:`statelab.worldmodels.rules.BABYAI_RULES`, on the current view.
 """
 
@@ -43,13 +46,20 @@ from statelab.facts.egoview import (
     WALL,
     EgoViewFacts,
     thing,
-    where,
 )
 from statelab.facts.egoview import (
     UNSEEN as UNSEEN_IDX,
 )
 from statelab.worldmodels import queries as Q
 from statelab.worldmodels.adapters import Adapter, register_adapter
+from statelab.worldmodels.adapters._babyai_text import (
+    bare,
+    direction,
+    holds,
+    parse_place,
+    relative,
+    wall_ray,
+)
 from statelab.worldmodels.belief import INVENTORY, UNSEEN, Belief, uniform
 from statelab.worldmodels.rules import BABYAI_RULES, first_failure, free
 
@@ -58,8 +68,13 @@ INTERIOR = 6
 FORWARD = {0: (0, 1), 1: (1, 0), 2: (0, -1), 3: (-1, 0)}
 HEADINGS = ("start-forward", "start-right", "start-back", "start-left")
 GLYPHS = "^>v<"
+#: how many candidate cells ``where is`` names, nearest first
+NEAREST = 5
+#: the directions ``where is`` gives the mass by, in the order ties keep
+DIRECTIONS = ("in front of you", "behind you", "to your left", "to your right", "under you")
+#: a direction's mass is said when above this
+MASS_SHOWN = 0.04
 _REFERENT = re.compile(r"\b(red|green|blue|purple|yellow|grey) (key|ball|box)\b")
-_PLACE = re.compile(r"(\d+)\s+steps?\s+(forward|ahead|back|backward|behind|left|right)")
 
 Pos = tuple[int, int]
 
@@ -94,6 +109,9 @@ class BabyAIAdapter(Adapter):
         self.t = 0
         self.cells: dict[Pos, Cell] = {(0, 0): Cell("empty", visited=True)}
         self.objects: dict[str, Pos | str] = {}
+        #: where ``where is`` says a seen thing is, as the seed's model records it: the last
+        #: two cells it was seen at (twins share a name) in the order seen, or the inventory
+        self.sighted: dict[str, list[Pos | str]] = {}
         self.inventory: str | None = None
         self.walls: dict[int, tuple[int, int]] = {}  # axis (0 x, 1 y) -> (coordinate, sign)
         goal = (obs.goal or getattr(obs.facts, "mission", "")).lower()
@@ -101,6 +119,7 @@ class BabyAIAdapter(Adapter):
         self._beliefs = {r: Belief(((UNSEEN, 1.0),)) for r in self.referents}
         self.facts: EgoViewFacts = obs.facts
         self._read(obs.facts)
+        self._sight(obs.facts, "", None)
 
     # -- geometry -----------------------------------------------------------------------------
     def to_grid(self, ahead: int, right: int) -> Pos:
@@ -115,8 +134,7 @@ class BabyAIAdapter(Adapter):
         return dx * fx + dy * fy, dx * rx + dy * ry
 
     def place(self, p: Pos) -> str:
-        ahead, right = self.to_ego(p)
-        return where(ahead, right) or "here"
+        return relative(*self.to_ego(p))
 
     @property
     def pinned(self) -> bool:
@@ -135,32 +153,52 @@ class BabyAIAdapter(Adapter):
 
     # -- reading observations ---------------------------------------------------------------
     def _read(self, f: EgoViewFacts) -> None:
+        """One observation, as much of it as its text tells (the seed's model): the wall
+        rays (the cells before the wall are empty) and the things in view; once the room is
+        pinned, every visible cell (the view inside a known room follows from its walls)."""
         self.facts = f
+        for ahead, right in ((1, 0), (0, -1), (0, 1)):
+            n = wall_ray(f, -ahead, right)
+            for i in range(1, n):
+                self._write(self.to_grid(ahead * i, right * i), Cell("empty"), keep=True)
+            if n:
+                self._write(self.to_grid(ahead * n, right * n), Cell("wall"))
+        self._cells(f, things_only=True)
+        self._walls(f)
+        if self.pinned:
+            self._cells(f, things_only=False)
+        self.cells[(self.x, self.y)] = Cell("empty", last_seen=self.t, visited=True)
+        carried = f.carrying
+        self.inventory = thing(carried) if carried is not None else None
+        self._objects()
+        self._update_beliefs()
+
+    def _write(self, p: Pos, new: Cell, keep: bool = False) -> None:
+        """Record ``new`` at ``p`` (seen now); ``keep``: a wall or thing already there stays."""
+        old = self.cells.get(p)
+        if keep and old is not None and old.kind != "empty":
+            old.last_seen = self.t
+            return
+        new.last_seen, new.visited = self.t, bool(old and old.visited)
+        self.cells[p] = new
+
+    def _cells(self, f: EgoViewFacts, things_only: bool) -> None:
         ar, ac = f.agent
         for r, row in enumerate(f.cells):
             for c, cell in enumerate(row):
                 if cell[0] == UNSEEN_IDX or (r, c) == (ar, ac):
                     continue
                 p = self.to_grid(ar - r, c - ac)
-                old = self.cells.get(p)
-                visited = bool(old and old.visited)
-                if cell[0] == WALL:
-                    new = Cell("wall")
-                elif cell[0] == DOOR:
-                    new = Cell("door", thing(cell))
-                elif free(cell):
-                    new = Cell("empty")
+                if cell[0] == DOOR:
+                    self._write(p, Cell("door", thing(cell)))
+                elif cell[0] not in (WALL, EMPTY) and not free(cell):
+                    self._write(p, Cell("object", thing(cell)))
+                elif things_only:
+                    continue
+                elif cell[0] == WALL:
+                    self._write(p, Cell("wall"))
                 else:
-                    new = Cell("object", thing(cell))
-                new.last_seen, new.visited = self.t, visited
-                self.cells[p] = new
-        here = (self.x, self.y)
-        self.cells[here] = Cell("empty", last_seen=self.t, visited=True)
-        self._walls(f)
-        carried = f.carrying
-        self.inventory = thing(carried) if carried is not None else None
-        self._objects()
-        self._update_beliefs()
+                    self._write(p, Cell("empty"))
 
     def _walls(self, f: EgoViewFacts) -> None:
         ar, ac = f.agent
@@ -231,7 +269,34 @@ class BabyAIAdapter(Adapter):
                     self.x, self.y = self.to_grid(1, 0)
         self.t += 1
         if isinstance(obs.facts, EgoViewFacts):
+            held = self.inventory
             self._read(obs.facts)
+            if valid:
+                self._sight(obs.facts, a, held)
+
+    def _sight(self, f: EgoViewFacts, action: str, held: str | None) -> None:
+        """Record the things in view in the text's order (column by column, left first),
+        then a pickup (the inventory) or a drop (the cell in front)."""
+        ar, ac = f.agent
+        for c in range(len(f.cells[0])):
+            for r in range(len(f.cells)):
+                cell = f.cells[r][c]
+                if (r, c) != (ar, ac) and (
+                    cell[0] == DOOR or not (free(cell) or cell[0] in (WALL, UNSEEN_IDX))
+                ):
+                    self._seen_at(thing(cell), self.to_grid(ar - r, c - ac))
+        if action == "pick up" and self.inventory is not None:
+            self.sighted[self.inventory] = [INVENTORY]
+        elif action == "drop" and held is not None and self.inventory is None:
+            front = self.to_grid(1, 0)
+            self._seen_at(held, front)
+            self.sighted[held] = [p for p in self.sighted[held] if p != INVENTORY] or [front]
+
+    def _seen_at(self, name: str, p: Pos) -> None:
+        cells = [q for q in self.sighted.get(name, []) if q != INVENTORY]
+        if p not in cells:
+            cells.append(p)
+        self.sighted[name] = cells[-2:]
 
     def beliefs(self) -> dict[str, Belief]:
         return dict(self._beliefs)
@@ -266,40 +331,46 @@ class BabyAIAdapter(Adapter):
                             "what have I seen", "state"))  # fmt: skip
 
     def where(self, arg: str, mode: str, rng: random.Random) -> str:
+        """The seed's answer (section C.4, its wording): held; seen at a place; before the
+        room is pinned, not localized; else the count of candidate cells, the
+        :data:`NEAREST` nearest and the mass by direction (each cell in the one direction
+        it lies most along; "under you" for the agent's own cell; 4% or less left out)."""
         m = _REFERENT.search(arg)
-        name = " ".join(m.groups()) if m else arg
-        known = self.objects.get(name)
-        if known == INVENTORY:
-            return f"You are carrying the {name}."
-        if isinstance(known, tuple):
-            return f"The {name} was last seen {self.place(known)}."
-        if mode == "memory" or name not in self._beliefs:
-            return f"The {name} has not been observed yet."
+        name = " ".join(m.groups()) if m else bare(arg)
+        if self.inventory and holds(self.inventory, name):
+            return f"You are holding the {name}."
+        known = self.sighted.get(name)
+        if known and isinstance(known[0], tuple):
+            return f"The {name} is at {self.place(known[0])}."
+        if mode == "memory":
+            return f"{name} has not been observed yet. Explore to find it."
         if not self.pinned:
-            return (f"The {name} has not been seen yet, and the room is not localized. "
-                    "Look for a wall ahead and a wall to one side first.")  # fmt: skip
-        b = self._beliefs[name]
-        if b.empty:
+            return (f"The {name} has not been seen. The 6x6 room is not localized yet "
+                    "(observe a wall in front and a wall to the left or right).")  # fmt: skip
+        b = self._beliefs.get(name)
+        if b is None or b.empty:
             return f"No candidate cells remain for the {name}."
         cells = [pos_of(a) for a, _ in b.dist]
+        ego = {p: self.to_ego(p) for p in cells}
+        cells.sort(key=lambda p: (abs(ego[p][0]) + abs(ego[p][1]), ego[p]))
+        n = len(cells)
+        count = f"{n} candidate cell{'s' if n != 1 else ''} remain"
         if mode == "noprob":
             places = [self.place(p) for p in cells]
             rng.shuffle(places)
-            listed = "; ".join(places)
-            n = len(cells)
-            return f"The {name} has not been seen yet. {n} cells remain possible: {listed}."
-        ego = {p: self.to_ego(p) for p in cells}
-        near = sorted(cells, key=lambda p: (abs(ego[p][0]) + abs(ego[p][1]), ego[p]))[:3]
-        nearest = "; ".join(f"{self.place(p)} ({b.prob(atom(p)):.2f})" for p in near)
-        sides = {
-            "ahead": sum(b.prob(atom(p)) for p in cells if ego[p][0] > 0),
-            "behind": sum(b.prob(atom(p)) for p in cells if ego[p][0] < 0),
-            "to your left": sum(b.prob(atom(p)) for p in cells if ego[p][1] < 0),
-            "to your right": sum(b.prob(atom(p)) for p in cells if ego[p][1] > 0),
-        }
-        side = ", ".join(f"{v * 100:.0f}% {k}" for k, v in sides.items())
-        return (f"The {name} has not been seen yet. {len(cells)} cells remain possible. "
-                f"Nearest: {nearest}. Mass: {side}.")  # fmt: skip
+            return f"The {name} has not been seen. {count}: {', '.join(places)}."
+        nearest = ", ".join(self.place(p) for p in cells[:NEAREST])
+        if n > NEAREST:
+            nearest += f", and {n - NEAREST} farther cell{'s' if n - NEAREST != 1 else ''}"
+        each = f"{b.prob(atom(cells[0])):.0%}"
+        text = f"The {name} has not been seen. {count} (about {each} each). Nearest: {nearest}."
+        mass = {d: 0.0 for d in DIRECTIONS}
+        for p in cells:
+            mass[direction(*ego[p])] += b.prob(atom(p))
+        shown = sorted(((d, v) for d, v in mass.items() if v > MASS_SHOWN), key=lambda x: -x[1])
+        if shown:
+            text += " Mass is " + ", ".join(f"{d} ({v:.0%})" for d, v in shown) + "."
+        return text
 
     def what_at(self, label: str, p: Pos) -> str:
         cell = self.cells.get(p)
@@ -365,31 +436,6 @@ class BabyAIAdapter(Adapter):
         return first_failure(BABYAI_RULES, self, _norm(action))
 
 
-def parse_place(text: str) -> tuple[int, int] | None:
-    """An egocentric place as (ahead, right): 'front', 'here', '2 steps forward and 1 step
-    left'."""
-    t = text.strip().lower()
-    if t in ("front", "in front", "in front of me", "ahead"):
-        return 1, 0
-    if t in ("here", "my cell"):
-        return 0, 0
-    parts = _PLACE.findall(t)
-    if not parts:
-        return None
-    ahead = right = 0
-    for n, d in parts:
-        k = int(n)
-        if d in ("forward", "ahead"):
-            ahead += k
-        elif d in ("back", "backward", "behind"):
-            ahead -= k
-        elif d == "left":
-            right -= k
-        else:
-            right += k
-    return ahead, right
-
-
 register_adapter("babyai", BabyAIAdapter)  # the envs declaring kind "babyai"
 
-__all__ = ["BabyAIAdapter", "parse_place"]
+__all__ = ["BabyAIAdapter", "direction", "parse_place", "relative"]
