@@ -11,7 +11,7 @@ def test_envs_lists_config_names_with_options_and_gym_ids():
     res = runner.invoke(app, ["envs"])
     assert res.exit_code == 0
     rows = [line.split() for line in res.output.splitlines()]
-    assert ["babyai/goto[:dists=N]", "statelab/BabyAI-GoTo-v0"] in rows
+    assert ["babyai/goto[:dists=N][+levels=statelab|balrog]", "statelab/BabyAI-GoTo-v0"] in rows
     assert any(r[0].startswith("hanoi[") and r[1] == "statelab/Hanoi-v0" for r in rows)
 
 

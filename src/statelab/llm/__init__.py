@@ -25,7 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from statelab.core import LLM, BuildContext, ConfigError, Registry
-from statelab.llm._model import Model, Provider, RetryPolicy, Role, TimedLLM
+from statelab.llm._model import (
+    Model,
+    Provider,
+    RetryPolicy,
+    Role,
+    TimedLLM,
+    requests_in_flight,
+)
 from statelab.llm._options import MAX_BODY, MAX_REPLY, ModelOptions, option_help
 from statelab.llm._pool import ModelPool, shared_model, use_models
 from statelab.llm._safe import Redactor, public_spec, storable, terminal_safe
@@ -233,6 +240,7 @@ __all__ = [
     "model_weights",
     "option_help",
     "public_spec",
+    "requests_in_flight",
     "serves_remotely",
     "shared_model",
     "spec_concurrency",

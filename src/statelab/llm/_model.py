@@ -42,10 +42,20 @@ __all__ = [
     "Role",
     "TimedLLM",
     "render_messages",
+    "requests_in_flight",
 ]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+#: model requests being answered now, over every model of the process (live progress)
+_IN_FLIGHT = [0]
+
+
+def requests_in_flight() -> int:
+    """Model requests being answered now (past their model's limit on requests in flight)."""
+    return _IN_FLIGHT[0]
+
 
 #: the most tokens a server may claim for one request; more (or fewer than 0) is not a count
 #: (the response cache holds rows to the same bound: :data:`statelab.llm.cache._MAX_TOKENS`)
@@ -189,6 +199,7 @@ class Model(LLM):
         attempt, last = 0, None
         for attempt in range(policy.retries + 1):
             async with self._limit.get():
+                _IN_FLIGHT[0] += 1
                 try:
                     return await call()
                 except ModelError as e:
@@ -198,6 +209,8 @@ class Model(LLM):
                     tries[e.kind] = tries.get(e.kind, 0) + 1
                     if tries[e.kind] > policy.kind_retries.get(e.kind, policy.retries):
                         break
+                finally:
+                    _IN_FLIGHT[0] -= 1
             if attempt < policy.retries:
                 wait = policy.wait(last, attempt)
                 log.debug("retrying %s (attempt %d) in %.2f s", self.model_id, attempt + 1, wait)

@@ -34,6 +34,7 @@ from statelab.core import (
 )
 from statelab.run._derail import Derail, ended
 from statelab.run._envcall import EnvCallError, blamed, call_timeout, env_call
+from statelab.run._live import STEP_HOOK
 from statelab.run.components import Components, TimedLLM, prelude_transitions, reads_privileged
 from statelab.run.config import RunSpec
 from statelab.run.limits import limit_reached
@@ -417,6 +418,9 @@ class Episode:
                 step.ended = ended(step.stopped, self.info, terminated)
             model_s = self._model_seconds() - model_before
             self.record_step(step, reward, aux, time.perf_counter() - t0, model_s)
+            hook = STEP_HOOK.get()
+            if hook is not None:  # live progress: the step this episode is at
+                hook(len(self.record.trajectory))
             limit = "" if done else limit_reached(
                 self.spec.limits, self.record, time.perf_counter() - started
             )

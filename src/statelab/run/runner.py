@@ -21,10 +21,10 @@ from statelab.llm import (
     ModelPool,
     make_llm,
     spec_concurrency,
-    terminal_safe,
     use_models,
 )
 from statelab.run._envcall import EnvCallError
+from statelab.run._live import Progress
 from statelab.run.axes import NAMES
 from statelab.run.components import describe_run, spec_dict
 from statelab.run.config import Experiment, RunSpec
@@ -80,53 +80,6 @@ class Breaker:
         self._last[cause] = (reason, n)
         if self.limit and n >= self.limit and self.tripped is None:
             self.tripped = f"{n} episodes in a row of {cause} failed with: {reason}"
-
-
-class Progress:
-    """One line per finished episode: done/total, tokens, ETA (plain text: logs stay readable).
-
-    The ETA extrapolates from model episodes only: model-free ones (the expert) finish at once
-    and would make it far too hopeful.
-    """
-
-    def __init__(self, total: int, model_total: int, out: TextIO | None) -> None:
-        self.total, self.model_total, self.out = total, model_total, out
-        self.n = self.model_n = 0
-        self.start = time.perf_counter()
-        self.tin = self.tout = 0
-
-    def episode(self, label: str, ep: EpisodeRecord, uses_model: bool) -> None:
-        self.n += 1
-        self.model_n += uses_model
-        self.tin += ep.agent_in + ep.aux_in
-        self.tout += ep.agent_out + ep.aux_out
-        if self.out is None:
-            return
-        elapsed = time.perf_counter() - self.start
-        left = self.model_total - self.model_n
-        eta = (
-            "0m00s" if not left else (_fmt(elapsed / self.model_n * left) if self.model_n else "?")
-        )
-        what = (
-            f"score={ep.score:.2f} steps={ep.steps}"
-            if ep.status == "done"
-            else f"FAILED: {ep.error}"
-        )
-        line = (
-            f"[{self.n}/{self.total}] {label} seed={ep.seed}"
-            + (f"/{ep.rollout}" if ep.rollout else "")
-            + f" {what} | tokens in={self.tin:,} "
-            f"out={self.tout:,} | elapsed {_fmt(elapsed)} eta {eta}"
-        )
-        try:  # a label or an error is any text: one terminal-safe line
-            print(" ".join(terminal_safe(line).split()), file=self.out, flush=True)
-        except OSError:  # the reader went away (a closed pipe): the run goes on, unseen
-            self.out = None
-
-
-def _fmt(s: float) -> str:
-    s = int(s)
-    return f"{s // 3600}h{s // 60 % 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
 
 
 def _short(e: BaseException) -> str:
@@ -350,14 +303,16 @@ async def drive(
     lanes: dict[str | None, deque[tuple[RunSpec, int, int]]] = {}
     for item in todo:
         lanes.setdefault(item[0].model if item[0].uses_model else None, deque()).append(item)
-    bar = Progress(len(todo), sum(s.uses_model for s, _, _ in todo), progress)
+    totals = Counter(s.label for s, _, _ in todo)
+    bar = Progress(totals, sum(s.uses_model for s, _, _ in todo), progress)
     breaker = Breaker(exp.max_consecutive_failures)
 
     async def one(spec: RunSpec, seed: int, rollout: int) -> None:
         if breaker.tripped:
             result.not_started += 1
             return
-        ep, model_error, caches = await player(spec, seed, rollout)
+        with bar.playing(spec.label, seed, rollout) as handle:
+            ep, model_error, caches = await player(spec, seed, rollout)
         # recorded before the lane takes the next episode, so none starts after the
         # failure that trips the breaker; written off the event loop, so the other
         # episodes' calls go on meanwhile
@@ -372,14 +327,21 @@ async def drive(
         if model_error is None:  # an env that fails every episode stops the run too
             breaker.record(f"env {spec.env}", _env_error(ep))
         _count(result, spec, ep)
-        bar.episode(spec.label, ep, spec.uses_model)
+        bar.episode(handle[0], spec.label, ep, spec.uses_model)
 
     async def lane(queue: deque[tuple[RunSpec, int, int]]) -> None:
         while queue:
             await one(*queue.popleft())
 
     width = {m: gates.get(m, exp.concurrency) if m is not None else exp.concurrency for m in lanes}
-    await asyncio.gather(*(lane(q) for m, q in lanes.items() for _ in range(width[m])))
+    beat = asyncio.create_task(bar.beat())
+    try:
+        await asyncio.gather(*(lane(q) for m, q in lanes.items() for _ in range(width[m])))
+    finally:
+        beat.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await beat
+        bar.close()
     if breaker.tripped:
         result.stopped = f"stopped early: {breaker.tripped}"
 
