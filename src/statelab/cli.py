@@ -507,20 +507,51 @@ def audit(
     relevance: Annotated[bool, typer.Option(help="also leave-one-chunk-out lag")] = False,
     samples: Annotated[int, typer.Option(help="hindsight compressions per point")] = 8,
     model: Annotated[str | None, typer.Option(help="reader model (default: the config's)")] = None,
+    open_test: Annotated[
+        bool, typer.Option("--open-test", help="audit a sealed test split (once, recorded)")
+    ] = False,
+    force: Annotated[bool, typer.Option("--force", help="with --open-test: again")] = False,
 ) -> None:
     """Seed 003's decision-loss audit of a finished experiment: reader NLL of a* under the
     full history, the read-time oracle and each run's state (beta, kappa), optionally the
-    relevance lag, and the prompt leak check; stored for `statelab report`."""
+    relevance lag, and the prompt leak check; stored for `statelab report`. A sealed test
+    split is audited only with --open-test, once, and the audit is recorded."""
     from statelab.analysis.seed003 import audit_experiment
     from statelab.run.config import load_experiment
 
     exp = load_experiment(config)
-    got = audit_experiment(exp, reader=model, points=points, relevance=relevance, samples=samples)
+    try:
+        got = audit_experiment(exp, reader=model, points=points, relevance=relevance,
+                               samples=samples, open_test=open_test, force=force)  # fmt: skip
+    except ConfigError as err:
+        raise _fail(str(err)) from None
     typer.echo(f"{exp.name}: {got['points']} decision points audited, {got['leaks']} leaks"
                f" in {got['episodes']} episodes, {len(got['failed'])} failed"
                f" | {got['seconds']:.1f} s")  # fmt: skip
     for why in got["failed"][:5]:
         typer.echo(_line(f"failed: {why}"), err=True)
+
+
+@app.command()
+def amend(
+    config: Annotated[Path, typer.Argument(help="experiment YAML (its out holds the ledgers)")],
+    ident: Annotated[str, typer.Argument(help="the amendment's id, e.g. A5")],
+    text: Annotated[str, typer.Argument(help="what changed after registration")],
+    stage: Annotated[str | None, typer.Option(help="the stage it precedes")] = None,
+) -> None:
+    """Record an amendment (what changed after registration) in <out>/amendments.jsonl,
+    beside the test-split ledger, with how many test openings and audits preceded it."""
+    from statelab.run.config import load_experiment
+    from statelab.run.ledgers import AMENDMENTS, add_amendment
+
+    try:
+        exp = load_experiment(config)
+        e = add_amendment(Path(exp.out), ident, text, stage=stage)
+    except ConfigError as err:
+        raise _fail(str(err)) from None
+    after = f", after {e['openings_before']} test opening(s)" if e["openings_before"] else ""
+    where = Path(exp.out) / AMENDMENTS
+    typer.echo(f"amendment {e['id']} recorded in {where} at {e['recorded']}{after}")
 
 
 def main() -> None:  # pragma: no cover
