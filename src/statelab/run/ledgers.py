@@ -115,7 +115,7 @@ def record_audit(
     opened = ledger_entries(out)
     with _locked(out / AUDITS) as f:
         before = audit_entries(out)
-        entries = []
+        entries: list[dict[str, Any]] = []
         for env, split, _seeds in touched:
             fam = family(env)
             if not any(e["family"] == fam and e["split"] == split for e in opened):

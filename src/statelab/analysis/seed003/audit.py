@@ -309,9 +309,7 @@ def audit_experiment(
         st.append(
             {AUDITED_TABLE: [{**done, "relevance": int(relevance), "failed": json.dumps(failed)}]}
         )
-        st.append(
-            {AUDIT_RUNS_TABLE: [{**this, "finished": _now()}]}, replace={"id": this["id"]}
-        )
+        st.append({AUDIT_RUNS_TABLE: [{**this, "finished": _now()}]}, replace={"id": this["id"]})
     finally:
         st.close()
         if llm is None:
