@@ -7,8 +7,6 @@ sits exactly on the threshold (fail: the rule is strict)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from statelab.analysis.seed003.audit import AUDIT_TABLE, AuditPoint
@@ -204,9 +202,7 @@ def test_fig4_counts_points_without_a_directive_and_the_scores_preference(tmp_pa
     assert got[0] == {"post_reveal": 1, "none_hold": 0, "pairs": 0, "prefer_complete": 0}
     md = fig4_md(got)
     assert "| 40 | 2 | 1 (50.0%) | 3 | 2 (66.7%) |" in md and "| 0 | 1 | 0 (0.0%) | 0 | – |" in md
-    f = tmp_path / "fig4.jsonl"
-    f.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
-    md, _ = tables(Plan.model_validate({"name": "t", "fig4": [str(f)]}), tmp_path / "o")
+    md, _ = tables(Plan.model_validate({"name": "t"}), tmp_path / "o", fig4_records=recs)
     assert "| 40 | 2 | 1 (50.0%) | 3 | 2 (66.7%) |" in md
 
 
@@ -268,3 +264,27 @@ def test_selection_takes_the_best_validation_mean_and_ties_keep_the_order(store)
 def test_a_plan_naming_an_unknown_writer_is_refused():
     with pytest.raises(ValueError, match="not in writers"):
         Plan.model_validate({"name": "t", "table2": {"rows": ["DSSR"]}})
+
+
+def test_statelab_gates_and_tables_print_verdicts_and_write_the_tables(store, tmp_path):
+    import yaml
+    from typer.testing import CliRunner
+
+    from statelab.cli import app
+
+    gate = {"id": "G1a", "split": "validation", "what": "R2 zero lag", "a": "DSSR",
+            "b": "SUMMARY", "lags": [0], "reader": "R2"}  # fmt: skip
+    plan = _plan(store, gates=[gate], out=str(tmp_path / "an"),
+                 selection={"candidates": ["SUMMARY", "DSSR"], "lags": [0], "reader": "R1"},
+                 table2={"rows": ["DSSR"]})  # fmt: skip
+    path = tmp_path / "analysis.yaml"
+    path.write_text(yaml.safe_dump(plan.model_dump(mode="json")))
+    res = CliRunner().invoke(app, ["gates", str(path)])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert lines[0].startswith("G1a (validation) R2 zero lag: 100.0 [100.0, 100.0] points")
+    assert lines[0].endswith(": PASS")
+    assert "selected DSSR" in lines[1] and lines[2] == "  DSSR: 50.0% over 4 games"
+    res = CliRunner().invoke(app, ["tables", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "| DSSR | R1 | 50.0 [" in (tmp_path / "an" / "seed003_tables.md").read_text()

@@ -9,7 +9,6 @@ openings there were. Verdicts: :class:`~statelab.analysis.seed003.plan.Gate`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -148,9 +147,12 @@ def select(plan: Plan) -> list[tuple[str, float, int]]:
 
 
 # -- the tables and figures -----------------------------------------------------------------
-def tables(plan: Plan, out: Path | None = None) -> tuple[list[str], dict[str, Path]]:
+def tables(
+    plan: Plan, out: Path | None = None, fig4_records: list[dict[str, Any]] | None = None
+) -> tuple[list[str], dict[str, Path]]:
     """Tables 2 and 14, Figures 9, 10 and 4 (as far as the plan names them), from the test
-    store (Figure 4: from the score files); markdown lines and the files written."""
+    store; Figure 4 from ``fig4_records`` (:func:`statelab.train.retrain.fig4_records` of the
+    plan's score files); markdown lines and the files written."""
     out = Path(out or plan.out)
     out.mkdir(parents=True, exist_ok=True)
     md: list[str] = [f"## Seed 003 on the test split: {plan.name}", ""]
@@ -182,11 +184,8 @@ def tables(plan: Plan, out: Path | None = None) -> tuple[list[str], dict[str, Pa
             if plot_lines(lines, path, title):
                 files[key] = path
                 md += [f"![{title}]({path.name})", ""]
-    if plan.fig4:
-        records = [
-            json.loads(x) for f in plan.fig4 for x in Path(f).read_text().splitlines() if x.strip()
-        ]
-        md += fig4_md(fig4(records))
+    if fig4_records is not None:
+        md += fig4_md(fig4(fig4_records))
     path = out / "seed003_tables.md"
     path.write_text("\n".join(md) + "\n")
     files["tables"] = path

@@ -76,6 +76,11 @@ class Table14(_Strict):
     reader: str | None = None
 
 
+class Fig4Source(_Strict):
+    scores: str
+    store: str
+
+
 class Plan(_Strict):
     """The whole analysis plan."""
 
@@ -93,8 +98,9 @@ class Plan(_Strict):
     #: Figures 9 and 10: line label -> writer label
     fig9: dict[str, str] = Field(default_factory=dict)
     fig10: dict[str, str] = Field(default_factory=dict)
-    #: Figure 4: DSSR score files (``scores_round<r>.jsonl``) with the store they scored
-    fig4: list[str] = []
+    #: Figure 4: DSSR score files (``scores_round<r>.jsonl``), each with the store of the
+    #: episodes it scored (``statelab tables`` re-simulates them to read the recipes)
+    fig4: list[Fig4Source] = []
     out: str = "results/seed003-analysis"
 
     @field_validator("writers", mode="before")
@@ -137,4 +143,4 @@ def load_plan(path: str | Path) -> Plan:
         raise ConfigError(f"{path}: {where}: {first['msg']}") from None
 
 
-__all__ = ["Gate", "Plan", "Selection", "Table2", "Table14", "load_plan"]
+__all__ = ["Fig4Source", "Gate", "Plan", "Selection", "Table2", "Table14", "load_plan"]
