@@ -288,3 +288,32 @@ def test_statelab_gates_and_tables_print_verdicts_and_write_the_tables(store, tm
     res = CliRunner().invoke(app, ["tables", str(path)])
     assert res.exit_code == 0, res.output
     assert "| DSSR | R1 | 50.0 [" in (tmp_path / "an" / "seed003_tables.md").read_text()
+
+
+def test_the_shipped_plan_names_only_writers_and_readers_its_experiments_run():
+    from pathlib import Path
+
+    import yaml
+
+    from statelab.analysis.seed003.plan import load_plan
+
+    root = Path(__file__).parents[2]
+    plan = load_plan(root / "configs/seed003/analysis.yaml")
+    grids = {}
+    for split in ("validation", "test"):
+        cfg = yaml.safe_load((root / getattr(plan, split)).read_text())
+        assert cfg["seeds"] == split
+        grids[split] = (
+            set(cfg["grid"]["history"]),
+            set(cfg["grid"].get("model", [cfg.get("model")])),
+        )
+    for g in plan.gates:
+        hist, models = grids[g.split]
+        assert set(plan.writers[g.a]) | set(plan.writers[g.b or g.a]) <= hist, g.id
+        assert plan.readers[g.reader or "R1"] in models, g.id
+    test_hist, test_models = grids["test"]
+    used = [*plan.table2.rows, *plan.fig9.values(), *plan.fig10.values()]
+    assert all(set(plan.writers[w]) <= test_hist for w in used)
+    assert set(plan.readers.values()) == test_models  # R1 and R2 both play the test split
+    assert all(set(plan.writers[c]) <= grids["validation"][0] for c in plan.selection.candidates)
+    assert {g.id for g in plan.gates} == {"G1a", "G1b", "G2a", "G2b", "G2c"}
