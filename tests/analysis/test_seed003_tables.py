@@ -58,7 +58,8 @@ def _components(history):
 
 @pytest.fixture
 def store(tmp_path):
-    path = tmp_path / "store.sqlite"
+    path = tmp_path / "exp" / "store.sqlite"  # <out>/<experiment>/store.sqlite
+    path.parent.mkdir()
     st = Store(path, ("env", "model", "history", "writer"))
     hists = [S, ORB, "oracle-bounded:64", "full", *D]
     for model in ("m1", "m2"):
@@ -317,3 +318,21 @@ def test_the_shipped_plan_names_only_writers_and_readers_its_experiments_run():
     assert set(plan.readers.values()) == test_models  # R1 and R2 both play the test split
     assert all(set(plan.writers[c]) <= grids["validation"][0] for c in plan.selection.candidates)
     assert {g.id for g in plan.gates} == {"G1a", "G1b", "G2a", "G2b", "G2c"}
+
+
+def test_the_report_lists_test_audits_and_amendments(store, tmp_path):
+    from statelab.run.ledgers import AUDITS_TABLE, add_amendment
+
+    out = store.parent.parent  # the ledgers' out holds the experiment's folder
+    assert out == tmp_path
+    add_amendment(out, "A5", "pool the three seeds in G2b", stage="the report")
+    st = Store(store)
+    st.append({AUDITS_TABLE: [{"started": "2026-01-02T00:00:00+00:00", "experiment": "x",
+                               "config_hash": "h", "env": "cooking", "split": "test",
+                               "audit": 1, "forced": 0}]})  # fmt: skip
+    md, _ = seed003_markdown(st, tmp_path)
+    st.close()
+    text = "\n".join(md)
+    assert "**The test split was audited**: 1 audit(s) recorded, first at 2026-01-02" in text
+    assert "- amendment A5 (before the report)" in text
+    assert text.count("pool the three seeds in G2b") == 1

@@ -219,7 +219,7 @@ def seed003_markdown(st: Store, out_dir: Path) -> tuple[list[str], dict[str, Pat
                 f"Audit: {len(failed)} episode(s) could not be audited (first: {failed[0]}).",
                 "",
             ]
-    md += _openings(st) + _provenance(st)
+    md += _openings(st) + _audits_and_amendments(st) + _provenance(st)
     data = {"audit_points": len(audit), "leaks": len(leaks)}
     path = out_dir / "seed003.json"
     path.write_text(json.dumps(data, indent=1) + "\n")
@@ -306,6 +306,26 @@ def _openings(st: Store) -> list[str]:
             f" at {r['opened']}, config hash {r['config_hash'][:12]}, writers: {names}"
         )
     return [*lines, ""]
+
+
+def _audits_and_amendments(st: Store) -> list[str]:
+    """The recorded audits of the test split (``statelab audit --open-test``) and the
+    amendments of the ledger beside the store's experiment folder (``statelab amend``)."""
+    from statelab.run.ledgers import AUDITS_TABLE, amendments
+
+    lines = []
+    audits = st.rows(AUDITS_TABLE)
+    if audits:
+        forced = sum(int(a["forced"] or 0) for a in audits)
+        lines.append(
+            f"**The test split was audited**: {len(audits)} audit(s) recorded, first at "
+            f"{audits[0]['started']}" + (f"; {forced} FORCED (a rerun)" if forced else "") + "."
+        )
+    for a in amendments(st.path.parent.parent):
+        after = f", after {a['openings_before']} test opening(s)" if a["openings_before"] else ""
+        stage = f" (before {a['stage']})" if a.get("stage") else ""
+        lines.append(md_text(f"- amendment {a['id']}{stage}, {a['recorded']}{after}: {a['text']}"))
+    return [*lines, ""] if lines else []
 
 
 def _provenance(st: Store) -> list[str]:
