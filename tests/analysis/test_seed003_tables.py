@@ -229,6 +229,8 @@ def test_gates_pass_fail_and_borderline(store):
     assert got["G1b"].verdict == "fail" and got["G1c"].verdict == "pass"
     assert got["G2b"].interval.mean == pytest.approx(-1 / 180) and got["G2b"].verdict == "fail"
     assert got["G2b"].interval.games == 3  # game 2003 failed at F′ = 20: left out
+    assert "G2b (test) slope: -0.56 [" in got["G2b"].line()  # -100/180 points per step
+    assert "points/step, 3 games" in got["G2b"].line()
     assert "G1b (validation) R1 zero lag: 25.0 [0.0, " in got["G1b"].line()
     assert got["G1b"].line().endswith("lower bound > 0: FAIL")
 

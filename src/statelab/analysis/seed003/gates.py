@@ -41,7 +41,7 @@ class GateResult:
 
     def line(self) -> str:
         g, i = self.gate, self.interval
-        scale = 1.0 if g.kind == "slope" else 100.0
+        scale = 100.0  # success fractions as points (a slope: points per filler step)
         stat = i.text(2 if g.kind == "slope" else 1, scale)
         bound = "lower bound" if g.rule == "lower" else "mean"
         unit = "points/step" if g.kind == "slope" else "points"
