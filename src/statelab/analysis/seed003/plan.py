@@ -58,7 +58,7 @@ class Selection(_Strict):
     ``budget``, averaged over ``lags`` (each game's mean over F′, then the mean over games);
     a tie goes to the candidate listed first."""
 
-    candidates: list[str]
+    candidates: list[str] = Field(min_length=1)
     budget: int = 128
     lags: list[int] = [0, 10, 20, 40]
     reader: str | None = None
