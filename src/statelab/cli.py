@@ -346,6 +346,23 @@ def train(
     typer.echo(json.dumps(done, indent=1))
 
 
+@app.command()
+def retrain(
+    config: Annotated[Path, typer.Argument(help="retrain YAML (configs/seed003/retrain.yaml)")],
+) -> None:
+    """Seed 003: retrain the selected DSSR writer with several seeds from the same initial
+    adapter and the same stored pairs (pairs_round<r>.jsonl); nothing is rescored."""
+    from statelab.train.retrain import run_retrain
+
+    try:
+        done = run_retrain(config)
+    except (ConfigError, ModelError) as err:
+        if _debug():
+            raise
+        raise _fail(str(err)) from None
+    typer.echo(json.dumps(done, indent=1))
+
+
 def _dry_run(exp: Any) -> None:
     from statelab.run.dryrun import dry_run
 
@@ -521,20 +538,104 @@ def audit(
     relevance: Annotated[bool, typer.Option(help="also leave-one-chunk-out lag")] = False,
     samples: Annotated[int, typer.Option(help="hindsight compressions per point")] = 8,
     model: Annotated[str | None, typer.Option(help="reader model (default: the config's)")] = None,
+    open_test: Annotated[
+        bool, typer.Option("--open-test", help="audit a sealed test split (once, recorded)")
+    ] = False,
+    force: Annotated[bool, typer.Option("--force", help="with --open-test: again")] = False,
 ) -> None:
     """Seed 003's decision-loss audit of a finished experiment: reader NLL of a* under the
     full history, the read-time oracle and each run's state (beta, kappa), optionally the
-    relevance lag, and the prompt leak check; stored for `statelab report`."""
+    relevance lag, and the prompt leak check; stored for `statelab report`. A sealed test
+    split is audited only with --open-test, once, and the audit is recorded."""
     from statelab.analysis.seed003 import audit_experiment
     from statelab.run.config import load_experiment
 
     exp = load_experiment(config)
-    got = audit_experiment(exp, reader=model, points=points, relevance=relevance, samples=samples)
+    try:
+        got = audit_experiment(exp, reader=model, points=points, relevance=relevance,
+                               samples=samples, open_test=open_test, force=force)  # fmt: skip
+    except ConfigError as err:
+        raise _fail(str(err)) from None
     typer.echo(f"{exp.name}: {got['points']} decision points audited, {got['leaks']} leaks"
                f" in {got['episodes']} episodes, {len(got['failed'])} failed"
                f" | {got['seconds']:.1f} s")  # fmt: skip
     for why in got["failed"][:5]:
         typer.echo(_line(f"failed: {why}"), err=True)
+
+
+@app.command()
+def amend(
+    config: Annotated[Path, typer.Argument(help="experiment YAML (its out holds the ledgers)")],
+    ident: Annotated[str, typer.Argument(help="the amendment's id, e.g. A5")],
+    text: Annotated[str, typer.Argument(help="what changed after registration")],
+    stage: Annotated[str | None, typer.Option(help="the stage it precedes")] = None,
+) -> None:
+    """Record an amendment (what changed after registration) in <out>/amendments.jsonl,
+    beside the test-split ledger, with how many test openings and audits preceded it."""
+    from statelab.run.config import load_experiment
+    from statelab.run.ledgers import AMENDMENTS, add_amendment
+
+    try:
+        exp = load_experiment(config)
+        e = add_amendment(Path(exp.out), ident, text, stage=stage)
+    except ConfigError as err:
+        raise _fail(str(err)) from None
+    after = f", after {e['openings_before']} test opening(s)" if e["openings_before"] else ""
+    where = Path(exp.out) / AMENDMENTS
+    typer.echo(f"amendment {e['id']} recorded in {where} at {e['recorded']}{after}")
+
+
+@app.command()
+def gates(
+    plan: Annotated[
+        Path, typer.Argument(help="seed-003 analysis plan (configs/seed003/analysis.yaml)")
+    ],
+) -> None:
+    """Seed 003's pre-registered gates (G1 on validation, G2 on the opened test split) with
+    their verdicts, and the selection rule's ranking on validation."""
+    from statelab.analysis.seed003.gates import evaluate_gates, select
+    from statelab.analysis.seed003.plan import load_plan
+
+    try:
+        p = load_plan(plan)
+        for r in evaluate_gates(p):
+            typer.echo(r.line())
+        if p.selection is not None:
+            ranked = select(p)
+            typer.echo(f"selection (validation, B = {p.selection.budget}, mean over F' "
+                       f"{p.selection.lags}): selected {ranked[0][0]}")  # fmt: skip
+            for name, mean, games in ranked:
+                typer.echo(f"  {name}: {100 * mean:.1f}% over {games} games")
+    except ConfigError as err:
+        raise _fail(str(err)) from None
+
+
+@app.command()
+def tables(
+    plan: Annotated[
+        Path, typer.Argument(help="seed-003 analysis plan (configs/seed003/analysis.yaml)")
+    ],
+    out: Annotated[
+        Path | None, typer.Option(help="output folder (default: the plan's out)")
+    ] = None,
+) -> None:
+    """Seed 003's test-split Tables 2 and 14 and Figures 4, 9 and 10, from the stores and
+    score files the plan names (markdown and PNGs)."""
+    from statelab.analysis.seed003.gates import tables as make_tables
+    from statelab.analysis.seed003.plan import load_plan
+
+    try:
+        p = load_plan(plan)
+        records = None
+        if p.fig4:  # the score files' recipes come from their re-simulated episodes
+            from statelab.train.retrain import fig4_from_files
+
+            records = fig4_from_files([(f.scores, f.store) for f in p.fig4])
+        _, files = make_tables(p, out, records)
+    except ConfigError as err:
+        raise _fail(str(err)) from None
+    for f in files.values():
+        typer.echo(str(f))
 
 
 def main() -> None:  # pragma: no cover

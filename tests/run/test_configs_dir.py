@@ -10,6 +10,9 @@ from statelab.run.config import load_experiment
 # seed 003's `statelab train` files likewise (tests/train), and the experiments that need the
 # adapters they write
 TRAINING = {"train_reader.yaml", "train_writer.yaml", "train_use.yaml", "table2_test.yaml"}
+# seed 003's analysis plan and retrain file (tests/analysis/test_seed003_tables.py) and the
+# validation experiment that needs the trained adapters
+TRAINING |= {"analysis.yaml", "retrain.yaml", "validation_select.yaml"}
 CONFIGS = sorted(
     p
     for p in (Path(__file__).parents[2] / "configs").rglob("*.yaml")

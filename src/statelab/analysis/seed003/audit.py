@@ -251,12 +251,18 @@ def audit_experiment(
     relevance: bool = False,
     samples: int = 8,
     llm: Any = None,
+    open_test: bool = False,
+    force: bool = False,
 ) -> dict[str, Any]:
     """Audit every finished cooking episode of ``exp`` (reader NLLs, β, κ, relevance lag)
     and leak-check it; results go to the store's ``seed003_audit`` and ``seed003_leaks``
-    tables, which the report reads."""
+    tables, which the report reads. An experiment on a sealed test split is refused unless
+    ``open_test`` (once; again only with ``force``), and the audit is recorded
+    (:func:`statelab.run.ledgers.record_audit`)."""
     from statelab.llm import make_llm
+    from statelab.run.ledgers import record_audit
 
+    record_audit(exp, open_test=open_test, force=force)
     started = time.perf_counter()
     path = exp.out_dir / "store.sqlite"
     st = Store(path)  # read-only until the audit's first rows
@@ -303,9 +309,7 @@ def audit_experiment(
         st.append(
             {AUDITED_TABLE: [{**done, "relevance": int(relevance), "failed": json.dumps(failed)}]}
         )
-        st.append(
-            {AUDIT_RUNS_TABLE: [{**this, "finished": _now()}]}, replace={"id": this["id"]}
-        )
+        st.append({AUDIT_RUNS_TABLE: [{**this, "finished": _now()}]}, replace={"id": this["id"]})
     finally:
         st.close()
         if llm is None:

@@ -11,7 +11,8 @@ import numpy as np
 
 from statelab.analysis._md import md_cell, md_text
 from statelab.analysis.sections import Blocks, ReportInputs, report_section
-from statelab.analysis.seed003.audit import AUDITED_TABLE, budget_of, form_of, lag_of
+from statelab.analysis.seed003.audit import AUDITED_TABLE, form_of
+from statelab.analysis.seed003.episodes import audit_rows, by_game, cooking_cells
 from statelab.analysis.seed003.measures import (
     AUDIT_RUNS_TABLE,
     AUDIT_TABLE,
@@ -27,56 +28,31 @@ from statelab.run.store import Store
 
 
 # -- the report section --------------------------------------------------------------------
-def _cells(st: Store) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Episodes of cooking runs (run, history, lag, budget, seed, success) and audit rows."""
-    if "tags" not in st.columns("runs"):
-        return [], []  # a store older than run tags: no seed 003 runs in it
-    runs = {r["run"]: r for r in st.rows("runs", ["run", "spec", "tags", "components"])}
-    rows = [
-        (e["run"], runs[e["run"]]["spec"], runs[e["run"]]["tags"], e["seed"], e["success"],
-         runs[e["run"]]["components"])
-        for e in st.rows("episodes", ["run", "seed", "success"], {"status": "done"})
-        if e["run"] in runs
-    ]  # fmt: skip
-    eps = []
-    for run, spec_json, tags, seed, success, components in rows:
-        spec = json.loads(spec_json or "{}")
-        lag = lag_of(str(spec.get("env", "")), components)
-        if lag is None or "floor" in json.loads(tags or "[]"):  # the random floor: no form
-            continue
-        expert = "expert" in json.loads(tags or "[]")
-        history = "expert" if expert else str(spec.get("history", "full"))
-        eps.append(
-            {
-                "run": run,
-                "history": history,
-                "form": form_of(history),
-                "lag": lag,
-                "budget": budget_of(history, components),
-                "seed": int(seed),
-                "success": float(bool(success)),
-                "privileged": "reads-privileged" in json.loads(tags or "[]"),
-            }
-        )
-    return eps, st.rows(AUDIT_TABLE)
+def _cells(st: Store) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
+    """Episodes of cooking runs (keyed by row: form, reader model, writer), the audit rows
+    (each with its run's row) and the failed episodes per run (left out)."""
+    cells = cooking_cells(st)
+    return cells.eps, audit_rows(st, cells.row_of_run, AUDIT_TABLE), cells.failed
 
 
-def success_by(eps: list[dict[str, Any]], form: str, lag: int, budget: int | None) -> Interval:
+def success_by(eps: list[dict[str, Any]], row: str, lag: int, budget: int | None) -> Interval:
+    """Success of one cell (a row at F′ and B; ``budget`` None: every budget) over games."""
     got = {
         e["seed"]: e["success"]
         for e in eps
-        if e["form"] == form and e["lag"] == lag and (e["budget"] == budget or budget is None)
+        if e["row"] == row and e["lag"] == lag and (e["budget"] == budget or budget is None)
     }
     return paired_bootstrap(got)
 
 
 def kappa_by(
-    audit: list[dict[str, Any]], form: str, lag: int, budget: int | None, key: str = "kappa"
+    audit: list[dict[str, Any]], row: str, lag: int, budget: int | None, key: str = "kappa"
 ) -> Interval:
+    """Mean κ (or ``key``) of one cell's audited points, game-clustered."""
     by: dict[int, list[float]] = {}
     for r in audit:
         if (
-            form_of(r["history"]) == form
+            r.get("row", form_of(r["history"])) == row
             and r["lag"] == lag
             and r["budget"] == budget
             and r[key] is not None
@@ -114,14 +90,16 @@ def _fig6(audit: list[dict[str, Any]], path: Path) -> bool:
 
 
 def seed003_markdown(st: Store, out_dir: Path) -> tuple[list[str], dict[str, Path]]:
-    eps, audit = _cells(st)
+    eps, audit, failed = _cells(st)
     files: dict[str, Path] = {}
     md: list[str] = []
     if not eps:
         return md, files
     lags = sorted({e["lag"] for e in eps})
     budgets = sorted({e["budget"] for e in eps if e["budget"] is not None})
-    forms = sorted({e["form"] for e in eps}, key=lambda f: (f in ("full", "expert"), f))
+    forms = sorted(
+        {e["row"] for e in eps}, key=lambda f: (f.split(" ")[0] in ("full", "expert"), f)
+    )
     md += ["## Seed 003: success and write-time regret by lag and budget", ""]
     md += [
         "Success: % of games won (mean over games, paired percentile bootstrap over games, "
@@ -131,8 +109,14 @@ def seed003_markdown(st: Store, out_dir: Path) -> tuple[list[str], dict[str, Pat
         "",
     ]
     md += _partial_audit(st, audit)
+    if failed:
+        md += [
+            f"Failed episodes: {sum(failed.values())} (in {len(failed)} run(s)), left out of "
+            "every cell below.",
+            "",
+        ]
     # Table 5: every budget
-    privileged = {e["form"] for e in eps if e["privileged"]}
+    privileged = {e["row"] for e in eps if e["privileged"]}
 
     def label(form: str) -> str:  # a table cell: the spelling as text
         return md_cell(f"{form} †" if form in privileged else form)
@@ -146,8 +130,8 @@ def seed003_markdown(st: Store, out_dir: Path) -> tuple[list[str], dict[str, Pat
         "|" + "---|" * (3 + 2 * len(lags)),
     ]
     for form in forms:
-        for b in [None] if form in ("full", "expert") else budgets:
-            cell = [e for e in eps if e["form"] == form and (b is None or e["budget"] == b)]
+        for b in [None] if _unbudgeted(form) else budgets:
+            cell = [e for e in eps if e["row"] == form and (b is None or e["budget"] == b)]
             if not cell:
                 continue
             games = len({e["seed"] for e in cell})
@@ -173,8 +157,8 @@ def seed003_markdown(st: Store, out_dir: Path) -> tuple[list[str], dict[str, Pat
         for form in forms:
             if form in ("expert",):
                 continue
-            b = None if form == "full" else b1
-            if not any(e["form"] == form and e["budget"] == b for e in eps):
+            b = None if _unbudgeted(form) else b1
+            if not any(e["row"] == form and e["budget"] == b for e in eps):
                 continue
             cells = []
             for f in lags:
@@ -183,7 +167,7 @@ def seed003_markdown(st: Store, out_dir: Path) -> tuple[list[str], dict[str, Pat
                     f"{kappa_by(audit, form, f, b).text(2)} · "
                     f"{kappa_by(audit, form, f, b, 'beta').text(2)}"
                 )
-                if b2 and form != "full":
+                if b2 and not _unbudgeted(form):
                     c += f" · {success_by(eps, form, f, b2).text(1, 100)}"
                 cells.append(c)
             md.append(f"| {label(form)} | " + " | ".join(cells) + " |")
@@ -235,7 +219,7 @@ def seed003_markdown(st: Store, out_dir: Path) -> tuple[list[str], dict[str, Pat
                 f"Audit: {len(failed)} episode(s) could not be audited (first: {failed[0]}).",
                 "",
             ]
-    md += _openings(st) + _provenance(st)
+    md += _openings(st) + _audits_and_amendments(st) + _provenance(st)
     data = {"audit_points": len(audit), "leaks": len(leaks)}
     path = out_dir / "seed003.json"
     path.write_text(json.dumps(data, indent=1) + "\n")
@@ -243,13 +227,26 @@ def seed003_markdown(st: Store, out_dir: Path) -> tuple[list[str], dict[str, Pat
     return md, files
 
 
+def _unbudgeted(row: str) -> bool:
+    return row.split(" ")[0] in ("full", "expert")
+
+
 def _paired_vs_summary(
     eps: list[dict[str, Any]], lags: list[int], budgets: list[int], label: Callable[[str], str]
 ) -> list[str]:
     """Success differences from ``bounded:summary`` at the same B and F′, paired by game."""
     base = "bounded:summary"
-    others = sorted({e["form"] for e in eps if e["budget"] is not None} - {base})
-    if not others or not any(e["form"] == base for e in eps):
+    # the same reader and writer's summary row is each row's baseline
+    base_of = {
+        e["row"]: next(
+            (z["row"] for z in eps
+             if z["form"] == base and (z["model"], z["writer"]) == (e["model"], e["writer"])),
+            None,
+        )
+        for e in eps if e["budget"] is not None and e["form"] != base
+    }  # fmt: skip
+    others = sorted(r for r, b in base_of.items() if b is not None)
+    if not others:
         return []
     md = [
         f"### Success difference from {base} (points, paired bootstrap over games)",
@@ -262,9 +259,8 @@ def _paired_vs_summary(
             cells = []
             for f in lags:
                 a = {e["seed"]: e["success"] for e in eps
-                     if e["form"] == form and e["lag"] == f and e["budget"] == b}  # fmt: skip
-                z = {e["seed"]: e["success"] for e in eps
-                     if e["form"] == base and e["lag"] == f and e["budget"] == b}  # fmt: skip
+                     if e["row"] == form and e["lag"] == f and e["budget"] == b}  # fmt: skip
+                z = by_game(eps, row=base_of[form], lag=f, budget=b)
                 cells.append(paired_bootstrap(a, z).text(1, 100) if a and z else "–")
             if any(c != "–" for c in cells):
                 md.append(f"| {label(form)} | {b} | " + " | ".join(cells) + " |")
@@ -310,6 +306,26 @@ def _openings(st: Store) -> list[str]:
             f" at {r['opened']}, config hash {r['config_hash'][:12]}, writers: {names}"
         )
     return [*lines, ""]
+
+
+def _audits_and_amendments(st: Store) -> list[str]:
+    """The recorded audits of the test split (``statelab audit --open-test``) and the
+    amendments of the ledger beside the store's experiment folder (``statelab amend``)."""
+    from statelab.run.ledgers import AUDITS_TABLE, amendments
+
+    lines = []
+    audits = st.rows(AUDITS_TABLE)
+    if audits:
+        forced = sum(int(a["forced"] or 0) for a in audits)
+        lines.append(
+            f"**The test split was audited**: {len(audits)} audit(s) recorded, first at "
+            f"{audits[0]['started']}" + (f"; {forced} FORCED (a rerun)" if forced else "") + "."
+        )
+    for a in amendments(st.path.parent.parent):
+        after = f", after {a['openings_before']} test opening(s)" if a["openings_before"] else ""
+        stage = f" (before {a['stage']})" if a.get("stage") else ""
+        lines.append(md_text(f"- amendment {a['id']}{stage}, {a['recorded']}{after}: {a['text']}"))
+    return [*lines, ""] if lines else []
 
 
 def _provenance(st: Store) -> list[str]:

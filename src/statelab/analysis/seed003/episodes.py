@@ -1,0 +1,105 @@
+"""Seed 003's cells read from a store: one row per finished cooking episode (rollout 0), keyed
+on the history form, the budget, F′ *and* the reader model and the writer, so that two readers
+(R1, R2) or two writers in one store are two cells, never one overwriting the other.
+
+Rollouts other than 0 (a continuation's episodes, repeated rollouts) are not games of a cell;
+failed episodes are counted (per run) and left out of every statistic, and the report says
+how many there were.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from statelab.analysis.seed003.audit import budget_of, form_of, lag_of
+from statelab.run.store import Store
+
+
+@dataclass
+class Cells:
+    """The episodes of a store's cooking runs and what was left out."""
+
+    #: run, history, form, lag, budget, seed, success, privileged, model, writer, row
+    eps: list[dict[str, Any]] = field(default_factory=list)
+    #: episodes that failed (run -> count), left out of every statistic
+    failed: dict[str, int] = field(default_factory=dict)
+    #: run -> its row label (the key audit rows are matched on)
+    row_of_run: dict[str, str] = field(default_factory=dict)
+    #: run -> its history, form, lag, budget, model, writer, row
+    runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def row_label(form: str, model: str, writer: str, several: bool) -> str:
+    """A table row: the form, with the reader model and the writer when the store holds more
+    than one (model, writer) pair."""
+    return f"{form} · reader {model} · writer {writer}" if several else form
+
+
+def _tags(run: dict[str, Any]) -> set[str]:
+    return set(json.loads(run["tags"] or "[]"))
+
+
+def cooking_cells(st: Store) -> Cells:
+    """Every finished rollout-0 episode of the store's cooking runs (not the random floor)."""
+    out = Cells()
+    if "tags" not in st.columns("runs"):
+        return out  # a store older than run tags: no seed 003 runs in it
+    runs: dict[str, dict[str, Any]] = {}
+    for r in st.rows("runs", ["run", "spec", "tags", "components"]):
+        spec = json.loads(r["spec"] or "{}")
+        lag = lag_of(str(spec.get("env", "")), r["components"])
+        if lag is None or "floor" in _tags(r):  # the random floor: no form
+            continue
+        expert = "expert" in _tags(r)
+        history = "expert" if expert else str(spec.get("history", "full"))
+        runs[r["run"]] = {
+            "history": history,
+            "form": form_of(history),
+            "lag": lag,
+            "budget": budget_of(history, r["components"]),
+            "privileged": "reads-privileged" in _tags(r),
+            "model": str(spec.get("model", "")),
+            "writer": str(spec.get("writer", "")),
+        }
+    pairs = {(v["model"], v["writer"]) for v in runs.values() if v["form"] != "expert"}
+    several = len(pairs) > 1
+    for run, v in runs.items():
+        expert = v["form"] == "expert"
+        v["row"] = "expert" if expert else row_label(v["form"], v["model"], v["writer"], several)
+        out.row_of_run[run] = v["row"]
+    out.runs = runs
+    cols = ["run", "seed", "success", "status", "rollout"]
+    for e in st.rows("episodes", cols):
+        if e["run"] not in runs or int(e["rollout"] or 0) != 0:
+            continue
+        if e["status"] != "done":
+            out.failed[e["run"]] = out.failed.get(e["run"], 0) + 1
+            continue
+        out.eps.append(
+            {
+                "run": e["run"],
+                **runs[e["run"]],
+                "seed": int(e["seed"]),
+                "success": float(bool(e["success"])),
+            }
+        )
+    return out
+
+
+def audit_rows(st: Store, row_of_run: dict[str, str], table: str) -> list[dict[str, Any]]:
+    """The audit table's rows, each with the ``row`` of its run."""
+    return [
+        {**r, "row": row_of_run.get(str(r["run"]), form_of(str(r["history"])))}
+        for r in st.rows(table)
+    ]
+
+
+def by_game(eps: Iterable[dict[str, Any]], **where: Any) -> dict[int, float]:
+    """Success per game of the episodes matching ``where`` (one per game in a cell)."""
+    return {e["seed"]: e["success"] for e in eps if all(e.get(k) == v for k, v in where.items())}
+
+
+__all__ = ["Cells", "audit_rows", "by_game", "cooking_cells", "row_label"]

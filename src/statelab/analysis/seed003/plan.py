@@ -1,0 +1,146 @@
+"""Seed 003's analysis plan (``configs/seed003/analysis.yaml``): which stores hold the
+validation and test episodes, which readers and writers the tables name, the pre-registered
+gates G1 (validation) and G2 (test), the selection rule, and the groups Figures 9 and 10 plot.
+
+A **writer** is a label for one or more history spellings; with several (the three DSSR
+seeds) a game's success is the mean over them (the seed's "three-seed mean": 28 wins of 270
+episodes is 10.4%), and κ pools their audited points game by game.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from statelab.core import ConfigError
+from statelab.run.config import read_yaml
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Gate(_Strict):
+    """A pre-registered gate: a statistic on one split, its threshold and its rule.
+
+    ``contrast``: success of ``a`` minus ``b`` (points), each game's mean over ``lags``, paired
+    bootstrap over games. ``slope``: the per-game gain (``a`` − ``b``) regressed on F′ over
+    ``lags`` (points per filler step), bootstrap over games. ``level``: success of ``a``
+    (points), the mean over ``lags``. Verdict **pass** iff the 95% interval's lower bound is
+    strictly above ``above`` (rule ``lower``) or the mean is (rule ``mean``); else **fail**.
+    """
+
+    id: str
+    split: Literal["validation", "test"]
+    what: str
+    kind: Literal["contrast", "slope", "level"] = "contrast"
+    a: str
+    b: str | None = None
+    lags: list[int]
+    budget: int | None = None
+    reader: str | None = None
+    above: float = 0.0
+    rule: Literal["lower", "mean"] = "lower"
+
+    @model_validator(mode="after")
+    def _shape(self) -> Gate:
+        if self.kind != "level" and self.b is None:
+            raise ValueError(f"gate {self.id}: a {self.kind} needs b")
+        if self.kind == "slope" and len(set(self.lags)) < 2:
+            raise ValueError(f"gate {self.id}: a slope needs two lags or more")
+        return self
+
+
+class Selection(_Strict):
+    """The seed's rule (Appendix G): the candidate with the highest validation success at
+    ``budget``, averaged over ``lags`` (each game's mean over F′, then the mean over games);
+    a tie goes to the candidate listed first."""
+
+    candidates: list[str] = Field(min_length=1)
+    budget: int = 128
+    lags: list[int] = [0, 10, 20, 40]
+    reader: str | None = None
+
+
+class Table2(_Strict):
+    rows: list[str]
+    contrasts: list[tuple[str, str]] = []
+    pooled_lags: list[int] = [20, 40]
+    budget: int = 128
+
+
+class Table14(_Strict):
+    budgets: list[int] = [64, 128, 256]
+    reader: str | None = None
+
+
+class Fig4Source(_Strict):
+    scores: str
+    store: str
+
+
+class Plan(_Strict):
+    """The whole analysis plan."""
+
+    name: str
+    validation: str | None = None
+    test: str | None = None
+    #: label -> reader model spelling (the runs' ``model``)
+    readers: dict[str, str] = Field(default_factory=dict)
+    #: label -> history spellings (several: a game's mean over them)
+    writers: dict[str, list[str]] = Field(default_factory=dict)
+    gates: list[Gate] = []
+    selection: Selection | None = None
+    table2: Table2 | None = None
+    table14: Table14 | None = None
+    #: Figures 9 and 10: line label -> writer label
+    fig9: dict[str, str] = Field(default_factory=dict)
+    fig10: dict[str, str] = Field(default_factory=dict)
+    #: Figure 4: DSSR score files (``scores_round<r>.jsonl``), each with the store of the
+    #: episodes it scored (``statelab tables`` re-simulates them to read the recipes)
+    fig4: list[Fig4Source] = []
+    out: str = "results/seed003-analysis"
+
+    @field_validator("writers", mode="before")
+    @classmethod
+    def _lists(cls, v: object) -> object:
+        if isinstance(v, dict):
+            return {k: [x] if isinstance(x, str) else x for k, x in v.items()}
+        return v
+
+    @model_validator(mode="after")
+    def _names(self) -> Plan:
+        named = set(self.writers)
+        used = [g.a for g in self.gates] + [g.b for g in self.gates if g.b]
+        if self.selection:
+            used += self.selection.candidates
+        if self.table2:
+            used += self.table2.rows + [x for c in self.table2.contrasts for x in c]
+        used += list(self.fig9.values()) + list(self.fig10.values())
+        unknown = [u for u in used if u not in named]
+        if unknown:
+            raise ValueError(f"writer {unknown[0]!r} is not in writers: {sorted(named)}")
+        readers = [g.reader for g in self.gates if g.reader]
+        readers += [x.reader for x in (self.selection, self.table14) if x and x.reader]
+        bad = [r for r in readers if r not in self.readers]
+        if bad:
+            raise ValueError(f"reader {bad[0]!r} is not in readers: {sorted(self.readers)}")
+        return self
+
+
+def load_plan(path: str | Path) -> Plan:
+    """Read and validate an analysis plan (one :class:`ConfigError` line when invalid)."""
+    from pydantic import ValidationError
+
+    data = read_yaml(Path(path))
+    try:
+        return Plan.model_validate(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise ConfigError(f"{path}: {where}: {first['msg']}") from None
+
+
+__all__ = ["Fig4Source", "Gate", "Plan", "Selection", "Table2", "Table14", "load_plan"]
