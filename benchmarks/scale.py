@@ -65,6 +65,7 @@ def measure(episodes: int, steps: int = STEPS) -> dict[str, Any]:
     """Run one size in a child process; its wall time, peak RSS and store bytes."""
     with tempfile.TemporaryDirectory(prefix="statelab-scale-") as tmp:
         cfg = config(Path(tmp), episodes, steps)
+        load0 = os.getloadavg()[0]
         t0 = time.perf_counter()
         child = subprocess.Popen(
             [sys.executable, "-m", "statelab", "run", str(cfg), "--quiet"],
@@ -72,6 +73,7 @@ def measure(episodes: int, steps: int = STEPS) -> dict[str, Any]:
         )
         _, status, usage = os.wait4(child.pid, 0)  # this child's own peak RSS
         wall = time.perf_counter() - t0
+        load1 = os.getloadavg()[0]
         if os.waitstatus_to_exitcode(status) != 0:
             raise SystemExit(f"statelab run failed for {episodes} episodes ({status})")
         store = Path(tmp) / "out" / f"scale{episodes}" / "store.sqlite"
@@ -86,6 +88,7 @@ def measure(episodes: int, steps: int = STEPS) -> dict[str, Any]:
         "store_mb": round(size / 1e6, 1),
         "bytes_per_step": round(size / max(steps, 1)),
         "kb_per_episode": round(size / episodes / 1e3, 1),
+        "load_avg_start_end": [round(load0, 1), round(load1, 1)],
     }
 
 
