@@ -4,7 +4,7 @@ Each size runs ``statelab run`` in a child process (the command line, as a user 
 one config: the scripted backend, a full history (so each step's prompt holds every earlier
 step: the case that made the store grow with the square of the episode length), 30 steps an
 episode (the script moves a disk back and forth and never solves), the response cache off,
-``concurrency: 64``, no expert runs. Per size it reports:
+``concurrency: 64``, no expert or random-floor runs. Per size it reports:
 
 * wall time of the child, and seconds per episode;
 * peak RSS of the child (``ru_maxrss`` of that process alone, from ``wait4``);
@@ -55,6 +55,7 @@ def config(tmp: Path, episodes: int, steps: int = STEPS) -> Path:
         "cache": None,
         "concurrency": 64,
         "expert": False,
+        "random": False,  # no model-free random floor row: the scripted episodes only
     }
     path = tmp / f"scale{episodes}.yaml"
     path.write_text(yaml.safe_dump(data))
