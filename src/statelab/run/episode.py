@@ -43,6 +43,20 @@ from statelab.state.grounding import Grounded
 MAX_REJECTIONS = 3
 #: world-model questions an agent may ask in one step
 MAX_QUERIES = 10
+#: the longest action sent to an env, in characters: an env may echo what it was sent (Hanoi
+#: says "You tried to <action>"), and an unparsed reply is the action, so without this cap
+#: each echo could carry a whole reply (up to the model's ``max_reply``) into every later
+#: prompt of a full history; no env's action comes near it
+MAX_ACTION = 2048
+
+
+def capped_action(d: Decision) -> Decision:
+    """``d`` with its action cut to :data:`MAX_ACTION` characters (``meta["action-cut"]``:
+    the length it had); ``d`` itself when it is short enough."""
+    if len(d.action) <= MAX_ACTION:
+        return d
+    meta = {**d.meta, "action-cut": len(d.action)}
+    return replace(d, action=d.action[:MAX_ACTION], meta=meta)
 
 
 def _call_row(c: Call) -> dict[str, Any]:
@@ -171,7 +185,7 @@ class Episode:
 
     async def decide(self, step: _Step) -> None:
         d = await self.c.agent.decide(self.context(self.c.agent, step), self.llm)
-        step.decision = d
+        step.decision = d = capped_action(d)
         step.calls += d.calls
 
     async def env(self, what: str, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
