@@ -31,6 +31,7 @@ from statelab.core import (
     frozen_view,
     tracked_of,
 )
+from statelab.envs import env_class
 from statelab.run._envcall import EnvCallError, blamed, call_timeout, env_call
 from statelab.run.components import Components, TimedLLM, prelude_transitions, reads_privileged
 from statelab.run.config import RunSpec
@@ -435,9 +436,13 @@ async def run_episode(
     rollout: int = 0,
 ) -> EpisodeRecord:
     """Play one episode of ``spec`` with ``seed``; model errors propagate to the caller, and
-    so do env errors, as :class:`EnvCallError` (every env call runs off the event loop with
-    a deadline)."""
-    episode = Episode(spec, seed, llm, writer=writer, rollout=rollout)
+    so do env errors, as :class:`EnvCallError` (every env call, the env's construction
+    included, runs off the event loop with a deadline)."""
+    build = functools.partial(Episode, spec, seed, llm, writer=writer, rollout=rollout)
+    # building the env (a game generated, a simulator started) is an env call too: off the
+    # event loop, with the env class's deadline; only the deadline blames the env
+    deadline = call_timeout(env_class(spec.env), "build")
+    episode = await env_call("construction", build, deadline, blame=False)
     try:
         return await episode.play()
     finally:
