@@ -1,0 +1,100 @@
+"""Issue 23: the ScienceWorld pool caps the simulators (JVMs) alive at once, beyond the
+run's concurrency: at the cap an env waits for one to come free, and past the wait its
+episode fails in one line. A fake simulator factory stands in for the JVMs (no Java here)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from statelab.envs import _scienceworld_server as server
+
+
+class FakeSim:
+    """A started simulator as far as the pool can tell."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.fixture
+def fake(monkeypatch) -> list[FakeSim]:
+    started: list[FakeSim] = []
+
+    def start() -> FakeSim:
+        started.append(FakeSim(len(started)))
+        return started[-1]
+
+    monkeypatch.setattr(server, "_start", start)
+    monkeypatch.setattr(server, "healthy", lambda sw, timeout=0.0: not sw.closed)
+    monkeypatch.setattr(server, "_discard", lambda sw: sw.close())
+    monkeypatch.setattr(server, "_IDLE", [])
+    monkeypatch.setattr(server, "_OUT", {"now": 0, "peak": 0})
+    monkeypatch.setenv("STATELAB_SCIENCEWORLD_JVMS", "2")
+    return started
+
+
+def _acquire_in_thread() -> tuple[threading.Thread, list[Any]]:
+    got: list[Any] = []
+
+    def take() -> None:
+        try:
+            got.append(server.acquire())
+        except Exception as e:
+            got.append(e)
+
+    t = threading.Thread(target=take, daemon=True)
+    t.start()
+    return t, got
+
+
+def test_at_the_cap_an_env_waits_for_a_simulator_to_come_free(fake):
+    a, b = server.acquire(), server.acquire()
+    t, got = _acquire_in_thread()
+    time.sleep(0.3)
+    assert got == [] and len(fake) == 2  # waiting: no third JVM started
+    server.release(a)  # healthy: kept idle, and handed to the waiter
+    t.join(5)
+    assert got == [a] and len(fake) == 2
+    assert server.out() == {"now": 2, "peak": 2}
+    server.release(b)
+    server.release(a)
+    assert server.out()["now"] == 0 and server.idle() == 2
+
+
+def test_a_simulator_dropped_at_the_cap_lets_a_new_one_start(fake):
+    a, _ = server.acquire(), server.acquire()
+    t, got = _acquire_in_thread()
+    time.sleep(0.2)
+    server.release(a, broken=True)  # killed, not kept: one fewer alive
+    t.join(5)
+    assert len(got) == 1 and got[0] is fake[2] and a.closed
+
+
+def test_past_the_wait_the_env_fails_in_one_line(fake, monkeypatch):
+    monkeypatch.setattr(server, "CAP_WAIT_S", 0.2)
+    server.acquire(), server.acquire()
+    with pytest.raises(RuntimeError) as err:
+        server.acquire()
+    assert "\n" not in str(err.value)
+    assert str(err.value).startswith("2 ScienceWorld simulators are in use")
+    assert len(fake) == 2 and server.out()["now"] == 2
+
+
+def test_the_cap_defaults_to_one_jvm_per_gigabyte_of_memory(monkeypatch):
+    monkeypatch.delenv("STATELAB_SCIENCEWORLD_JVMS", raising=False)
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert server.max_live() == max(1, memory // (1 << 30))
+    monkeypatch.setenv("STATELAB_SCIENCEWORLD_JVMS", "3")
+    assert server.max_live() == 3
+    monkeypatch.setenv("STATELAB_SCIENCEWORLD_JVMS", "many")
+    with pytest.raises(RuntimeError, match="whole number"):
+        server.max_live()
