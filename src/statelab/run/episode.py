@@ -33,6 +33,8 @@ from statelab.core import (
 )
 from statelab.envs import env_class
 from statelab.run._envcall import EnvCallError, blamed, call_timeout, env_call
+from statelab.run._packed import pack as _pack
+from statelab.run._packed import unpack as _unpack
 from statelab.run.components import Components, TimedLLM, prelude_transitions, reads_privileged
 from statelab.run.config import RunSpec
 from statelab.run.spec import env_seed
@@ -130,6 +132,9 @@ class Episode:
         self.state: Any = None
         self.history = ""
         self._call_base = self.env_seed
+        #: each recorded step's view, memory and call messages, compressed while the episode
+        #: plays (:func:`_pack`); put back into the record when it ends
+        self._packed: list[bytes] = []
 
     # -- views -----------------------------------------------------------------------------
     def privileged_for(self, component: Any) -> PrivilegedView | None:
@@ -311,10 +316,12 @@ class Episode:
         if step.stopped:
             meta["stopped"] = step.stopped
         ep = self.record
+        rows = [_call_row(c) for c in calls]
+        self._packed.append(_pack(step.view, self.history, rows))
         ep.trajectory.append(
             StepRecord(
                 t=self.c.env.steps,
-                view=step.view,
+                view="",  # packed until the episode ends (_pack)
                 grounding=step.grounded.record,
                 reply=d.reply,
                 action=d.action,
@@ -322,7 +329,7 @@ class Episode:
                 valid=bool(self.info.get("valid", True)),
                 reward=reward,
                 observation=self.obs.text,
-                memory=self.history,
+                memory="",
                 agent_in=a_in,
                 agent_out=a_out,
                 aux_in=x_in,
@@ -330,7 +337,7 @@ class Episode:
                 latency=sum(c.completion.latency for c in step.calls),
                 overhead=max(0.0, wall - model_s),
                 gold=_gold(self.info),
-                calls=[_call_row(c) for c in calls],
+                calls=rows,
                 queries=list(step.world.asked),
                 meta=meta,
                 agent_calls=len(step.calls),
@@ -414,6 +421,8 @@ class Episode:
             model_s = self._model_seconds() - model_before
             self.record_step(step, reward, aux, time.perf_counter() - t0, model_s)
         ep = self.record
+        _unpack(ep.trajectory, self._packed)
+        self._packed = []
         ep.score = float(self.info["score"])
         ep.success = bool(self.info["success"])
         ep.steps = self.c.env.steps
