@@ -65,25 +65,3 @@ def test_a_short_action_is_sent_as_it_is(tmp_path):
         store.close()
     assert steps.action.tolist() == ["Move the top disk of rod A to the top of rod C"]
     assert "action-cut" not in (steps.meta[0] or "")
-
-
-def test_a_packed_step_comes_back_whole_and_later_calls_keep_their_messages():
-    from statelab.run._packed import pack, unpack
-    from statelab.run.records import StepRecord
-
-    history = "Past trajectory:\n" + "\n".join(f"Step {i}: moved." for i in range(500))
-    image = [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]
-    messages = [[{"role": "user", "content": history}], [{"role": "user", "content": image}]]
-    rows = [{"kind": "act", "messages": m, "text": "ok"} for m in messages]
-    blob = pack(history + "\nNow.", history, rows)
-    assert len(blob) < len(history) / 5  # what the episode holds meanwhile
-    assert [r["messages"] for r in rows] == [[], []]
-    rec = StepRecord(t=1, view="", grounding="", reply="ok", action="a", parsed=True,
-                     valid=True, reward=0.0, observation="o", memory="", agent_in=1,
-                     agent_out=1, aux_in=0, aux_out=0, latency=0.0, overhead=0.0,
-                     calls=rows)  # fmt: skip
-    late = {"kind": "act", "messages": [{"role": "user", "content": "late"}], "text": "stop"}
-    rec.calls.append(late)  # a stop joins its calls to the last step after it was packed
-    unpack([rec], [blob])
-    assert (rec.view, rec.memory) == (history + "\nNow.", history)
-    assert [r["messages"] for r in rec.calls] == [*messages, late["messages"]]

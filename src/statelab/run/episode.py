@@ -33,8 +33,6 @@ from statelab.core import (
 )
 from statelab.envs import env_class
 from statelab.run._envcall import EnvCallError, blamed, call_timeout, env_call
-from statelab.run._packed import pack as _pack
-from statelab.run._packed import unpack as _unpack
 from statelab.run.components import Components, TimedLLM, prelude_transitions, reads_privileged
 from statelab.run.config import RunSpec
 from statelab.run.spec import env_seed
@@ -132,9 +130,6 @@ class Episode:
         self.state: Any = None
         self.history = ""
         self._call_base = self.env_seed
-        #: each recorded step's view, memory and call messages, compressed while the episode
-        #: plays (:func:`_pack`); put back into the record when it ends
-        self._packed: list[bytes] = []
 
     # -- views -----------------------------------------------------------------------------
     def privileged_for(self, component: Any) -> PrivilegedView | None:
@@ -316,12 +311,10 @@ class Episode:
         if step.stopped:
             meta["stopped"] = step.stopped
         ep = self.record
-        rows = [_call_row(c) for c in calls]
-        self._packed.append(_pack(step.view, self.history, rows))
         ep.trajectory.append(
             StepRecord(
                 t=self.c.env.steps,
-                view="",  # packed until the episode ends (_pack)
+                view=step.view,
                 grounding=step.grounded.record,
                 reply=d.reply,
                 action=d.action,
@@ -329,7 +322,7 @@ class Episode:
                 valid=bool(self.info.get("valid", True)),
                 reward=reward,
                 observation=self.obs.text,
-                memory="",
+                memory=self.history,
                 agent_in=a_in,
                 agent_out=a_out,
                 aux_in=x_in,
@@ -337,7 +330,7 @@ class Episode:
                 latency=sum(c.completion.latency for c in step.calls),
                 overhead=max(0.0, wall - model_s),
                 gold=_gold(self.info),
-                calls=rows,
+                calls=[_call_row(c) for c in calls],
                 queries=list(step.world.asked),
                 meta=meta,
                 agent_calls=len(step.calls),
@@ -421,8 +414,6 @@ class Episode:
             model_s = self._model_seconds() - model_before
             self.record_step(step, reward, aux, time.perf_counter() - t0, model_s)
         ep = self.record
-        _unpack(ep.trajectory, self._packed)
-        self._packed = []
         ep.score = float(self.info["score"])
         ep.success = bool(self.info["success"])
         ep.steps = self.c.env.steps
