@@ -98,3 +98,40 @@ def test_the_cap_defaults_to_one_jvm_per_gigabyte_of_memory(monkeypatch):
     monkeypatch.setenv("STATELAB_SCIENCEWORLD_JVMS", "many")
     with pytest.raises(RuntimeError, match="whole number"):
         server.max_live()
+
+
+def test_a_discarded_jvm_is_never_contacted_when_its_objects_are_collected():
+    """Before: py4j objects of a killed JVM, collected later, made py4j connect to the dead
+    JVM and log a traceback from inside the garbage collector, at any allocation; inside
+    ``ast.parse`` (pytest rewriting a module at session close) CPython 3.11 then raised
+    "AST constructor recursion depth mismatch"."""
+    import gc
+    import logging
+
+    pytest.importorskip("scienceworld")
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.DEBUG)
+    handler.emit = records.append  # type: ignore[method-assign]
+    log = logging.getLogger("py4j")
+    log.addHandler(handler)
+    level = log.level
+    log.setLevel(logging.DEBUG)
+    try:
+        sw = server._start()
+        held = sw._gateway.jvm.java.util.ArrayList()  # a py4j object of this JVM
+        client = sw._gateway._gateway_client
+        # its connection busy with a call that never returns (the stopped JVM's case), so
+        # a shutdown has to open a new connection to the dead JVM, which fails
+        busy = list(client.deque)
+        client.deque.clear()
+        server._discard(sw)
+        records.clear()
+        del held
+        gc.collect()
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+    tried = [r.getMessage() for r in records if r.levelno >= logging.INFO or r.exc_info]
+    assert tried == []
+    assert client.is_connected is False
+    del busy

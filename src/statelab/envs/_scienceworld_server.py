@@ -137,14 +137,26 @@ def healthy(sw: Any, timeout: float = PING_S) -> bool:
 def _discard(sw: Any) -> None:
     """Kill the simulator's JVM and drop it (a stopped JVM dies of SIGKILL too); any call
     still waiting on it then fails at once, and the package's own ``close`` (run again when
-    the object is collected) becomes a no-op, so nothing prints at exit."""
+    the object is collected) becomes a no-op, so nothing prints at exit.
+
+    Its py4j client is marked disconnected first: every py4j object of a dead JVM still
+    held somewhere would otherwise, when collected, connect to that JVM to release itself,
+    fail, and log a formatted traceback from inside the garbage collector, wherever it ran
+    (inside ``ast.parse``, that re-entry is CPython 3.11's "AST constructor recursion depth
+    mismatch": pytest's session close crashed so after the stopped-JVM test)."""
     proc = _process(sw)
     if proc is not None:
         with contextlib.suppress(Exception):
             proc.kill()
             proc.wait(timeout=10)
+    gateway = getattr(sw, "_gateway", None)
+    client = getattr(gateway, "_gateway_client", None)
+    if client is not None:
+        client.is_connected = False  # py4j's release of a collected object then sends nothing
+        with contextlib.suppress(Exception):
+            client.close()
     with contextlib.suppress(Exception):
-        sw._gateway.shutdown()
+        gateway.shutdown_callback_server()  # type: ignore[union-attr]
     sw.close = lambda: None
 
 
