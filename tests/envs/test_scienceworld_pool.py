@@ -119,6 +119,7 @@ def test_a_discarded_jvm_is_never_contacted_when_its_objects_are_collected():
     try:
         sw = server._start()
         held = sw._gateway.jvm.java.util.ArrayList()  # a py4j object of this JVM
+        kept = [sw._gateway.jvm.java.util.ArrayList() for _ in range(3)]  # held on
         client = sw._gateway._gateway_client
         # its connection busy with a call that never returns (the stopped JVM's case), so
         # a shutdown has to open a new connection to the dead JVM, which fails
@@ -134,4 +135,8 @@ def test_a_discarded_jvm_is_never_contacted_when_its_objects_are_collected():
     tried = [r.getMessage() for r in records if r.levelno >= logging.INFO or r.exc_info]
     assert tried == []
     assert client.is_connected is False
-    del busy
+    from py4j.finalizer import ThreadSafeFinalizer
+
+    mine = f"{client.address}{client.port}o"
+    assert not [k for k in ThreadSafeFinalizer.finalizers if k.startswith(mine)]
+    del busy, kept

@@ -153,11 +153,25 @@ def _discard(sw: Any) -> None:
     client = getattr(gateway, "_gateway_client", None)
     if client is not None:
         client.is_connected = False  # py4j's release of a collected object then sends nothing
+        _forget_objects(client)
         with contextlib.suppress(Exception):
             client.close()
     with contextlib.suppress(Exception):
         gateway.shutdown_callback_server()  # type: ignore[union-attr]
     sw.close = lambda: None
+
+
+def _forget_objects(client: Any) -> None:
+    """Drop py4j's release callbacks of every object of ``client``'s JVM (a weak reference
+    whose callback is gone is never called): none of them runs inside a later collection."""
+    with contextlib.suppress(Exception):
+        from py4j.finalizer import ThreadSafeFinalizer
+
+        prefix = f"{client.address}{client.port}"
+        with ThreadSafeFinalizer.lock:
+            keys = [k for k in ThreadSafeFinalizer.finalizers if k.startswith(prefix)]
+            for key in [k for k in keys if not k[len(prefix) : len(prefix) + 1].isdigit()]:
+                del ThreadSafeFinalizer.finalizers[key]
 
 
 def max_live() -> int:
