@@ -18,9 +18,13 @@ reports, per configured ``concurrency``:
   configured concurrency, and the mean in flight from then on ("steady") as well as from the
   first request ("in flight").
 
-Each case runs with both HTTP clients of the OpenAI-compatible backend, side by side:
-``httpx`` (``STATELAB_HTTP_CLIENT=httpx``, the client before issue 13) and ``lean`` (the
-backend's own keep-alive HTTP/1.1 client, used for plain-http servers).
+Each case runs with the HTTP clients of the OpenAI-compatible backend, side by side:
+``httpx`` (``STATELAB_HTTP_CLIENT=httpx``, the client before issue 13), ``lean`` (the
+backend's own keep-alive HTTP/1.1 client, used for plain-http servers) and ``aiohttp``
+(not a client statelab has: here the backend's ``post`` is replaced by one through an
+``aiohttp.ClientSession`` per event loop, a ``TCPConnector`` of ``concurrency`` connections,
+the same whole-request deadline and body cap; it hands a connection back at once, without
+the lean client's 20 ms quiet check for stray responses, so it does a little less).
 
 Every episode lasts the same number of steps (the stub's reply is never a legal move, so
 each runs to ``max_steps``); the stub's answer times vary uniformly by +-50 % around the
@@ -31,6 +35,7 @@ server: after that the run drains, as every finite run does); "whole" is over th
 
     python benchmarks/concurrency.py                  # 8 and 32 at 50 ms, 128 and 256 at 1 s
     python benchmarks/concurrency.py --cases 32:0.05 --clients lean
+    python benchmarks/concurrency.py --clients lean,httpx,aiohttp --json conc.json
     python benchmarks/concurrency.py --cases 32:0.05 --clients lean --ray 2   # on a local Ray
 
 With ``--ray N`` the episodes run on a local Ray instance of N CPUs (``statelab run --ray``:
@@ -42,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -50,7 +56,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 REPLY = "Action: wait"  # never a legal Hanoi move: every episode runs to max_steps
 
@@ -209,6 +217,71 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+class _Aiohttp:
+    """The backend's ``Clients.post`` through aiohttp (the ``aiohttp`` client of this
+    benchmark): one session per backend and event loop, ``concurrency`` connections."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[tuple[int, int], Any] = {}
+
+    async def post(
+        self, clients: Any, url: str, body: dict[str, Any], headers: dict[str, str], auth: Any
+    ) -> Any:
+        import aiohttp
+
+        from statelab.llm._lean_http import Reply, capped
+
+        key = (id(clients), id(asyncio.get_running_loop()))
+        session = self.sessions.get(key)
+        if session is None:
+            connector = aiohttp.TCPConnector(limit=clients.n, limit_per_host=clients.n)
+            timeout = aiohttp.ClientTimeout(total=clients.timeout)
+            session = self.sessions[key] = aiohttp.ClientSession(
+                connector=connector, timeout=timeout
+            )
+        u = clients.split
+        full = f"http://{u.netloc.rpartition('@')[2]}{u.path.rstrip('/')}{url}"
+        async with session.post(full, json=body, headers=headers) as r:
+            if r.content_length is not None:
+                capped(r.content_length, clients.max_body)
+            content = bytearray()
+            async for part in r.content.iter_any():
+                capped(len(content) + len(part), clients.max_body)
+                content += part
+            heads = {k.lower(): v for k, v in r.headers.items()}
+            return Reply(r.status, heads, bytes(content))
+
+    async def aclose(self, clients: Any) -> None:
+        for key in [k for k in self.sessions if k[0] == id(clients)]:
+            await self.sessions.pop(key).close()
+
+
+@contextlib.contextmanager
+def _client(name: str) -> Iterator[None]:
+    """``STATELAB_HTTP_CLIENT`` for httpx and lean; for aiohttp, the backend's ``post``
+    (and ``aclose``) replaced by :class:`_Aiohttp`'s while the case runs."""
+    if name != "aiohttp":
+        os.environ["STATELAB_HTTP_CLIENT"] = name
+        yield
+        return
+    from statelab.llm._http import Clients
+
+    os.environ["STATELAB_HTTP_CLIENT"] = "lean"
+    via = _Aiohttp()
+    post, aclose = Clients.post, Clients.aclose
+
+    async def closing(self: Any) -> None:
+        await via.aclose(self)
+        await aclose(self)
+
+    Clients.post = lambda self, *a: via.post(self, *a)  # type: ignore[method-assign]
+    Clients.aclose = closing  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Clients.post, Clients.aclose = post, aclose  # type: ignore[method-assign]
+
+
 def case(
     concurrency: int,
     delay: float,
@@ -221,7 +294,19 @@ def case(
     """One run at ``concurrency`` against answers taking ``delay`` s with HTTP ``client``
     (after a one-episode warm-up run when ``warm``: imports and first-use setup are not
     per-call costs)."""
-    os.environ["STATELAB_HTTP_CLIENT"] = client
+    with _client(client):
+        return _case(concurrency, delay, steps, warm, episodes, client, ray_cpus)
+
+
+def _case(
+    concurrency: int,
+    delay: float,
+    steps: int,
+    warm: bool,
+    episodes: int,
+    client: str,
+    ray_cpus: int,
+) -> dict[str, float]:
     if warm and not ray_cpus:
         case(1, 0.0, 2, warm=False, episodes=1, client=client)
     import statelab.run.runner as runner
@@ -249,6 +334,7 @@ def case(
                     "name": "conc",
                     "model": f"openai-compat:http://127.0.0.1:{port}/v1#stub",
                     "expert": False,
+                    "random": False,
                     "seeds": list(range(episodes or 4 * concurrency)),
                     "grid": {"env": ["hanoi"], "history": ["full"]},
                     "max_steps": steps,
@@ -309,7 +395,10 @@ def main() -> None:
         help="concurrency:seconds-per-answer",
     )
     ap.add_argument("--steps", type=int, default=0, help="steps per episode (0: by case)")
-    ap.add_argument("--clients", default="httpx,lean", help="HTTP clients to compare (httpx, lean)")
+    ap.add_argument(
+        "--clients", default="httpx,lean,aiohttp", help="HTTP clients (httpx, lean, aiohttp)"
+    )
+    ap.add_argument("--json", type=Path, default=None, help="also write the rows as JSON")
     ap.add_argument("--ray", type=int, default=0, help="on a local Ray of N CPUs")
     args = ap.parse_args()
     if args.serve is not None:
@@ -321,8 +410,9 @@ def main() -> None:
         os.environ["STATELAB_HTTP_CLIENT"] = args.clients.split(",")[0]  # reaches the workers
         ray.init(num_cpus=args.ray, include_dashboard=False, log_to_driver=False)
     print(f"load average at start: {os.getloadavg()[0]:.2f} (cores: {os.cpu_count()})")
+    rows = []
     print(
-        f"{'client':>6} {'conc':>5} {'answer':>7} {'calls':>6} {'in flight':>9} {'ratio':>6} "
+        f"{'client':>7} {'conc':>5} {'answer':>7} {'calls':>6} {'in flight':>9} {'ratio':>6} "
         f"{'steady':>6} {'ramp s':>6} {'whole':>6} {'peak':>5} {'cpu/call':>9} {'stub/call':>9} "
         f"{'wall s':>7} {'ideal s':>7} {'store s':>7}"
     )
@@ -332,8 +422,10 @@ def main() -> None:
         steps = args.steps or (20 if delay < 0.5 else 8)
         for client in args.clients.split(","):
             r = case(int(n), delay, steps, client=client, ray_cpus=args.ray)
+            r["load_avg"] = round(os.getloadavg()[0], 1)
+            rows.append(r)
             print(
-                f"{client:>6} {r['concurrency']:5.0f} {r['delay_ms']:5.0f}ms {r['calls']:6.0f} "
+                f"{client:>7} {r['concurrency']:5.0f} {r['delay_ms']:5.0f}ms {r['calls']:6.0f} "
                 f"{r['mean_in_flight']:9.1f} {r['ratio']:6.2f} {r['steady_ratio']:6.2f} "
                 f"{r['ramp_s']:6.2f} {r['whole_ratio']:6.2f} {r['peak']:5.0f} "
                 f"{r['cpu_ms_per_call']:7.2f}ms {r['server_ms_per_call']:7.2f}ms "
@@ -341,6 +433,8 @@ def main() -> None:
                 flush=True,
             )
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
+    if args.json is not None:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ Each size runs ``statelab run`` in a child process (the command line, as a user 
 one config: the scripted backend, a full history (so each step's prompt holds every earlier
 step: the case that made the store grow with the square of the episode length), 30 steps an
 episode (the script moves a disk back and forth and never solves), the response cache off,
-``concurrency: 64``, no expert runs. Per size it reports:
+``concurrency: 64``, no expert or random-floor runs. Per size it reports:
 
 * wall time of the child, and seconds per episode;
 * peak RSS of the child (``ru_maxrss`` of that process alone, from ``wait4``);
@@ -17,17 +17,20 @@ time ratio of ~10, flat memory an RSS ratio of ~1, constant bytes per step a rat
     python benchmarks/scale.py --sizes 200 2000      # what fits
     python benchmarks/scale.py --json scale.json     # also write the table as JSON
     python benchmarks/scale.py --sizes 200 --steps 120   # longer episodes: bytes per step
+    python benchmarks/scale.py --sizes 200 2000 --backends scripted stub   # and over HTTP
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +44,14 @@ SCRIPT = [
 ]
 
 
-def config(tmp: Path, episodes: int, steps: int = STEPS) -> Path:
-    """The experiment file of one size (its store goes under ``tmp``)."""
+def config(tmp: Path, episodes: int, steps: int = STEPS, model: str = "") -> Path:
+    """The experiment file of one size (its store goes under ``tmp``); ``model`` replaces
+    the scripted backend (the HTTP stub's URL)."""
     script = tmp / "replies.json"
     script.write_text(json.dumps(SCRIPT))
     data = {
         "name": f"scale{episodes}",
-        "model": f"scripted:{script}",
+        "model": model or f"scripted:{script}",
         "seeds": list(range(episodes)),
         "grid": {"env": ["hanoi"], "history": ["full"], "format": ["tagged-list"]},
         "max_steps": steps,
@@ -55,16 +59,42 @@ def config(tmp: Path, episodes: int, steps: int = STEPS) -> Path:
         "cache": None,
         "concurrency": 64,
         "expert": False,
+        "random": False,  # no model-free random floor row: the scripted episodes only
     }
     path = tmp / f"scale{episodes}.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
 
 
-def measure(episodes: int, steps: int = STEPS) -> dict[str, Any]:
+@contextlib.contextmanager
+def _backend(name: str) -> Iterator[str]:
+    """The model spec of backend ``name``: ``scripted`` (the script above), or ``stub``: a
+    local HTTP server speaking the OpenAI chat-completions API (``benchmarks/concurrency.py
+    --serve 0``: it answers at once with "Action: wait", never a legal move, so episodes
+    run to ``max_steps`` as the script's do), started here in its own process and stopped
+    after the size."""
+    if name == "scripted":
+        yield ""
+        return
+    server = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("concurrency.py")), "--serve", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline())
+        yield f"openai-compat:http://127.0.0.1:{port}/v1#stub"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def measure(episodes: int, steps: int = STEPS, backend: str = "scripted") -> dict[str, Any]:
     """Run one size in a child process; its wall time, peak RSS and store bytes."""
-    with tempfile.TemporaryDirectory(prefix="statelab-scale-") as tmp:
-        cfg = config(Path(tmp), episodes, steps)
+    with tempfile.TemporaryDirectory(prefix="statelab-scale-") as tmp, _backend(backend) as m:
+        cfg = config(Path(tmp), episodes, steps, m)
+        load0 = os.getloadavg()[0]
         t0 = time.perf_counter()
         child = subprocess.Popen(
             [sys.executable, "-m", "statelab", "run", str(cfg), "--quiet"],
@@ -72,12 +102,14 @@ def measure(episodes: int, steps: int = STEPS) -> dict[str, Any]:
         )
         _, status, usage = os.wait4(child.pid, 0)  # this child's own peak RSS
         wall = time.perf_counter() - t0
+        load1 = os.getloadavg()[0]
         if os.waitstatus_to_exitcode(status) != 0:
             raise SystemExit(f"statelab run failed for {episodes} episodes ({status})")
         store = Path(tmp) / "out" / f"scale{episodes}" / "store.sqlite"
         size = sum(p.stat().st_size for p in store.parent.glob("store.sqlite*"))
         steps = _steps(store)
     return {
+        "backend": backend,
         "episodes": episodes,
         "steps": steps,
         "wall_s": round(wall, 1),
@@ -86,6 +118,7 @@ def measure(episodes: int, steps: int = STEPS) -> dict[str, Any]:
         "store_mb": round(size / 1e6, 1),
         "bytes_per_step": round(size / max(steps, 1)),
         "kb_per_episode": round(size / episodes / 1e3, 1),
+        "load_avg_start_end": [round(load0, 1), round(load1, 1)],
     }
 
 
@@ -102,23 +135,28 @@ def _steps(store: Path) -> int:
 def table(rows: list[dict[str, Any]]) -> str:
     """The measures as a Markdown table, with the ratios to the size before."""
     out = [
-        "| episodes | steps | wall | s/episode | peak RSS | store | bytes/step |"
-        " time ratio | RSS ratio | bytes/step ratio |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| backend | episodes | steps | wall | s/episode | peak RSS | store | bytes/step |"
+        " time ratio | RSS ratio | bytes/step ratio | load |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     prev: dict[str, Any] | None = None
     for r in rows:
         ratios = ["–", "–", "–"]
-        if prev is not None:
+        if prev is not None and prev.get("backend") == r.get("backend"):
             ratios = [
                 f"{r['wall_s'] / prev['wall_s']:.2f}",
                 f"{r['peak_rss_mb'] / prev['peak_rss_mb']:.2f}",
                 f"{r['bytes_per_step'] / prev['bytes_per_step']:.2f}",
             ]
         out.append(
-            f"| {r['episodes']:,} | {r['steps']:,} | {r['wall_s']:.1f} s |"
+            f"| {r.get('backend', 'scripted')} | {r['episodes']:,} | {r['steps']:,} |"
+            f" {r['wall_s']:.1f} s |"
             f" {r['s_per_episode'] * 1000:.1f} ms | {r['peak_rss_mb']:.0f} MB |"
-            f" {r['store_mb']:.1f} MB | {r['bytes_per_step']:,} | " + " | ".join(ratios) + " |"
+            f" {r['store_mb']:.1f} MB | {r['bytes_per_step']:,} | "
+            + " | ".join(ratios)
+            + " | "
+            + "–".join(f"{x:g}" for x in r.get("load_avg_start_end", []))
+            + " |"
         )
         prev = r
     return "\n".join(out)
@@ -130,11 +168,19 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[200, 2000, 20000])
     ap.add_argument("--steps", type=int, default=STEPS, help="steps an episode (default 30)")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument(
+        "--backends",
+        nargs="+",
+        default=["scripted"],
+        choices=["scripted", "stub"],
+        help="scripted (default) and/or stub: a local OpenAI-compatible HTTP server",
+    )
     args = ap.parse_args()
     rows = []
-    for n in sorted(args.sizes):
-        rows.append(measure(n, args.steps))
-        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    for backend in args.backends:
+        for n in sorted(args.sizes):
+            rows.append(measure(n, args.steps, backend))
+            print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     print(table(rows))
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")

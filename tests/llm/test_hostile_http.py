@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import socket
 import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -77,6 +78,7 @@ def play(
     userinfo: str = "",
     cache: Path | None = None,
     bound: float = 15.0,
+    at_port: int = 0,
 ) -> tuple[Hostile, list[Completion | BaseException]]:
     """``n`` requests one after another (no pause) through ``client``; each outcome."""
     if client == "httpx":
@@ -86,7 +88,7 @@ def play(
     hostile = Hostile(respond)
 
     async def go() -> list[Completion | BaseException]:
-        server = await asyncio.start_server(hostile.handle, "127.0.0.1", 0)
+        server = await asyncio.start_server(hostile.handle, "127.0.0.1", at_port)
         port = server.sockets[0].getsockname()[1]
         spec = f"openai-compat:http://{userinfo}127.0.0.1:{port}/v1#m?{options}"
         llm: LLM = make_llm(spec, cache=cache)
@@ -311,6 +313,34 @@ def test_an_api_key_echoed_in_a_reply_is_masked_before_the_cache(client, monkeyp
     with sqlite3.connect(tmp_path / "c.sqlite") as db:
         rows = db.execute("SELECT request || response FROM completions").fetchall()
     assert rows and not any(key in r[0] for r in rows)
+
+
+def test_a_secret_in_a_cache_row_written_before_the_redactor_is_masked_on_a_hit(
+    monkeypatch, tmp_path
+):
+    """Before: a row cached before replies were redacted (here: before the key was set)
+    replayed the key into every rerun, and kept it in the cache."""
+    key = "sk-hostile-old-row-0123456789"
+    monkeypatch.delenv("OPENAI_COMPAT_API_KEY", raising=False)
+
+    async def echo(n: int, headers: dict[str, str], writer: asyncio.StreamWriter) -> None:
+        writer.write(http(chat(f"your key is {key}")))
+        await writer.drain()
+
+    cache = tmp_path / "c.sqlite"
+    with socket.socket() as s:  # one port for both runs: the cache key names the URL
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    hostile, (old,) = play(echo, "lean", monkeypatch, cache=cache, at_port=port)
+    assert isinstance(old, Completion) and key in old.text  # no key known: cached as it came
+    monkeypatch.setenv("OPENAI_COMPAT_API_KEY", key)
+    hostile, (hit,) = play(echo, "lean", monkeypatch, cache=cache, at_port=port)
+    assert hostile.requests == 0  # answered from the cache
+    assert isinstance(hit, Completion) and hit.cached
+    assert hit.text == "your key is ***" and "redacted" in hit.flags
+    with sqlite3.connect(cache) as db:
+        rows = db.execute("SELECT response FROM completions").fetchall()
+    assert len(rows) == 1 and key not in rows[0][0] and "***" in rows[0][0]
 
 
 @pytest.mark.parametrize("message", [

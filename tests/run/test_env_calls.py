@@ -46,6 +46,16 @@ class Probe(Env):
     #: seeds whose reset raises
     broken: ClassVar[set[int]] = set()
     closed: ClassVar[list[int]] = []
+    #: how many of the next constructions never return (until ``release`` is set)
+    hang_builds: ClassVar[int] = 0
+
+    def __init__(self, max_steps: int | None = None) -> None:
+        with Probe.cond:
+            hang = Probe.hang_builds > 0
+            Probe.hang_builds -= hang
+        if hang:
+            Probe.release.wait(60)
+        super().__init__(max_steps)
 
     def _obs(self) -> Observation:
         return Observation("A room.", TextFacts("A room."), ("go",), "say go")
@@ -88,6 +98,7 @@ def probe_env(monkeypatch):
     monkeypatch.setattr(Probe, "hang", set())
     monkeypatch.setattr(Probe, "broken", set())
     monkeypatch.setattr(Probe, "closed", [])
+    monkeypatch.setattr(Probe, "hang_builds", 0)
     Probe.release.clear()
     yield name
     Probe.release.set()
@@ -147,6 +158,20 @@ def test_a_hung_env_call_fails_its_episode_in_one_line_and_the_run_goes_on(
     assert reason == "EnvCallError: env step took longer than 0.5 s"
     assert time.perf_counter() - started < 30
     assert 1 in Probe.closed  # the hung episode's env was closed (what stops the call)
+
+
+def test_an_env_whose_construction_hangs_fails_its_episode_in_one_line(
+    tmp_path, probe_env, monkeypatch
+):
+    """Before: the env was built on the event loop, so a constructor that blocks froze
+    every episode of the run (this run did not finish in 30 s)."""
+    monkeypatch.setattr(Probe, "hang_builds", 1)
+    monkeypatch.setattr(Probe, "build_timeout", 0.5, raising=False)
+    res = _run_bounded(_experiment(tmp_path, probe_env, [0, 1, 2], expert=False), 30)
+    assert (res.done, res.failed) == (2, 1), res.failures
+    (reason,) = res.reasons
+    assert reason == "EnvCallError: env construction took longer than 0.5 s"
+    assert Probe.hang_builds == 0  # the one hung construction was the first
 
 
 def test_an_env_error_is_one_line_and_an_env_failing_every_episode_stops_the_run(

@@ -8,6 +8,10 @@ garbage-collected. One simulator serves one env at a time (a load replaces its t
 concurrent episodes each hold their own (the run's env calls run on worker threads, so they
 play in parallel, one JVM each).
 
+The simulators alive at once, out and idle together, are capped (:func:`max_live`: a setting,
+else one per GiB of memory), whatever the run's concurrency: at the cap an env waits for one to
+come free, at most :data:`CAP_WAIT_S`, then its episode fails in one line.
+
 A simulator is checked before it is reused (:func:`healthy`: its JVM runs, is not stopped,
 and answers a ping within :data:`PING_S`); a dead or stopped one is killed and replaced, and
 so is one given back while a call of its env was still in flight (a call past its deadline).
@@ -24,6 +28,7 @@ import contextlib
 import functools
 import io
 import logging
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -42,7 +47,14 @@ PING_S = 5.0
 JAVA_OPTS = ["-XX:+UnlockExperimentalVMOptions", "-XX:hashCode=2"]
 #: what the parser answers to an input that matches no action (a no-op: no move is made)
 NO_MATCH = "No known action matches that input."
-_LOCK = threading.Lock()  # the idle list
+_LOCK = threading.Lock()  # the idle list and the counts
+_FREE = threading.Condition(_LOCK)  # a simulator came free (idle, or one fewer alive)
+#: memory a simulator's JVM may take as it plays, in MiB: :func:`max_live`'s default is one
+#: simulator per this much of the machine's memory
+JVM_MB = 1024
+#: seconds :func:`acquire` waits for a simulator to come free at the cap (under the env's
+#: reset deadline, so the wait fails its episode in one line of its own)
+CAP_WAIT_S = 240.0
 _START = threading.Lock()  # the package's launch_gateway, patched while one starts
 _IDLE: list[Any] = []
 #: simulators out of the pool now, and the most at once (tests, benchmarks)
@@ -125,50 +137,119 @@ def healthy(sw: Any, timeout: float = PING_S) -> bool:
 def _discard(sw: Any) -> None:
     """Kill the simulator's JVM and drop it (a stopped JVM dies of SIGKILL too); any call
     still waiting on it then fails at once, and the package's own ``close`` (run again when
-    the object is collected) becomes a no-op, so nothing prints at exit."""
+    the object is collected) becomes a no-op, so nothing prints at exit.
+
+    Its py4j client is marked disconnected first: every py4j object of a dead JVM still
+    held somewhere would otherwise, when collected, connect to that JVM to release itself,
+    fail, and log a formatted traceback from inside the garbage collector, wherever it ran
+    (inside ``ast.parse``, that re-entry is CPython 3.11's "AST constructor recursion depth
+    mismatch": pytest's session close crashed so after the stopped-JVM test)."""
     proc = _process(sw)
     if proc is not None:
         with contextlib.suppress(Exception):
             proc.kill()
             proc.wait(timeout=10)
+    gateway = getattr(sw, "_gateway", None)
+    client = getattr(gateway, "_gateway_client", None)
+    if client is not None:
+        client.is_connected = False  # py4j's release of a collected object then sends nothing
+        _forget_objects(client)
+        with contextlib.suppress(Exception):
+            client.close()
     with contextlib.suppress(Exception):
-        sw._gateway.shutdown()
+        gateway.shutdown_callback_server()  # type: ignore[union-attr]
     sw.close = lambda: None
+
+
+def _forget_objects(client: Any) -> None:
+    """Drop py4j's release callbacks of every object of ``client``'s JVM (a weak reference
+    whose callback is gone is never called): none of them runs inside a later collection."""
+    with contextlib.suppress(Exception):
+        from py4j.finalizer import ThreadSafeFinalizer
+
+        prefix = f"{client.address}{client.port}"
+        with ThreadSafeFinalizer.lock:
+            keys = [k for k in ThreadSafeFinalizer.finalizers if k.startswith(prefix)]
+            for key in [k for k in keys if not k[len(prefix) : len(prefix) + 1].isdigit()]:
+                del ThreadSafeFinalizer.finalizers[key]
+
+
+def max_live() -> int:
+    """The most simulators (JVMs) this process keeps alive at once, out and idle together:
+    ``STATELAB_SCIENCEWORLD_JVMS`` when set, else one per :data:`JVM_MB` of memory (at
+    least 1). A run whose concurrency is higher waits for a simulator to come free."""
+    setting = os.environ.get("STATELAB_SCIENCEWORLD_JVMS", "").strip()
+    if setting:
+        try:
+            return max(1, int(setting))
+        except ValueError:
+            raise RuntimeError(
+                f"STATELAB_SCIENCEWORLD_JVMS={setting!r}: expected a whole number of JVMs"
+            ) from None
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):  # pragma: no cover - no sysconf here
+        return 8
+    return max(1, memory // (JVM_MB << 20))
+
+
+def _take() -> Any:
+    """An idle simulator (counted out), or None having reserved a start (counted out too),
+    waiting while :func:`max_live` are alive and none is idle."""
+    cap = max_live()
+    with _FREE:
+        if not _FREE.wait_for(lambda: _IDLE or _OUT["now"] + len(_IDLE) < cap, CAP_WAIT_S):
+            raise RuntimeError(
+                f"{cap} ScienceWorld simulators are in use (the cap, STATELAB_SCIENCEWORLD_JVMS);"
+                f" none came free in {CAP_WAIT_S:g} s"
+            )
+        _OUT["now"] += 1
+        _OUT["peak"] = max(_OUT["peak"], _OUT["now"])
+        return _IDLE.pop() if _IDLE else None
+
+
+def _gone() -> None:
+    """One simulator counted out is no more (dropped, or kept idle): a waiter may go on."""
+    with _FREE:
+        _OUT["now"] -= 1
+        _FREE.notify_all()
 
 
 def acquire() -> Any:
     """A started simulator: a healthy idle one of this process, else a new one (an idle one
-    that died or stopped meanwhile is killed and dropped)."""
+    that died or stopped meanwhile is killed and dropped); while :func:`max_live` are alive
+    and none is idle, it waits (at most :data:`CAP_WAIT_S`) for one to come free."""
     while True:
-        with _LOCK:
-            sw = _IDLE.pop() if _IDLE else None
+        sw = _take()
         if sw is None:
-            sw = _start()
-            break
+            try:
+                return _start()
+            except BaseException:
+                _gone()
+                raise
         if healthy(sw):
-            break
+            return sw
         _discard(sw)
-    with _LOCK:
-        _OUT["now"] += 1
-        _OUT["peak"] = max(_OUT["peak"], _OUT["now"])
-    return sw
+        _gone()
 
 
 def release(sw: Any, broken: bool = False) -> None:
     """Give a simulator back: kept for the next env when it is healthy and fewer than
     :data:`MAX_IDLE` are kept, else shut down. ``broken`` (a call of its env was still in
     flight: it passed its deadline) kills it: a simulator is never shared by two calls."""
-    with _LOCK:
-        _OUT["now"] -= 1
     if broken or not healthy(sw):
         _discard(sw)
+        _gone()
         return
-    with _LOCK:
+    with _FREE:
         if len(_IDLE) < MAX_IDLE:
             _IDLE.append(sw)
+            _OUT["now"] -= 1
+            _FREE.notify_all()
             return
     with contextlib.suppress(Exception):
         sw.close()
+    _gone()
 
 
 def idle() -> int:

@@ -9,6 +9,7 @@ pool of uncached models (:func:`statelab.llm.make_llm` defaults) answers.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -31,9 +32,15 @@ class ModelPool:
         self.factory = factory
         self.models: dict[str, LLM] = models if models is not None else {}
         self.roles: dict[str, set[Role]] = {}
+        #: episodes are built on worker threads: a model is built once, not once a thread
+        self._lock = threading.RLock()
 
     def get(self, spec: str, role: Role = Role.ACTING) -> LLM:
         """The model for ``spec`` (built on first use); ``role`` is recorded with it."""
+        with self._lock:
+            return self._get(spec, role)
+
+    def _get(self, spec: str, role: Role) -> LLM:
         if spec not in self.models:
             if self.factory is not None:
                 self.models[spec] = self.factory(spec)

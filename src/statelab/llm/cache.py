@@ -16,6 +16,7 @@ import threading
 import time
 import weakref
 from contextvars import ContextVar
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -259,7 +260,7 @@ class CachedLLM(LLM):
         hit = self.cache.get(key)
         if hit is not None and _sane(hit):
             self.hits += 1
-            done = Completion.from_dict(hit, cached=True)
+            done = self._masked(key, body, Completion.from_dict(hit, cached=True))
             _spent(time.perf_counter() - t0)
             return done
         self.misses += 1
@@ -269,6 +270,19 @@ class CachedLLM(LLM):
         self.cache.put(key, self.model_id, "complete", body, completion.to_dict())
         _spent(t1 - t0 + time.perf_counter() - t2)
         return completion
+
+    def _masked(self, key: str, body: str, done: Completion) -> Completion:
+        """A cached reply with the backend's secrets masked: a row cached before replies were
+        redacted (or before the key was set) may hold one. Such a row is rewritten masked
+        (``redacted`` among its flags), so the secret leaves the cache too."""
+        redact = getattr(self.inner, "redact", None)
+        text = redact(done.text) if redact is not None else done.text
+        if text == done.text:
+            return done
+        flags = done.flags if "redacted" in done.flags else (*done.flags, "redacted")
+        done = replace(done, text=text, flags=flags)
+        self.cache.put(key, self.model_id, "complete", body, done.to_dict())
+        return done
 
     async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
         t0 = time.perf_counter()

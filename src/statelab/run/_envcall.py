@@ -14,6 +14,8 @@ exit, so one hung env would hang the whole command after its last episode).
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import queue
 import threading
 from collections.abc import Callable
@@ -88,7 +90,9 @@ async def env_call(what: str, fn: Callable[[], T], timeout: float, *, blame: boo
     ``close`` is then what stops it: ScienceWorld's kills a simulator with a call in
     flight). With ``blame`` any exception of ``fn`` becomes an :class:`EnvCallError` naming
     ``what``; without, only the deadline does (a stage that runs components' code too)."""
-    fut = _WORKERS.submit(fn)
+    # in a copy of the caller's context, as ``asyncio.to_thread`` runs it (the run's model
+    # pool is a context variable that an episode's construction reads)
+    fut = _WORKERS.submit(functools.partial(contextvars.copy_context().run, fn))
     try:
         return await asyncio.wait_for(asyncio.wrap_future(fut), timeout)
     except TimeoutError:
@@ -102,9 +106,10 @@ async def env_call(what: str, fn: Callable[[], T], timeout: float, *, blame: boo
 
 
 def call_timeout(env: Any, what: str) -> float:
-    """The deadline of ``env``'s call ``what`` (reset, step, validate, close): its class's
-    ``<what>_timeout``, else its ``call_timeout``, else :data:`ENV_CALL_TIMEOUT`."""
-    cls = type(env)
+    """The deadline of ``env``'s call ``what`` (build, reset, step, validate, close): its
+    class's ``<what>_timeout``, else its ``call_timeout``, else :data:`ENV_CALL_TIMEOUT`.
+    ``env`` is an env or an env class (its construction, ``build``, has no env yet)."""
+    cls = env if isinstance(env, type) else type(env)
     own = getattr(cls, f"{what}_timeout", None) or getattr(cls, "call_timeout", None)
     return float(own or ENV_CALL_TIMEOUT)
 

@@ -32,6 +32,7 @@ from statelab.core import (
     frozen_view,
     tracked_of,
 )
+from statelab.envs import env_class
 from statelab.run._derail import Derail, ended
 from statelab.run._envcall import EnvCallError, blamed, call_timeout, env_call
 from statelab.run._live import STEP_HOOK
@@ -47,6 +48,20 @@ from statelab.state.grounding import Grounded
 MAX_REJECTIONS = 3
 #: world-model questions an agent may ask in one step
 MAX_QUERIES = 10
+#: the longest action sent to an env, in characters: an env may echo what it was sent (Hanoi
+#: says "You tried to <action>"), and an unparsed reply is the action, so without this cap
+#: each echo could carry a whole reply (up to the model's ``max_reply``) into every later
+#: prompt of a full history; no env's action comes near it
+MAX_ACTION = 2048
+
+
+def capped_action(d: Decision) -> Decision:
+    """``d`` with its action cut to :data:`MAX_ACTION` characters (``meta["action-cut"]``:
+    the length it had); ``d`` itself when it is short enough."""
+    if len(d.action) <= MAX_ACTION:
+        return d
+    meta = {**d.meta, "action-cut": len(d.action)}
+    return replace(d, action=d.action[:MAX_ACTION], meta=meta)
 
 
 def _call_row(c: Call) -> dict[str, Any]:
@@ -186,7 +201,7 @@ class Episode:
 
     async def decide(self, step: _Step) -> None:
         d = await self.c.agent.decide(self.context(self.c.agent, step), self.llm)
-        step.decision = d
+        step.decision = d = capped_action(d)
         step.calls += d.calls
 
     async def env(self, what: str, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
@@ -450,9 +465,13 @@ async def run_episode(
     rollout: int = 0,
 ) -> EpisodeRecord:
     """Play one episode of ``spec`` with ``seed``; model errors propagate to the caller, and
-    so do env errors, as :class:`EnvCallError` (every env call runs off the event loop with
-    a deadline)."""
-    episode = Episode(spec, seed, llm, writer=writer, rollout=rollout)
+    so do env errors, as :class:`EnvCallError` (every env call, the env's construction
+    included, runs off the event loop with a deadline)."""
+    build = functools.partial(Episode, spec, seed, llm, writer=writer, rollout=rollout)
+    # building the env (a game generated, a simulator started) is an env call too: off the
+    # event loop, with the env class's deadline; only the deadline blames the env
+    deadline = call_timeout(env_class(spec.env), "build")
+    episode = await env_call("construction", build, deadline, blame=False)
     try:
         return await episode.play()
     finally:
