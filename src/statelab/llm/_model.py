@@ -23,7 +23,7 @@ import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -171,6 +171,8 @@ class Model(LLM):
 
     async def complete(self, messages: list[Message], params: GenParams) -> Completion:
         done = await self._retry(lambda: self.inner.complete(messages, params))
+        if params.choices and not done.decoding:  # a backend that does not say: its flag
+            done = replace(done, decoding="trie" if self.constrained else "unenforced")
         return self._guard(messages, done)
 
     async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
@@ -227,7 +229,7 @@ class Model(LLM):
         if not flags or tuple(flags) == c.flags:
             return c
         return Completion(text, Usage(n_in, n_out), c.latency, c.cached, c.logprobs,
-                          tuple(flags))  # fmt: skip
+                          tuple(flags), c.decoding)  # fmt: skip
 
 
 def _count_ok(n: Any) -> bool:

@@ -96,7 +96,8 @@ class Cells:
     def calls(self, s: StepRecord) -> list[tuple[Any, ...]]:
         return [
             (*self.key, s.t, i, _cell(c["kind"]), self.messages(c), _cell(c["text"]),
-             c["input_tokens"], c["output_tokens"], c["latency"], int(c["cached"]))
+             c["input_tokens"], c["output_tokens"], c["latency"], int(c["cached"]),
+             c.get("decoding") or "free")
             for i, c in enumerate(s.calls)
         ]  # fmt: skip
 

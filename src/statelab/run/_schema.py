@@ -67,7 +67,7 @@ CREATE TABLE IF NOT EXISTS calls (
     run TEXT NOT NULL, seed INTEGER NOT NULL, rollout INTEGER NOT NULL DEFAULT 0,
     t INTEGER NOT NULL, i INTEGER NOT NULL,
     kind TEXT, messages{r} TEXT, text TEXT, input_tokens INTEGER, output_tokens INTEGER,
-    latency REAL, cached INTEGER,
+    latency REAL, cached INTEGER, decoding TEXT,
     PRIMARY KEY (run, seed, rollout, t, i)
 );
 """

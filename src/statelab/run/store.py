@@ -124,16 +124,24 @@ class Store(Reading):
                     self.db.executescript(INLINE)
                     if "env_seed" not in self._columns("episodes"):  # this release's first cut
                         self.db.execute("ALTER TABLE episodes ADD COLUMN env_seed INTEGER")
+                    self._add_decoding()
                     self.version = 1
                     self.db.execute("PRAGMA user_version=1")
                     return
             self.db.executescript(TEXT_TABLE)
+            self._add_decoding()
             self.version = SCHEMA_VERSION
             self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.DatabaseError as e:
             if "malformed" in str(e):
                 check_integrity(self.db, self.path)
             raise ConfigError(f"{self.path}: not a statelab store ({e})") from None
+
+    def _add_decoding(self) -> None:
+        """A store written before calls said how they were decoded gets the column (NULL
+        for its old calls: not recorded)."""
+        if "decoding" not in self._columns("calls"):
+            self.db.execute("ALTER TABLE calls ADD COLUMN decoding TEXT")
 
     def _ensure_axes(self, axes: Any) -> None:
         """Give the ``runs`` table a column per axis (an axis added later joins old stores)."""
@@ -242,7 +250,7 @@ class Store(Reading):
                 for s in ep.trajectory:
                     db.execute(cells.step_sql, cells.step(s))
                     db.executemany(
-                        "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", cells.calls(s)
+                        "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", cells.calls(s)
                     )
                     db.executemany("INSERT INTO queries VALUES (?,?,?,?,?,?,?)", cells.queries(s))
                 db.execute("COMMIT")
