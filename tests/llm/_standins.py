@@ -50,7 +50,7 @@ class StandIn:
             def log_message(self, *a: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
                 status, reply = outer.answer(self.path, body)
                 data = json.dumps(reply).encode()

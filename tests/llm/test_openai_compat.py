@@ -308,7 +308,7 @@ def test_score_sums_continuation_logprobs(server: Server) -> None:
     (req,) = server.seen
     assert req.path == "/v1/completions"
     assert req.body["prompt"] == prefix + "Hello there"
-    assert req.body["echo"] is True and req.body["logprobs"] == 1 and req.body["max_tokens"] == 0
+    assert req.body["echo"] is True and req.body["logprobs"] == 1 and req.body["max_tokens"] == 1
 
 
 def test_score_unsupported_is_model_error(server: Server) -> None:

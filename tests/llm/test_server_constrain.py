@@ -10,11 +10,11 @@ import logging
 import re
 
 import pytest
+from tests.llm._standins import FREE, StandIn
 
 from statelab.core import GenParams
 from statelab.llm import _constrain as constrain
 from statelab.llm import make_llm
-from tests.llm._standins import FREE, StandIn
 
 ACTIONS = ("move disk 1 from A to C", 'say "hi" \\ (twice)?', "look")
 MSGS = [{"role": "system", "content": "Play."}, {"role": "user", "content": "Your move."}]
@@ -67,7 +67,8 @@ def test_the_probe_finds_the_form_each_server_enforces_and_every_reply_is_admiss
 
 def test_the_regex_and_grammar_escape_every_special_character():
     g = constrain.grammar("Action: ", ACTIONS)
-    assert g == 'root ::= "Action: " ("move disk 1 from A to C" | "say \\"hi\\" \\\\ (twice)?" | "look")'
+    alts = '("move disk 1 from A to C" | "say \\"hi\\" \\\\ (twice)?" | "look")'
+    assert g == 'root ::= "Action: " ' + alts
     rx = constrain.regex("Action: ", ACTIONS)
     assert [bool(re.fullmatch(rx, "Action: " + a)) for a in ACTIONS] == [True] * 3
     assert not re.fullmatch(rx, "Action: say hi") and not re.fullmatch(rx, "Action: lookx")

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FORMS", "NONE", "Form", "apply", "decode", "forget", "probe", "remembered"]
+__all__ = ["FORMS", "NONE", "Form", "apply", "decode", "forget", "probe", "remembered", "sampling"]
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +122,14 @@ def apply(form: Form, body: dict[str, Any], prefix: str, choices: tuple[str, ...
     else:
         return
     body.pop("stop", None)  # the constraint ends the reply; a stop could cut a JSON reply
+
+
+def sampling(form: Form) -> dict[str, Any]:
+    """Sampling fields for the server family a form reveals: a server that takes a GBNF
+    ``grammar`` is llama.cpp's or llama-cpp-python's, whose repeat penalty (1.1 in
+    llama-cpp-python's server) is set to the embedded backend's 1.0, so that the same GGUF
+    gives the same replies served and embedded. Other servers get nothing extra."""
+    return {"repeat_penalty": 1.0} if form == "grammar" else {}
 
 
 def decode(form: Form, text: str, prefix: str, choices: tuple[str, ...]) -> str:

@@ -184,8 +184,10 @@ class OpenAICompatLLM(Provider):
                 "json_schema": {"name": "reply", "schema": schema, "strict": True},
             }
         form = ""
+        known = await self._form() if self.constrained else ""
+        body.update(constrain.sampling(known))
         if params.choices and self.constrained:
-            form = await self._form()
+            form = known
             constrain.apply(form, body, params.choice_prefix, params.choices)
             if form != constrain.NONE:  # room for the whole reply, JSON braces included
                 longest = max(len(params.choice_prefix + c) for c in params.choices)
@@ -265,7 +267,7 @@ class OpenAICompatLLM(Provider):
         body = {
             "model": self.model,
             "prompt": prompt,
-            "max_tokens": 0,
+            "max_tokens": 1,  # 0 means "no limit" to llama-cpp-python; the token is left out
             "echo": True,
             "logprobs": 1,
             "temperature": 0.0,
@@ -277,8 +279,9 @@ class OpenAICompatLLM(Provider):
             raise
         total = 0.0
         ends = [*offsets[1:], len(prompt)]
-        for end, lp in zip(ends, logprobs, strict=True):
-            if end > len(prefix) and lp is not None:  # the token covers part of the continuation
+        for start, end, lp in zip(offsets, ends, logprobs, strict=True):
+            # a token of the prompt (not the one generated) covering part of the continuation
+            if start < len(prompt) and end > len(prefix) and lp is not None:
                 total += lp
         return total
 
