@@ -127,9 +127,7 @@ def make(server: Server, **kw: Any) -> Model:
     return wrap(OpenAICompatLLM(server.url, "my-model", **kw), **policy)
 
 
-def run_complete(
-    llm: LLM, params: GenParams | None = None, msgs: Any = None
-) -> Completion:
+def run_complete(llm: LLM, params: GenParams | None = None, msgs: Any = None) -> Completion:
     async def go() -> Completion:
         try:
             return await llm.complete(msgs or MSGS, params or GenParams())

@@ -106,9 +106,7 @@ def test_constrain_off_or_a_named_form_sends_no_probe():
     assert srv.probes() == 0
 
 
-def test_the_probe_is_remembered_per_server_in_memory_and_in_the_probes_file(
-    monkeypatch, tmp_path
-):
+def test_the_probe_is_remembered_per_server_in_memory_and_in_the_probes_file(monkeypatch, tmp_path):
     path = tmp_path / "probes.json"
     monkeypatch.setenv(constrain.ENV_FILE, str(path))
     srv = StandIn("regex")

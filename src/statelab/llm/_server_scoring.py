@@ -21,12 +21,9 @@ import asyncio
 import hashlib
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from statelab.core import ConfigError, Message
-
-if TYPE_CHECKING:
-    from statelab.llm.openai_compat import OpenAICompatLLM
+from statelab.core import ConfigError, Message, ModelError
 
 __all__ = ["ChatTemplate", "ServerScorer", "Slots", "load_template"]
 
@@ -105,7 +102,8 @@ def load_template(spec: str) -> ChatTemplate:
 class ServerScorer:
     """Scores continuations through ``owner``'s ``/completions`` on a local chat template."""
 
-    def __init__(self, owner: OpenAICompatLLM, template: str | None) -> None:
+    def __init__(self, owner: Any, template: str | None) -> None:
+        # ``owner``: the OpenAICompatLLM whose ``_post`` sends the requests
         self.owner = owner
         self.template = template
         self._loaded: ChatTemplate | None = None
@@ -151,15 +149,13 @@ class ServerScorer:
         return full[min(common, len(full) - 1) :]
 
     async def _all(self, tpl: ChatTemplate, texts: list[str]) -> list[dict[str, Any]]:
-        from statelab.llm.openai_compat import ModelServerError
-
         if len(texts) > 1 and self.batch is not False:
             try:
                 got = await self._request(tpl, texts)
                 if len(got) == len(texts):
                     self.batch = True
                     return got
-            except ModelServerError as e:
+            except ModelError as e:  # the server's refusal of a list, or a real failure
                 if e.kind not in ("http", "malformed") or self.batch:
                     raise
             self.batch = False
@@ -178,7 +174,8 @@ class ServerScorer:
         }
         if tpl.raw:  # the template wrote the special tokens already (vLLM's field)
             body["add_special_tokens"] = False
-        return await self.owner._post("/completions", body, _parse_choices)
+        got: list[dict[str, Any]] = await self.owner._post("/completions", body, _parse_choices)
+        return got
 
 
 def _parse_choices(data: Any) -> list[dict[str, Any]]:
