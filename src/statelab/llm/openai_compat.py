@@ -184,14 +184,14 @@ class OpenAICompatLLM(Provider):
                 "json_schema": {"name": "reply", "schema": schema, "strict": True},
             }
         form = ""
-        known = await self._form() if self.constrained else ""
-        body.update(constrain.sampling(known))
-        if params.choices and self.constrained:
-            form = known
+        if params.choices and self.constrained:  # only a choice asks the server (once)
+            form = await self._form()
             constrain.apply(form, body, params.choice_prefix, params.choices)
             if form != constrain.NONE:  # room for the whole reply, JSON braces included
                 longest = max(len(params.choice_prefix + c) for c in params.choices)
                 body["max_tokens"] = max(params.max_tokens, longest // 2 + 32)
+        known = form or (self._known() if self.constrained else "")
+        body.update(constrain.sampling(known))
         if self.slots is not None:
             body.update(self.slots.fields(self._episode, messages))
         loop = asyncio.get_running_loop()
@@ -215,6 +215,12 @@ class OpenAICompatLLM(Provider):
         view = copy.copy(self)
         view._episode = key
         return view
+
+    def _known(self) -> str:
+        """The form this server was found to take, if it was asked already ("" if not)."""
+        if self.constrain != "auto":
+            return self.constrain
+        return constrain.remembered(self.base_url, self.model) or ""
 
     async def _form(self) -> str:
         """The constrained form this server takes (probed once, see ``_constrain``)."""
