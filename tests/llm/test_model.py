@@ -208,11 +208,13 @@ def test_a_backend_registered_without_a_class_gets_the_defaults() -> None:
 
 def test_options_are_declared_with_help_and_parsed_in_one_place() -> None:
     names = [name.split(" ")[0] for name, _ in option_help()]
-    assert names == ["timeout", "retries", "concurrency", "max_body", "max_reply"]
+    assert names == ["timeout", "retries", "concurrency", "max_body", "max_reply",
+                     "constrain", "template", "slots"]  # fmt: skip
     assert all(len(text) > 20 for _, text in option_help())
     got = parse_options("s", "timeout=2.5&retries=0&max_reply=9")
     assert got == ModelOptions(timeout=2.5, retries=0, max_reply=9)
-    assert got.over(ModelOptions(retries=4, concurrency=3)) == ModelOptions(2.5, 0, 3, None, 9)
+    over = got.over(ModelOptions(retries=4, concurrency=3))
+    assert over == ModelOptions(2.5, 0, 3, None, 9, None, None, None)
     assert spec_options("openai-compat:http://h:1/v1#m?concurrency=64").concurrency == 64
     assert spec_concurrency("openai:gpt?concurrency=7") == 7
     assert spec_options("llamacpp:x.gguf") == ModelOptions()

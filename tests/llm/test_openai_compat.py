@@ -127,9 +127,7 @@ def make(server: Server, **kw: Any) -> Model:
     return wrap(OpenAICompatLLM(server.url, "my-model", **kw), **policy)
 
 
-def run_complete(
-    llm: LLM, params: GenParams | None = None, msgs: Any = None
-) -> Completion:
+def run_complete(llm: LLM, params: GenParams | None = None, msgs: Any = None) -> Completion:
     async def go() -> Completion:
         try:
             return await llm.complete(msgs or MSGS, params or GenParams())
@@ -308,7 +306,7 @@ def test_score_sums_continuation_logprobs(server: Server) -> None:
     (req,) = server.seen
     assert req.path == "/v1/completions"
     assert req.body["prompt"] == prefix + "Hello there"
-    assert req.body["echo"] is True and req.body["logprobs"] == 1 and req.body["max_tokens"] == 0
+    assert req.body["echo"] is True and req.body["logprobs"] == 1 and req.body["max_tokens"] == 1
 
 
 def test_score_unsupported_is_model_error(server: Server) -> None:

@@ -148,7 +148,7 @@ def test_a_server_sees_as_many_requests_in_flight_as_configured(tmp_path: Path) 
     exp = parse_experiment(
         {
             "name": "c",
-            "model": "openai-compat:http://127.0.0.1:1/v1#m",
+            "model": "openai-compat:http://127.0.0.1:1/v1#m?constrain=off",
             "expert": False,
             "random": False,
             "seeds": list(range(40)),

@@ -50,7 +50,8 @@ def server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
 def test_image_parts_reach_the_server(server, tmp_path, env):
     url, seen = server
     exp = parse_experiment({
-        "name": "img", "model": f"openai-compat:{url}#vlm", "seeds": [0], "max_steps": 2,
+        "name": "img", "model": f"openai-compat:{url}#vlm?constrain=off", "seeds": [0],
+        "max_steps": 2,
         "grid": {"env": [env], "history": ["full"], "grounding": ["image"]},
         "out": str(tmp_path), "cache": None, "expert": False, "random": False,
     })

@@ -52,7 +52,8 @@ class ActAgent(Agent):
             scores = await llm.score(msgs, conts)
             best = max(range(len(conts)), key=lambda i: scores[i])
             usage = Usage(sum(llm.count_tokens(c) for c in conts), 0)
-            completion = Completion(conts[best], usage=usage, logprobs=list(scores))
+            completion = Completion(conts[best], usage=usage, logprobs=list(scores),
+                                    decoding="logprob")  # fmt: skip
             return Decision(prompt.actions[best], conts[best], [Call("act", msgs, completion)])
         params = replace(self.params, seed=prompt.seed, stop=("\n",))
         if mode == "grammar" and prompt.actions:

@@ -75,7 +75,7 @@ class ReaderAgent(Agent):
         usage = Usage(
             llm.count_tokens(msgs[-1]["content"]) + sum(llm.count_tokens(c) for c in conts), 0
         )
-        completion = Completion(conts[best], usage=usage, logprobs=logprobs)
+        completion = Completion(conts[best], usage=usage, logprobs=logprobs, decoding="logprob")
         meta = {"logprobs": {a: round(lp, 6) for a, lp in zip(actions, logprobs, strict=True)}}
         return Decision(actions[best], conts[best], [Call("read", msgs, completion)], meta=meta)
 

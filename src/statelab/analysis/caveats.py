@@ -10,7 +10,12 @@ Each names the run (or env) and the figure that triggered it, against a stated l
 - **one start state**: every episode of every run on an env began from the same first view
   (read from the stored steps), so the seeds vary the sampling only;
 - **near-constant memory**: a run's stored memory states hold at most
-  :data:`CONSTANT_MEMORY` distinct texts per state (at least :data:`MIN_STATES` states).
+  :data:`CONSTANT_MEMORY` distinct texts per state (at least :data:`MIN_STATES` states);
+- **decoding**: the runs chose their actions by different decoding (the embedded model's
+  constrained choice ``trie``, a server's ``grammar`` / ``choice`` / ``json_schema`` ...,
+  free replies parsed where a server enforced none: ``unenforced``), read from the stored
+  calls, so a difference between them may be the decoding's as well as the model's; and each
+  run whose server enforced no constraint.
 
 Reference rows (the privileged expert, the random floor) are not warned about.
 """
@@ -153,6 +158,39 @@ def shared_start(summary: pd.DataFrame) -> list[Caveat]:
     return out
 
 
+def _modes(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        return "free"
+    return "+".join(sorted(set(value.split(","))))
+
+
+def decoding(summary: pd.DataFrame) -> list[Caveat]:
+    """Runs that chose their actions by different decoding, and runs whose server held
+    replies to no constraint (see the module)."""
+    if "decoding" not in summary.columns:
+        return []
+    runs = summary[~is_reference(summary)]
+    if runs.empty or not runs["decoding"].notna().any():
+        return []
+    names = short_labels(summary)
+    modes = {names[r]: _modes(v) for r, v in zip(runs["run"], runs["decoding"], strict=True)}
+    out = []
+    kinds = sorted(set(modes.values()))
+    if len(kinds) > 1:
+        figure = "; ".join(
+            f"{k}: {', '.join(r for r, m in modes.items() if m == k)}" for k in kinds
+        )
+        text = (f"Runs choose their actions by different decoding ({figure}); a difference "
+                "between them may be the decoding's, not the model's.")  # fmt: skip
+        out.append(Caveat("decoding", "runs", figure, text))
+    for run, mode in modes.items():
+        if "unenforced" in mode.split("+"):
+            text = (f"{run}: the server enforced no constrained form; its actions were "
+                    "parsed from free replies.")  # fmt: skip
+            out.append(Caveat("decoding", run, mode, text))
+    return out
+
+
 def short_labels(summary: pd.DataFrame) -> dict[Any, str]:
     """Each run named by its values on the axes that tell the runs apart (``summary``,
     ``hanoi / summary``), as the table's rows show them; the run's label when none does."""
@@ -187,7 +225,7 @@ def caveats(summary: pd.DataFrame) -> list[Caveat]:
         rec = {**rec, "run": names[rec["run"]]}
         found = [collapsed(rec), at_floor(rec, floor), constant_memory(rec)]
         out += [c for c in found if c is not None]
-    return out
+    return out + decoding(summary)
 
 
 def caveats_markdown(found: list[Caveat]) -> str:

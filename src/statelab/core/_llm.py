@@ -60,7 +60,11 @@ class Completion:
     """One model reply: its ``text``, token ``usage``, ``latency`` in seconds, whether it came
     from the response cache (``cached``), the ``logprobs`` of its tokens when asked for, and
     ``flags`` naming what the model wrapper changed on the way in (``reply-cut``, ``redacted``,
-    ``usage-replaced``; empty for a reply taken as it came)."""
+    ``usage-replaced``; empty for a reply taken as it came), and ``decoding``: how a reply to
+    ``GenParams.choices`` was held to them (``trie``: the local constrained choice; a
+    server's form: ``grammar``, ``choice``, ``regex``, ``json_schema``, ``json_object``;
+    ``unenforced``: asked, but free text; ``logprob``: chosen by scores; empty: free
+    generation, no choices asked)."""
 
     text: str
     usage: Usage = field(default_factory=Usage)
@@ -68,6 +72,7 @@ class Completion:
     cached: bool = False
     logprobs: list[float] | None = None
     flags: tuple[str, ...] = ()
+    decoding: str = ""
     #: what the call cost in US dollars, from the provider's price table where the backend
     #: knows the model (LiteLLM's); ``None`` where unknown (never guessed)
     cost: float | None = None
@@ -81,6 +86,8 @@ class Completion:
         }
         if self.flags:  # replies taken as they came keep the cache rows they always had
             d["flags"] = list(self.flags)
+        if self.decoding:  # so do free replies
+            d["decoding"] = self.decoding
         if self.cost is not None:
             d["cost"] = self.cost
         return d
@@ -94,6 +101,7 @@ class Completion:
             cached=cached,
             logprobs=d.get("logprobs"),
             flags=tuple(d.get("flags", ())),
+            decoding=str(d.get("decoding") or ""),
             cost=_cost(d.get("cost")),
         )
 

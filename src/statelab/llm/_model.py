@@ -24,7 +24,7 @@ import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -182,6 +182,8 @@ class Model(LLM):
 
     async def complete(self, messages: list[Message], params: GenParams) -> Completion:
         done = await self._retry(lambda: self.inner.complete(messages, params))
+        if params.choices and not done.decoding:  # a backend that does not say: its flag
+            done = replace(done, decoding="trie" if self.constrained else "unenforced")
         return self._guard(messages, done)
 
     async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:

@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl
 
 from statelab.core import ConfigError
 
-__all__ = ["MAX_BODY", "MAX_REPLY", "ModelOptions", "option_help", "parse_options"]
+__all__ = ["CONSTRAIN", "MAX_BODY", "MAX_REPLY", "ModelOptions", "option_help", "parse_options"]
 
 #: the largest response body a client reads (bytes), unless a spec's ``max_body`` says
 MAX_BODY = 16 * 1024 * 1024
@@ -26,8 +26,15 @@ MAX_BODY = 16 * 1024 * 1024
 MAX_REPLY = 128 * 1024
 
 
-def _opt(help: str, check: str, minimum: float) -> Any:
-    return field(default=None, metadata={"help": help, "check": check, "min": minimum})
+def _opt(help: str, check: str, minimum: float | None = None,
+         allowed: tuple[str, ...] | None = None) -> Any:  # fmt: skip
+    meta = {"help": help, "check": check, "min": minimum, "allowed": allowed}
+    return field(default=None, metadata=meta)
+
+
+#: how a server is asked to hold a reply to the admissible choices (see
+#: :mod:`statelab.llm._constrain`): ``auto`` probes the server once, ``off`` asks nothing
+CONSTRAIN = ("auto", "off", "grammar", "choice", "regex", "json_schema", "json_object")
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,23 @@ class ModelOptions:
         ">= 1",
         1,
     )
+    constrain: str | None = _opt(
+        "how a reply is held to the admissible actions: auto (probe the server once), off, "
+        "or one form: grammar, choice, regex, json_schema, json_object; default auto",
+        "|".join(CONSTRAIN),
+        allowed=CONSTRAIN,
+    )
+    template: str | None = _opt(
+        "the model's chat template for scoring, rendered here: a llamacpp model "
+        "(package or .gguf) or a transformers tokenizer folder; default none (plain text)",
+        "a model",
+    )
+    slots: int | None = _opt(
+        "the server's slots (llama.cpp server -np): each episode's prompt kinds keep their "
+        "own (id_slot); default none sent",
+        ">= 1",
+        1,
+    )
 
     def over(self, base: ModelOptions) -> ModelOptions:
         """These options where set, ``base``'s elsewhere."""
@@ -78,7 +102,8 @@ def _first(a: Any, b: Any) -> Any:
 
 
 _FIELDS = {f.name: f for f in fields(ModelOptions)}
-_TYPES = {"timeout": float}  # every other option is a whole number
+_TYPES: dict[str, Any] = {"timeout": float, "constrain": str, "template": str}
+# every other option is a whole number
 
 
 def option_help() -> list[tuple[str, str]]:
@@ -108,7 +133,13 @@ def parse_options(spec: str, query: str) -> ModelOptions:
             value = _TYPES.get(name, int)(raw)
         except ValueError:
             raise ConfigError(f"model {spec!r}: option {name}={raw!r} is not a number") from None
-        if not value >= f.metadata["min"]:
+        allowed = f.metadata["allowed"]
+        if allowed is not None and value not in allowed:
+            raise ConfigError(f"model {spec!r}: option {name} must be one of {f.metadata['check']}")
+        if isinstance(value, str) and not value.strip():
+            raise ConfigError(f"model {spec!r}: option {name} is empty")
+        minimum = f.metadata["min"]
+        if minimum is not None and not value >= minimum:
             raise ConfigError(f"model {spec!r}: option {name} must be {f.metadata['check']}")
         out[name] = value
     return ModelOptions(**out)

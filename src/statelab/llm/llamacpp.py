@@ -145,7 +145,6 @@ class LlamaCppLLM(Provider):
     ) -> None:
         try:
             from llama_cpp import Llama
-            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
         except ImportError as e:
             raise ConfigError(
                 "llamacpp models need llama-cpp-python: pip install 'statelab[local]'"
@@ -177,16 +176,8 @@ class LlamaCppLLM(Provider):
         self._used = [0] * len(self._slots)
         self._clock = 0
         first = self._slots[0]
-        template = first.metadata.get("tokenizer.chat_template")
-        if not template:
-            raise ConfigError(f"{path.name} has no chat template in its metadata")
-        vocab = first._model
         self._eos = int(first.token_eos())
-        self._formatter = Jinja2ChatFormatter(
-            template=template,
-            eos_token=vocab.token_get_text(vocab.token_eos()),
-            bos_token=vocab.token_get_text(vocab.token_bos()),
-        )
+        self._formatter = chat_formatter(first)
         self._lock = threading.Lock()
 
     # -- helpers --------------------------------------------------------------------------
@@ -239,9 +230,11 @@ class LlamaCppLLM(Provider):
         p_tok = self._tokens(prompt, bos=True)
         with self._lock:
             llm = self._slot(p_tok)
+            decoding = ""
             if params.choices:
                 text, n_out = self._choose(llm, p_tok, params)
                 usage = Usage(len(p_tok), n_out)
+                decoding = "trie"
             else:
                 out: Any = llm.create_completion(
                     prompt=p_tok,
@@ -256,7 +249,8 @@ class LlamaCppLLM(Provider):
                 usage = Usage(
                     int(out["usage"]["prompt_tokens"]), int(out["usage"]["completion_tokens"])
                 )
-        return Completion(text, usage=usage, latency=time.perf_counter() - start)
+        latency = time.perf_counter() - start
+        return Completion(text, usage=usage, latency=latency, decoding=decoding)
 
     def _choose(self, llm: Any, p_tok: list[int], params: GenParams) -> tuple[str, int]:
         """Constrained choice: sample one of ``prefix + choice`` down the token trie."""
@@ -338,6 +332,33 @@ class LlamaCppLLM(Provider):
             total += float(logits[tok] - m - np.log(np.exp(logits - m).sum()))
             seq.append(tok)
         return total
+
+
+def chat_formatter(llm: Any) -> Any:
+    """The chat template a loaded GGUF's metadata holds, as llama-cpp-python renders it."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    template = llm.metadata.get("tokenizer.chat_template")
+    if not template:
+        raise ConfigError("the GGUF has no chat template in its metadata")
+    vocab = llm._model
+    return Jinja2ChatFormatter(
+        template=template,
+        eos_token=vocab.token_get_text(vocab.token_eos()),
+        bos_token=vocab.token_get_text(vocab.token_bos()),
+    )
+
+
+def load_vocab(spec: str) -> Any:
+    """A ``llamacpp`` model's tokenizer and metadata alone (no weights), for rendering and
+    counting its prompts elsewhere (a server serving the same GGUF)."""
+    try:
+        from llama_cpp import Llama
+    except ImportError as e:
+        raise ConfigError("a GGUF template needs llama-cpp-python: statelab[local]") from e
+    path = resolve_model(spec)
+    with open(os.devnull, "w") as null, contextlib.redirect_stderr(null):
+        return Llama(model_path=str(path), vocab_only=True, verbose=False)
 
 
 def _schema_grammar(schema: str | None) -> Any:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import copy
 import json
 import os
 from collections.abc import Callable
@@ -45,12 +46,14 @@ from urllib.parse import unquote, urlsplit
 import httpx
 
 from statelab.core import Completion, ConfigError, GenParams, Message, ModelError, Usage
+from statelab.llm import _constrain as constrain
 from statelab.llm._http import Clients
 from statelab.llm._http_spec import OPENAI_BASE_URL, check_base_url, parse_compat, parse_openai
 from statelab.llm._lean_http import BodyTooLarge, NestedTooDeep, Reply, TooManyInterim
 from statelab.llm._model import Provider, render_messages
-from statelab.llm._options import MAX_BODY, ModelOptions
+from statelab.llm._options import CONSTRAIN, MAX_BODY, ModelOptions
 from statelab.llm._safe import Redactor, public_spec, storable, terminal_safe
+from statelab.llm._server_scoring import ServerScorer, Slots
 
 __all__ = [
     "OPENAI_BASE_URL",
@@ -86,11 +89,14 @@ class ModelServerError(ModelError):
 class OpenAICompatLLM(Provider):
     """Chat completions over HTTP, one request per call.
 
-    ``GenParams.choices`` is not enforced (``constrained = False``): the reply is free text
-    that the agent maps onto a choice. Image parts in messages are passed through unchanged.
+    ``GenParams.choices`` are enforced by the form the server takes (``constrain``: ``auto``
+    probes it once, see :mod:`statelab.llm._constrain`; ``off``: ``constrained = False``,
+    the agent maps a free reply onto a choice). Scoring renders the model's chat template
+    here when ``template`` names it (:mod:`statelab.llm._server_scoring`). Image parts in
+    messages are passed through unchanged.
     """
 
-    constrained = False
+    constrained = True
     takes_images = True
     scores = True
     served = True
@@ -107,6 +113,9 @@ class OpenAICompatLLM(Provider):
         max_body: int = MAX_BODY,
         transport: httpx.AsyncBaseTransport | None = None,
         vision: bool = False,
+        constrain: str = "auto",
+        template: str | None = None,
+        slots: int | None = None,
     ) -> None:
         if max_concurrency < 1 or not timeout > 0 or max_body < 1:
             raise ConfigError("openai-compat needs timeout > 0, concurrency >= 1, max_body >= 1")
@@ -126,6 +135,16 @@ class OpenAICompatLLM(Provider):
         self.max_body = max_body
         self.vision = vision
         self.model_id = f"openai-compat:{self.base_url}#{model}"
+        if constrain not in CONSTRAIN:
+            raise ConfigError(f"constrain={constrain!r}; allowed: {', '.join(CONSTRAIN)}")
+        self.constrain = constrain
+        self.constrained = constrain != "off"
+        if constrain != "auto":  # a form asked for by name makes other replies
+            self.model_id += f"?constrain={constrain}"
+        self._probe_lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+        self.scorer = ServerScorer(self, template)
+        self.slots = Slots(slots) if slots else None
+        self._episode: str | None = None
         self._http = Clients(url, timeout=timeout, concurrency=max_concurrency,
                              max_body=max_body, transport=transport)  # fmt: skip
 
@@ -164,16 +183,69 @@ class OpenAICompatLLM(Provider):
                 "type": "json_schema",
                 "json_schema": {"name": "reply", "schema": schema, "strict": True},
             }
+        form = ""
+        if params.choices and self.constrained:  # only a choice asks the server (once)
+            form = await self._form()
+            constrain.apply(form, body, params.choice_prefix, params.choices)
+            if form != constrain.NONE:  # room for the whole reply, JSON braces included
+                longest = max(len(params.choice_prefix + c) for c in params.choices)
+                body["max_tokens"] = max(params.max_tokens, longest // 2 + 32)
+        known = form or (self._known() if self.constrained else "")
+        body.update(constrain.sampling(known))
+        if self.slots is not None:
+            body.update(self.slots.fields(self._episode, messages))
         loop = asyncio.get_running_loop()
         t0 = loop.time()
         text, n_in, n_out = await self._post("/chat/completions", body, _parse_chat)
         latency = loop.time() - t0
+        if form:
+            text = constrain.decode(form, text, params.choice_prefix, params.choices or ())
         text = storable(text)
         usage = Usage(
             n_in if n_in is not None else self.count_tokens(render_messages(messages)),
             n_out if n_out is not None else self.count_tokens(text),
         )
-        return Completion(text=text, usage=usage, latency=latency)
+        return Completion(text=text, usage=usage, latency=latency, decoding=form)
+
+    def for_episode(self, key: str) -> OpenAICompatLLM:
+        """This backend for one episode: the same connections, with the episode's key for
+        its server slots (``slots``); the backend itself when no slots are kept."""
+        if self.slots is None:
+            return self
+        view = copy.copy(self)
+        view._episode = key
+        return view
+
+    def _known(self) -> str:
+        """The form this server was found to take, if it was asked already ("" if not)."""
+        if self.constrain != "auto":
+            return self.constrain
+        return constrain.remembered(self.base_url, self.model) or ""
+
+    async def _form(self) -> str:
+        """The constrained form this server takes (probed once, see ``_constrain``)."""
+        if self.constrain != "auto":
+            return self.constrain
+        found = constrain.remembered(self.base_url, self.model)
+        if found is not None:
+            return found
+        loop = asyncio.get_running_loop()
+        if self._probe_lock is None or self._probe_lock[0] is not loop:
+            self._probe_lock = (loop, asyncio.Lock())
+        async with self._probe_lock[1]:  # one probe, however many episodes start at once
+            return await constrain.probe(self.base_url, self.model, self._probe_send)
+
+    async def _probe_send(self, body: dict[str, Any]) -> constrain.ProbeReply:
+        try:
+            text, _, _ = await self._post("/chat/completions", {"model": self.model, **body},
+                                          _parse_chat)  # fmt: skip
+        except ModelServerError as e:  # a refusal of the form; anything else fails the call
+            if e.kind == "http" and e.status is not None and e.status != 429:
+                return constrain.ProbeReply(None, e.status)
+            if e.kind == "no-content":
+                return constrain.ProbeReply("")
+            raise
+        return constrain.ProbeReply(text)
 
     def _reasoning_fields(self) -> dict[str, Any]:
         """How a request asks for the model's own reasoning mode: OpenAI's reasoning models
@@ -184,6 +256,8 @@ class OpenAICompatLLM(Provider):
         return {"chat_template_kwargs": {"enable_thinking": True}}
 
     async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
+        if self.scorer.template is not None:
+            return await self.scorer.score(messages, continuations)
         prefix = render_messages(messages) + "assistant: "
         return list(await asyncio.gather(*(self._score_one(prefix, c) for c in continuations)))
 
@@ -199,7 +273,7 @@ class OpenAICompatLLM(Provider):
         body = {
             "model": self.model,
             "prompt": prompt,
-            "max_tokens": 0,
+            "max_tokens": 1,  # 0 means "no limit" to llama-cpp-python; the token is left out
             "echo": True,
             "logprobs": 1,
             "temperature": 0.0,
@@ -211,8 +285,9 @@ class OpenAICompatLLM(Provider):
             raise
         total = 0.0
         ends = [*offsets[1:], len(prompt)]
-        for end, lp in zip(ends, logprobs, strict=True):
-            if end > len(prefix) and lp is not None:  # the token covers part of the continuation
+        for start, end, lp in zip(offsets, ends, logprobs, strict=True):
+            # a token of the prompt (not the one generated) covering part of the continuation
+            if start < len(prompt) and end > len(prefix) and lp is not None:
                 total += lp
         return total
 
@@ -329,6 +404,11 @@ def _constructor(options: dict[str, Any], spec: ModelOptions) -> dict[str, Any]:
     return {names[k]: v for k, v in merged.given().items() if k in names}
 
 
+def _served(spec: ModelOptions) -> dict[str, Any]:
+    """The spec's options about the server: ``constrain``, ``template``, ``slots``."""
+    return {k: v for k, v in spec.given().items() if k in ("constrain", "template", "slots")}
+
+
 def from_spec_compat(arg: str, **options: Any) -> OpenAICompatLLM:
     """``openai-compat:<base_url>#<model>[?options]``; the key, if any, comes from
     OPENAI_COMPAT_API_KEY (not OPENAI_API_KEY: an OpenAI key must not be sent to an
@@ -337,7 +417,8 @@ def from_spec_compat(arg: str, **options: Any) -> OpenAICompatLLM:
     spec = parse_compat(arg)
     assert spec.base_url is not None
     return OpenAICompatLLM(spec.base_url, spec.model, api_key_env="OPENAI_COMPAT_API_KEY",
-                           **_constructor(options, spec.options))  # fmt: skip
+                           **_constructor(options, spec.options),
+                           **_served(spec.options))  # fmt: skip
 
 
 def from_spec_openai(arg: str, **options: Any) -> OpenAICompatLLM:
@@ -350,4 +431,5 @@ def from_spec_openai(arg: str, **options: Any) -> OpenAICompatLLM:
         )
     base_url = os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
     return OpenAICompatLLM(base_url, spec.model, api_key_env="OPENAI_API_KEY",
-                           **_constructor(options, spec.options))  # fmt: skip
+                           **_constructor(options, spec.options),
+                           **_served(spec.options))  # fmt: skip

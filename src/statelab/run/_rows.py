@@ -64,6 +64,11 @@ def _message_texts(messages: Any) -> list[str]:
 
 
 _STEP_REFS = REF_COLUMNS["steps"]
+#: a ``calls`` row's columns, in the order :meth:`Cells.calls` gives them
+_CALL_COLS = (
+    "run", "seed", "rollout", "t", "i", "kind", "messages", "text", "input_tokens",
+    "output_tokens", "latency", "cached", "decoding", "cost",
+)  # fmt: skip
 
 
 class Cells:
@@ -77,6 +82,11 @@ class Cells:
         self.step_sql = (
             f"INSERT INTO steps(run, seed, rollout, {', '.join(cols)}) "
             f"VALUES ({', '.join('?' * (len(_STEP_COLS) + 3))})"
+        )
+        # by name: a store that gained a column later (decoding, cost) has it at the end
+        calls = [f"{c}_ref" if refs and c == "messages" else c for c in _CALL_COLS]
+        self.call_sql = (
+            f"INSERT INTO calls({', '.join(calls)}) VALUES ({', '.join('?' * len(calls))})"
         )
 
     def step(self, s: StepRecord) -> tuple[Any, ...]:
@@ -97,7 +107,7 @@ class Cells:
         return [
             (*self.key, s.t, i, _cell(c["kind"]), self.messages(c), _cell(c["text"]),
              c["input_tokens"], c["output_tokens"], c["latency"], int(c["cached"]),
-             c.get("cost"))
+             c.get("decoding") or "free", c.get("cost"))
             for i, c in enumerate(s.calls)
         ]  # fmt: skip
 

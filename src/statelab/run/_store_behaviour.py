@@ -86,10 +86,19 @@ mem AS (
   SELECT d.run, COUNT(*) AS memory_states, COUNT(DISTINCT b.memory) AS distinct_memories,
          MAX(CASE WHEN b.memory != 0 THEN 1 ELSE 0 END) AS has_memory
   FROM done d JOIN temp.statelab_behaviour b USING (run, seed, rollout) GROUP BY d.run
-)
-SELECT starts.run, env_seeds, first_views, memory_states, distinct_memories, has_memory
-FROM starts JOIN mem USING (run)
+),
+dec AS ({decoding})
+SELECT starts.run, env_seeds, first_views, memory_states, distinct_memories, has_memory,
+       dec.decoding
+FROM starts JOIN mem USING (run) LEFT JOIN dec USING (run)
 """
+#: how a run's calls to choose an action were decoded (issue 25): the distinct modes other
+#: than free generation, comma-separated; a store from before calls said so has none
+DECODING_SQL = (
+    "SELECT run, GROUP_CONCAT(DISTINCT decoding) AS decoding FROM calls"
+    " WHERE decoding IS NOT NULL AND decoding != 'free' GROUP BY run"
+)
+NO_DECODING_SQL = "SELECT NULL AS run, NULL AS decoding WHERE 0"
 
 
 def fingerprint(text: str | None) -> int | None:
@@ -129,12 +138,14 @@ def behaviour(db: sqlite3.Connection) -> tuple[pd.DataFrame, pd.DataFrame]:
     ref = "memory_ref" in cols
     memory = "statelab_ref_fingerprint(memory_ref)" if ref else "statelab_fingerprint(memory)"
     view = "statelab_ref_fingerprint(st.view_ref)" if ref else "statelab_fingerprint(st.view)"
+    calls = {row[1] for row in db.execute("PRAGMA table_info(calls)")}
+    decoding = DECODING_SQL if "decoding" in calls else NO_DECODING_SQL
     db.execute("DROP TABLE IF EXISTS temp.statelab_behaviour")
     db.execute(STEPS_SQL.format(memory=memory))
     try:
         return (
             pd.read_sql_query(EPISODE_SQL, db),
-            pd.read_sql_query(RUN_SQL.format(view=view), db),
+            pd.read_sql_query(RUN_SQL.format(view=view, decoding=decoding), db),
         )
     finally:
         db.execute("DROP TABLE IF EXISTS temp.statelab_behaviour")
@@ -152,6 +163,8 @@ def episode_behaviour(db: sqlite3.Connection) -> pd.DataFrame:
 def run_behaviour(db: sqlite3.Connection) -> pd.DataFrame:
     """One row per run over its finished episodes: ``env_seeds`` (distinct env seeds),
     ``first_views`` (distinct views shown at each episode's first step), ``memory_states``
-    (stored steps), ``distinct_memories`` (distinct memory texts) and ``has_memory`` (0 when
-    every memory state is empty)."""
+    (stored steps), ``distinct_memories`` (distinct memory texts), ``has_memory`` (0 when
+    every memory state is empty) and ``decoding`` (the modes its choices were decoded by,
+    comma-separated: ``trie``, ``grammar``, ``json_schema`` ..., ``unenforced``, ``logprob``;
+    None when every call was free generation, or the store predates the column)."""
     return behaviour(db)[1]

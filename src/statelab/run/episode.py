@@ -73,6 +73,9 @@ def _call_row(c: Call) -> dict[str, Any]:
         "output_tokens": c.completion.usage.output_tokens,
         "latency": c.completion.latency,
         "cached": c.completion.cached,
+        # how a reply was held to the admissible actions (trie, a server's form, logprob,
+        # unenforced), or free generation
+        "decoding": c.completion.decoding or "free",
         "cost": c.completion.cost,
         # what the model wrapper changed on the way in (reply-cut, redacted ...), if anything
         **({"flags": list(c.completion.flags)} if c.completion.flags else {}),

@@ -253,9 +253,7 @@ class Store(Reading):
                 )
                 for s in ep.trajectory:
                     db.execute(cells.step_sql, cells.step(s))
-                    db.executemany(
-                        "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", cells.calls(s)
-                    )
+                    db.executemany(cells.call_sql, cells.calls(s))
                     db.executemany("INSERT INTO queries VALUES (?,?,?,?,?,?,?)", cells.queries(s))
                 db.execute("COMMIT")
             except BaseException:

@@ -1,0 +1,242 @@
+"""Scoring through a server on the model's own chat template, and server slots per prompt kind.
+
+:class:`ServerScorer`: the prompt is rendered here with the model's template (``template=``
+in the spec: a ``llamacpp`` model, package or ``.gguf``, read with llama-cpp-python as the
+embedded backend reads it; or a transformers tokenizer folder) and sent to ``/completions``
+for the log-probabilities of its own tokens (``echo``, ``logprobs: 1``, ``max_tokens: 1``).
+A continuation's score is the sum over its last tokens, counted with the same tokenizer, so
+it is the local backend's score on the same model to float tolerance. All continuations of
+one call go in one request (``prompt`` as a list) where the server takes it; a server that
+refuses a list (llama-cpp-python's) is sent one request per continuation, concurrently.
+
+:class:`Slots`: a llama.cpp server started with ``-np N`` keeps N prompt caches; a spec with
+``slots=N`` sends each request ``id_slot`` (and ``cache_prompt``) so that one episode's kinds
+of prompt (acting, summary, questions: told apart by their first message) each keep a slot,
+as the embedded backend keeps a context for each, instead of evicting each other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from pathlib import Path
+from typing import Any, Protocol
+
+from statelab.core import ConfigError, Message, ModelError
+
+__all__ = ["ChatTemplate", "ServerScorer", "Slots", "load_template"]
+
+log = logging.getLogger(__name__)
+
+
+class ChatTemplate(Protocol):
+    """A model's chat template and tokenizer, here."""
+
+    #: whether the server must not add its own special tokens (the template holds them)
+    raw: bool
+
+    def render(self, messages: list[Message]) -> str:
+        """The chat as the template writes it, ending with the assistant's turn."""
+        ...
+
+    def tokens(self, text: str) -> list[int]:
+        """The token ids the server will see for ``text`` sent as a prompt."""
+        ...
+
+    def piece(self, token: int) -> str:
+        """One token's text."""
+        ...
+
+
+class _GGUFTemplate:
+    raw = False
+
+    def __init__(self, spec: str) -> None:
+        from statelab.llm.llamacpp import chat_formatter, load_vocab
+
+        self.llm = load_vocab(spec)
+        self.formatter = chat_formatter(self.llm)
+
+    def render(self, messages: list[Message]) -> str:
+        chat: Any = messages
+        return str(self.formatter(messages=chat).prompt)
+
+    def tokens(self, text: str) -> list[int]:
+        return list(self.llm.tokenize(text.encode(), add_bos=True, special=True))
+
+    def piece(self, token: int) -> str:
+        return bytes(self.llm.detokenize([token])).decode("utf-8", errors="ignore")
+
+
+class _HFTemplate:
+    raw = True
+
+    def __init__(self, folder: str) -> None:
+        try:
+            from transformers import AutoTokenizer
+        except ImportError as e:  # pragma: no cover - the train extra
+            raise ConfigError("template=<folder> needs transformers: statelab[train]") from e
+        self.tok = AutoTokenizer.from_pretrained(folder)
+
+    def render(self, messages: list[Message]) -> str:
+        text = self.tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return str(text)
+
+    def tokens(self, text: str) -> list[int]:
+        return list(self.tok(text, add_special_tokens=False)["input_ids"])
+
+    def piece(self, token: int) -> str:
+        return str(self.tok.decode([token]))
+
+
+def load_template(spec: str) -> ChatTemplate:
+    """The chat template ``spec`` names: a folder with a ``tokenizer_config.json`` is a
+    transformers tokenizer; anything else a ``llamacpp`` model (package or ``.gguf``)."""
+    path = Path(spec).expanduser()
+    if path.is_dir() and (path / "tokenizer_config.json").is_file():
+        return _HFTemplate(str(path))
+    return _GGUFTemplate(spec)
+
+
+class ServerScorer:
+    """Scores continuations through ``owner``'s ``/completions`` on a local chat template."""
+
+    def __init__(self, owner: Any, template: str | None) -> None:
+        # ``owner``: the OpenAICompatLLM whose ``_post`` sends the requests
+        self.owner = owner
+        self.template = template
+        self._loaded: ChatTemplate | None = None
+        self.batch: bool | None = None  # None: not tried yet
+
+    def _get(self) -> ChatTemplate:
+        if self._loaded is None:
+            assert self.template is not None
+            self._loaded = load_template(self.template)
+        return self._loaded
+
+    async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
+        """Log-likelihood of each continuation as the assistant's reply (see the module)."""
+        tpl = await asyncio.to_thread(self._get)
+        prompt = tpl.render(messages)
+        p_tok = tpl.tokens(prompt)
+        todo = [i for i, c in enumerate(continuations) if c]
+        tails = [self._tail(tpl, p_tok, prompt, continuations[i]) for i in todo]
+        texts = [prompt + continuations[i] for i in todo]
+        out = [0.0] * len(continuations)
+        if not todo:
+            return out
+        try:
+            found = await self._all(tpl, texts)
+        except Exception as e:
+            e.args = (f"{self.owner.model_id} cannot score continuations: {e}",)
+            raise
+        for i, tail, choice in zip(todo, tails, found, strict=True):
+            out[i] = _tail_sum(choice, tail, tpl)
+        return out
+
+    @staticmethod
+    def _tail(tpl: ChatTemplate, p_tok: list[int], prompt: str, cont: str) -> list[int]:
+        """The continuation's tokens as the server tokenises ``prompt + cont``: those after
+        the prompt's, or (where a token spans the boundary) those from the first that
+        differs."""
+        full = tpl.tokens(prompt + cont)
+        common = 0
+        for a, b in zip(full, p_tok, strict=False):
+            if a != b:
+                break
+            common += 1
+        return full[min(common, len(full) - 1) :]
+
+    async def _all(self, tpl: ChatTemplate, texts: list[str]) -> list[dict[str, Any]]:
+        if len(texts) > 1 and self.batch is not False:
+            try:
+                got = await self._request(tpl, texts)
+                if len(got) == len(texts):
+                    self.batch = True
+                    return got
+            except ModelError as e:  # the server's refusal of a list, or a real failure
+                if e.kind not in ("http", "malformed") or self.batch:
+                    raise
+            self.batch = False
+            log.info("%s takes one prompt per request: scoring one by one", self.owner.base_url)
+        parts = await asyncio.gather(*(self._request(tpl, [t]) for t in texts))
+        return [p[0] for p in parts]
+
+    async def _request(self, tpl: ChatTemplate, texts: list[str]) -> list[dict[str, Any]]:
+        body: dict[str, Any] = {
+            "model": self.owner.model,
+            "prompt": texts if len(texts) > 1 else texts[0],
+            "max_tokens": 1,  # 0 means "no limit" to llama-cpp-python
+            "echo": True,
+            "logprobs": 1,
+            "temperature": 0.0,
+        }
+        if tpl.raw:  # the template wrote the special tokens already (vLLM's field)
+            body["add_special_tokens"] = False
+        got: list[dict[str, Any]] = await self.owner._post("/completions", body, _parse_choices)
+        return got
+
+
+def _parse_choices(data: Any) -> list[dict[str, Any]]:
+    choices = sorted(data["choices"], key=lambda c: int(c.get("index", 0)))
+    out = []
+    for c in choices:
+        lp = c["logprobs"]
+        values = [None if x is None else float(x) for x in lp["token_logprobs"]]
+        tokens = [str(t) for t in lp.get("tokens") or []]
+        if not values or (tokens and len(tokens) != len(values)):
+            raise ValueError("echo logprobs missing or misaligned")
+        out.append({"logprobs": values, "tokens": tokens, "finish": c.get("finish_reason")})
+    return out
+
+
+def _tail_sum(choice: dict[str, Any], tail: list[int], tpl: ChatTemplate) -> float:
+    """The sum of the continuation's log-probabilities: the last ``len(tail)`` prompt tokens
+    of the echo, before the one generated token (or none, when the server ended at once; the
+    token texts say which where they can)."""
+    values, tokens = choice["logprobs"], choice["tokens"]
+    n = len(tail)
+    order = (1, 0) if choice["finish"] == "length" else (0, 1)
+    pieces = [tpl.piece(t) for t in tail]
+    gen = order[0]
+    for g in order:
+        if tokens and tokens[len(tokens) - g - n : len(tokens) - g] == pieces:
+            gen = g
+            break
+    picked = values[len(values) - gen - n : len(values) - gen]
+    if len(picked) != n or any(v is None for v in picked):
+        raise ValueError("the server's echo is shorter than the continuation")
+    return float(sum(v for v in picked if v is not None))
+
+
+class Slots:
+    """``id_slot`` per (episode, kind of prompt) over ``n`` server slots, least recently
+    used first (see the module)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self._of: dict[tuple[str | None, str], int] = {}
+        self._used = [0] * n
+        self._clock = 0
+
+    @staticmethod
+    def kind(messages: list[Message]) -> str:
+        """A prompt's kind: its first message's opening (the part that names the task)."""
+        first = messages[0].get("content", "") if messages else ""
+        if isinstance(first, list):
+            first = "".join(p.get("text", "") for p in first if isinstance(p, dict))
+        return hashlib.sha256(str(first)[:256].encode()).hexdigest()[:16]
+
+    def fields(self, episode: str | None, messages: list[Message]) -> dict[str, Any]:
+        """The request fields that keep this prompt on its slot."""
+        key = (episode, self.kind(messages))
+        self._clock += 1
+        slot = self._of.get(key)
+        if slot is None:
+            slot = min(range(self.n), key=self._used.__getitem__)
+            for k in [k for k, v in self._of.items() if v == slot]:
+                del self._of[k]  # the slot goes to the new kind; the old one gets another
+            self._of[key] = slot
+        self._used[slot] = self._clock
+        return {"id_slot": slot, "cache_prompt": True}

