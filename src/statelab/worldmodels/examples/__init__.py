@@ -48,6 +48,23 @@ def family_of(env: str) -> str:
     return env.split("/", 1)[0].split(":", 1)[0].split("+", 1)[0]
 
 
+def task_of(env: str, goal: str) -> str | None:
+    """The task an example is chosen by: the task type the env reads in the goal
+    (``task_type_of_goal``), else the env spelling's task (``scienceworld/boil`` -> ``boil``),
+    else None."""
+    from statelab.core import ConfigError
+    from statelab.envs import env_class
+
+    try:
+        cls = env_class(env)
+    except (ConfigError, KeyError):
+        return None
+    if cls.reads_goal_types():
+        return cls.task_type_of_goal(goal)
+    base = env.split(":", 1)[0].split("+", 1)[0]
+    return base.split("/", 1)[1] if "/" in base else None
+
+
 def _ensure_builtin() -> None:
     if "household" not in _BUILDERS:
         from statelab.worldmodels.examples.household import household_wm_example
@@ -55,4 +72,4 @@ def _ensure_builtin() -> None:
         _BUILDERS["household"] = household_wm_example
 
 
-__all__ = ["QUERY_VARIANTS", "example_for", "family_of", "register_example"]
+__all__ = ["QUERY_VARIANTS", "example_for", "family_of", "register_example", "task_of"]

@@ -30,6 +30,10 @@ TASK_TYPES = (
     "pick_two_obj_and_place",
 )
 MODES = ("belief", "noprob")
+#: the plain example (no query: the authors' Memory, WALL-E and base agents) is the same
+#: episode with the expert's own first thought; it is stored with the agents
+#: (``statelab/agents/seed004_examples``), which show it without a world model
+PLAIN = "plain"
 
 
 def file_name(task_type: str, mode: str) -> str:
@@ -53,7 +57,7 @@ def _after_answer(place: str) -> str:
 def build(task_type: str, mode: str) -> str:
     """Play train seeds of ``task_type`` with the searching expert and write the first won
     episode as an example opening with ``query where is <target>``, answered by our world
-    model in ``mode`` (``belief`` or ``noprob``)."""
+    model in ``mode`` (``belief`` or ``noprob``; ``plain``: no query)."""
     from statelab.envs import make_env
     from statelab.envs._household_search import SearchingExpert, parse_goal
     from statelab.worldmodels.adapters import adapter_for
@@ -66,13 +70,16 @@ def build(task_type: str, mode: str) -> str:
             if goal is None:
                 continue
             adapter = adapter_for("household", obs, "uniform")
-            answer = adapter.answer(f"where is {goal[1]}", mode, random.Random(f"example-{seed}"))
+            rng = random.Random(f"example-{seed}")
+            answer = "" if mode == PLAIN else adapter.answer(f"where is {goal[1]}", mode, rng)
             turns = _play(env, obs, info, SearchingExpert())
             if turns is None:
                 continue
-            parts = [obs.text.strip(), _opening(goal[1]), f"Observation: {answer}", ""]
+            parts = [obs.text.strip()]
+            if mode != PLAIN:
+                parts += [_opening(goal[1]), f"Observation: {answer}", ""]
             for k, (thought, action, seen) in enumerate(turns):
-                if k == 0:
+                if k == 0 and mode != PLAIN:
                     thought = _after_answer(action.removeprefix("go to "))
                 head = f"Thought: {thought}\n" if thought else ""
                 parts += [f"{head}Action: {action}", f"Observation: {seen}", ""]
