@@ -70,6 +70,7 @@ def build(task_type: str, mode: str) -> str:
             if goal is None:
                 continue
             adapter = adapter_for("household", obs, "uniform")
+            assert adapter is not None, "the household adapter claims household games"
             rng = random.Random(f"example-{seed}")
             answer = "" if mode == PLAIN else adapter.answer(f"where is {goal[1]}", mode, rng)
             turns = _play(env, obs, info, SearchingExpert())
