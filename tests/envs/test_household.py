@@ -161,7 +161,9 @@ def test_train_games_stay_out_of_the_unseen_rooms_and_alfred_keeps_the_old_games
     assert moved == 4
     assert gen.game_path(0, PUT, rooms="alfred", starts="apart").parent.name == "v2"
     assert gen.game_path(0, PUT, starts="apart").parent.name == "v3"
-    assert gen.game_path(0, PUT, rooms="alfred").parent.name == "v4-alfred"
+    assert gen.game_path(0, PUT, rooms="alfred").parent.name == "v5-alfred"
+    assert gen.game_path(0, PUT, rooms="alfred", places="layout").parent.name == "v4-alfred"
+    assert gen.game_path(0, PUT, places="layout").parent.name == "v4"
 
 
 def test_cache_file_is_written_once_and_reused(tmp_path, monkeypatch):

@@ -48,6 +48,8 @@ class Options:
     repeats: int | None = None
     calls: int | None = None
     chars: int = ANCHOR_CHARS
+    #: seed 004's prompt, as its authors lay it out (:mod:`statelab.agents._seed004`)
+    seed004: bool = False
 
     @property
     def spelling(self) -> str:
@@ -59,6 +61,7 @@ class Options:
         parts += [f"repeats={self.repeats}"] if self.repeats is not None else []
         parts += [f"calls={self.calls}"] if self.calls is not None else []
         parts += [f"chars={self.chars}"] if self.chars != ANCHOR_CHARS else []
+        parts += ["seed004"] if self.seed004 else []
         return "/".join(parts)
 
 
@@ -79,7 +82,12 @@ ANCHOR_PARAMS: tuple[Param, ...] = (
     Param("calls", count(1), None, "stop at the N-th model call"),
     Param("chars", count(1), ANCHOR_CHARS, "the transcript cut to its last N characters"),
 )  # fmt: skip
-_FIELDS = ("transcript", "listed", "strict", "repeats", "calls", "chars")
+_FIELDS = ("transcript", "listed", "strict", "repeats", "calls", "chars", "seed004")
+#: seed 004's prompt layout (its authors'), an option of react, reflact and stateact
+SEED004_PARAM = Param(
+    "seed004", str, False, "seed 004's prompt as its authors lay it out (no action list)",
+    words={"seed004": True}, named=False,
+)  # fmt: skip
 
 
 def anchor_options(args: Args) -> Options:

@@ -22,7 +22,13 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from statelab.agents._anchor import ANCHOR_PARAMS, anchor_options, cut, strict_action
+from statelab.agents._anchor import (
+    ANCHOR_PARAMS,
+    SEED004_PARAM,
+    anchor_options,
+    cut,
+    strict_action,
+)
 from statelab.agents._parse import parse_action, split_reasoning
 from statelab.agents._prompting import complete_past_reasoning
 from statelab.agents.stateact import StateActAgent, Variant
@@ -59,6 +65,7 @@ PARAMS = Params(
               "ReAct's turn: text or json lines, or its original/jsonreact loops",
               positional=True, named=False),
         *ANCHOR_PARAMS,
+        SEED004_PARAM,
     ),
     sep="/",
 )  # fmt: skip

@@ -18,8 +18,28 @@ from __future__ import annotations
 
 from typing import Any
 
+from statelab.agents._anchor import SEED004_PARAM, Options
 from statelab.agents.stateact import StateActAgent, Variant
-from statelab.core import GenParams
+from statelab.core import GenParams, Param, Params, choice
+
+_FORMS = choice("text", "json")
+
+
+def _form(value: str) -> str:
+    return _FORMS(value or "text")  # ``reflact:/seed004``: the text form
+
+
+_form.spelled = _FORMS.spelled  # type: ignore[attr-defined]
+
+#: the parameters of ``reflact`` (``[text|json][/seed004]``)
+PARAMS = Params(
+    (
+        Param("format", _form, "text", "the turn as text lines or JSON", positional=True,
+              named=False),
+        SEED004_PARAM,
+    ),
+    sep="/",
+)  # fmt: skip
 
 
 class ReflActAgent(StateActAgent):
@@ -28,9 +48,17 @@ class ReflActAgent(StateActAgent):
 
     name = "reflact"
 
-    def __init__(self, params: GenParams, state_format: str = "text", shots: int = 2) -> None:
-        super().__init__(params, Variant((), state_format), shots)
+    def __init__(
+        self,
+        params: GenParams,
+        state_format: str = "text",
+        shots: int = 2,
+        options: Options | None = None,
+    ) -> None:
+        super().__init__(params, Variant((), state_format), shots, options)
         self.label = "ReflAct" + (" (json)" if state_format == "json" else "")
+        if self.options.seed004:
+            self.label += " [seed004]"
         self.tags = frozenset(
             {"needs-model", "structured-turns", "thinks"}
             | ({"json-turns"} if state_format == "json" else set())
@@ -40,4 +68,4 @@ class ReflActAgent(StateActAgent):
         return ("reflection", "action")
 
 
-__all__ = ["ReflActAgent"]
+__all__ = ["PARAMS", "ReflActAgent"]

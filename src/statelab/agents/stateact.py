@@ -42,9 +42,18 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from statelab.agents._anchor import ANCHOR_PARAMS, Limits, Options, cut, strict_action
+from statelab.agents._anchor import (
+    ANCHOR_PARAMS,
+    SEED004_PARAM,
+    Limits,
+    Options,
+    cut,
+    strict_action,
+)
 from statelab.agents._parse import parse_action, split_reasoning
 from statelab.agents._prompting import complete_past_reasoning, messages
+from statelab.agents._seed004 import Conversation
+from statelab.agents._seed004 import decide as seed004_decide
 from statelab.agents._turn import (
     Turn,
     choose_action,
@@ -150,6 +159,7 @@ PARAMS = Params(
         Param("format", choice(*FORMATS), "text", "the turn as 'key: value' lines or JSON",
               positional=True, named=False),
         *ANCHOR_PARAMS,
+        SEED004_PARAM,
     ),
     sep="/",
 )  # fmt: skip
@@ -235,6 +245,8 @@ class StateActAgent(Agent):
         self._blocks: list[str] = []
         self._seen_step: int | None = None
         self._limits = Limits(self.options)
+        #: the seed-004 layout's messages (option ``seed004``)
+        self.conversation = Conversation()
 
     def keys(self, obs: Any = None) -> tuple[str, ...]:
         """This episode's output keys (fixed at the first observation seen)."""
@@ -285,6 +297,8 @@ class StateActAgent(Agent):
         prompt = ctx.prompt
         if llm is None:
             raise ConfigError(f"agent '{self.spelling or self.variant.spelling}' needs a model")
+        if self.options.seed004:
+            return await seed004_decide(self, ctx, llm)
         if not self.options.listed:
             prompt = replace(prompt, actions=None)
         keys = self.keys(ctx.observation)

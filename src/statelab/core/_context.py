@@ -58,6 +58,17 @@ class WorldHandle:
     def available(self) -> bool:
         return bool(self._answerers)
 
+    def example(self) -> str | None:
+        """The in-context example the run's world model offers the agent (seed 004: a solved
+        episode that opens with a query), from the first answering component with an
+        ``in_context_example(ctx)`` method; None when none offers one."""
+        for component, ctx in self._answerers:
+            offer = getattr(component, "in_context_example", None)
+            text = offer(ctx) if offer is not None else None
+            if text is not None:
+                return str(text)
+        return None
+
     async def ask(self, query: str) -> str:
         if len(self.asked) >= self.limit:
             answer = f"(no answer: at most {self.limit} questions per step)"

@@ -15,23 +15,20 @@ A game, from ``(seed, task_type)`` alone (:func:`generate`, pure and determinist
   ``rooms="alfred"`` (games version 2, as before): test seeds from ALFRED's
   ``TEST_SCENE_NUMBERS``, train seeds from all of ``TRAIN_SCENE_NUMBERS``, types by seed % 6.
   Only scenes where the task is feasible are drawn.
-- Receptacles: the scene's ``-openable.json`` instances (``Sink``/``Bathtub`` become the
-  ``SinkBasin``/``BathtubBasin`` receptacles, as ALFWorld names them), plus one instance (four
-  stove burners) of each receptacle type of ``-objects.json`` with none there (garbage can,
-  toaster, coffee machine, ...). Each stands at its layout pose (instances sharing a pose share
-  the location, as in ALFWorld); the agent starts at a pose of its own ("the middle of a room").
-  With ``alfworld`` rooms the unseen scenes also get the instances ALFWorld lists and the
-  layouts lack (:data:`EXTRA_RECEPTACLES`).
+- Receptacles (:func:`statelab.envs._household_layout.receptacles`): the layouts' instances
+  and one of each type they lack, each where ALFWorld's generator puts the agent to reach it
+  (``places``, default ``alfworld``: two share a place only where ALFWorld's games give them
+  one); the agent starts at a place of its own ("the middle of a room").
 - Objects: 1-3 instances of each pickupable type of the scene, each in a receptacle whose type
   may hold it (``VAL_RECEPTACLE_OBJECTS``); a desk lamp, which that table does not cover, on a
   desk, side table or dresser (:data:`LAMP_RECEPTACLES`); in an unseen scene with a floor lamp
   and no desk lamp (219, ``alfworld`` rooms), a floor lamp (look-at tasks "... under the
   floorlamp", as ALFWorld's), listed in/on a receptacle standing on the floor.
 - Task, with ALFWorld's sampling rules (``TaskGameState.get_filter_crit``): an object type and
-  a receptacle type that may hold it (not the sink basin / microwave / fridge of a clean /
-  heat / cool task); no instance of the object type starts in a receptacle of the target type
-  or in the task's appliance, so no game is won before its last action; pick-two games have 2-3
-  instances; look-at games a desk lamp. The goal text is one of the task type's two templates.
+  a receptacle type that may hold it (not the appliance of a clean / heat / cool task); the
+  object starts where ALFWorld's sampler lets it (:func:`_start_forbidden`), so no game is won
+  before its last action; pick-two games have 2-3 instances; look-at games a lamp. The goal
+  text is one of the task type's two templates.
 
 Names follow ALFWorld: PDDL ids are mangled Unity ids (``Cabinet|+00.68|+00.50|-02.20`` ->
 ``Cabinet_bar__plus_00_dot_68...``) and the game shows them as ALFWorld's ``Demangler`` does
@@ -45,18 +42,41 @@ import json
 import os
 import random
 from functools import cache
-from importlib import resources
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
+from statelab.envs import _household_apart as apart
 from statelab.envs import _household_prior as prior
+from statelab.envs._household_layout import (
+    EXTRA_RECEPTACLES,
+    FLOOR_LAMP,
+    LAMP,
+    LAMP_RECEPTACLES,
+    PLACES,
+    display_names,
+    logic,
+    made_up_uid,
+    mangle,
+    pickupable_types,
+    receptacles,
+    scene_data,
+)
+from statelab.envs._household_layout import constants as _constants
+from statelab.envs._household_pddl import AGENT_START, problem
 
-#: bump when a change alters any generated game (the cache is keyed by it); version 4 places
-#: the task's object by ALFWorld's start rules and the seed-004 Zipf law
-#: (:mod:`statelab.envs._household_prior`); ``starts=apart`` still writes and reads the earlier
-#: games unchanged: version 3 (``alfworld`` rooms) and 2 (``rooms=alfred``)
-GEN_VERSION = 4
+__all__ = [
+    "AGENT_START", "EXTRA_RECEPTACLES", "PLACES", "display_names", "mangle", "problem",
+    "receptacles",
+]  # fmt: skip
+
+#: bump when a change alters any generated game (the cache is keyed by it); version 5 puts
+#: every receptacle where ALFWorld's generator puts the agent to reach it
+#: (:func:`statelab.envs._household_layout.alfworld_place`); ``places=layout`` writes version 4
+#: (the task's object by ALFWorld's start rules and the seed-004 Zipf law,
+#: :mod:`statelab.envs._household_prior`, the layout's stored poses); ``starts=apart`` the
+#: earlier games unchanged: version 3 (``alfworld`` rooms) and 2 (``rooms=alfred``)
+GEN_VERSION = 5
+LAYOUT_VERSION = 4
 APART_VERSION = 3
 ALFRED_VERSION = 2
 #: the draws of a game (version 2 only fixed a name: "sinkbasinbasin" -> "sinkbasin")
@@ -77,9 +97,6 @@ SHORT = {"put": 0, "examine": 1, "look": 1, "clean": 2, "heat": 3, "cool": 4, "p
 #: the appliance a task needs, by task type
 APPLIANCE = {2: "SinkBasin", 3: "Microwave", 4: "Fridge"}
 PROPERTY = {2: "Cleanable", 3: "Heatable", 4: "Coolable"}
-LAMP = "DeskLamp"
-LAMP_RECEPTACLES = ("Desk", "SideTable", "Dresser")
-FLOOR_LAMP = "FloorLamp"
 #: where a floor lamp is listed: ALFWorld's text puts an object that stands on the floor in/on
 #: a receptacle at its place ("On the sinkbasin 1, you see a floorlamp 1"); we do not have the
 #: lamp's position, so it is drawn among the scene's receptacles that stand on the floor
@@ -94,21 +111,9 @@ TEST_START = 100_000
 #: (seed % 6 task types, games version 2, byte-identical to earlier runs)
 ROOMS = ("alfworld", "alfred")
 UNSEEN_SCENES = (10, 219, 308, 424)
-#: receptacle instances ALFWorld's unseen games list in these scenes that the wheel's layouts
-#: lack. The wheel's ``FloorPlanN-openable.json`` holds one interaction pose per receptacle
-#: *that has one*, and ``FloorPlanN-objects.json`` only the object types (no counts), so
-#: instances without a stored pose are missing. Counted from ALFWorld's opening room text:
-#: scene 10 lists cabinet 1-6 (the layout 3), 308 drawer 1-6 and shelf 1-6 (3 and 5), 424
-#: handtowelholder 1-2 (1); 219 matches (27).
-EXTRA_RECEPTACLES: dict[int, dict[str, int]] = {
-    10: {"Cabinet": 3},
-    308: {"Drawer": 3, "Shelf": 1},
-    424: {"HandTowelHolder": 1},
-}
 #: ALFWorld's 134 unseen games by task type, in :data:`TASK_TYPES` order (pick 24, look 18,
 #: clean 31, heat 23, cool 21, pick-two 17)
 TEST_MIX = (24, 18, 31, 23, 21, 17)
-AGENT_START = "loc|-99|-99|0|30"
 
 
 def task_index(task_type: str) -> int:
@@ -132,21 +137,31 @@ PLACEMENTS = ("uniform", "zipf")
 ZIPF_ALPHA = 1.25
 #: where the task's object may start: ``alfworld`` ALFWorld's sampler's rules and, for
 #: ``zipf``, the seed-004 authors' law (:mod:`statelab.envs._household_prior`); ``apart`` the
-#: earlier games (never in the goal's type nor the appliance; Zipf over :func:`zipf_order`)
+#: earlier games (never in the goal's type nor the appliance; Zipf over
+#: :func:`statelab.envs._household_apart.zipf_order`)
 STARTS = ("alfworld", "apart")
 #: the act (:func:`statelab.envs._household_prior.never_starts_in`) of each task type
 ACTS = ("pick_and_place", "look", "clean", "heat", "cool", "picktwo")
 
 
-def version(rooms: str, starts: str = "alfworld") -> int:
-    """The games' version of a choice of rooms (:data:`ROOMS`) and starts (:data:`STARTS`)."""
+def version(rooms: str, starts: str = "alfworld", places: str = "alfworld") -> int:
+    """The games' version of a choice of rooms (:data:`ROOMS`), starts (:data:`STARTS`) and
+    places (:data:`PLACES`; ``starts=apart`` games predate the choice: their receptacles stand
+    at the layout's poses, whatever ``places`` says)."""
     if rooms not in ROOMS:
         raise ValueError(f"rooms {rooms!r}; one of {ROOMS}")
     if starts not in STARTS:
         raise ValueError(f"starts {starts!r}; one of {STARTS}")
+    if places not in PLACES:
+        raise ValueError(f"places {places!r}; one of {PLACES}")
     if starts == "alfworld":
-        return GEN_VERSION
+        return GEN_VERSION if places == "alfworld" else LAYOUT_VERSION
     return ALFRED_VERSION if rooms == "alfred" else APART_VERSION
+
+
+def places_of(version: int) -> str:
+    """Where a version's receptacles stand (:data:`PLACES`)."""
+    return "alfworld" if version >= GEN_VERSION else "layout"
 
 
 def game_path(
@@ -155,10 +170,11 @@ def game_path(
     placement: str = "uniform",
     rooms: str = "alfworld",
     starts: str = "alfworld",
+    places: str = "alfworld",
 ) -> Path:
     tail = "" if placement == "uniform" else f"-{placement}"
-    v = version(rooms, starts)
-    folder = f"v{v}-{rooms}" if v >= GEN_VERSION and rooms != "alfworld" else f"v{v}"
+    v = version(rooms, starts, places)
+    folder = f"v{v}-{rooms}" if v >= LAYOUT_VERSION and rooms != "alfworld" else f"v{v}"
     return cache_root() / folder / f"{seed}-{task_type}{tail}.tw-pddl"
 
 
@@ -168,70 +184,17 @@ def ensure_game(
     placement: str = "uniform",
     rooms: str = "alfworld",
     starts: str = "alfworld",
+    places: str = "alfworld",
 ) -> Path:
     """The game's file, generated and written (atomically) on first use."""
-    path = game_path(seed, task_type, placement, rooms, starts)
+    path = game_path(seed, task_type, placement, rooms, starts, places)
     if not path.is_file():
-        data = generate(seed, task_type, placement, rooms, starts)
+        data = generate(seed, task_type, placement, rooms, starts, places)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(data))
         tmp.replace(path)
     return path
-
-
-# -- alfworld's data ------------------------------------------------------------------------
-@cache
-def _constants() -> Any:
-    import alfworld.gen.constants as constants
-
-    return constants
-
-
-@cache
-def _logic() -> tuple[str, str]:
-    data = resources.files("alfworld") / "data"
-    return (data / "alfred.pddl").read_text(), (data / "alfred.twl2").read_text()
-
-
-@cache
-def _scene(scene: int) -> tuple[list[str], dict[str, list[float]]]:
-    layouts = resources.files("alfworld") / "gen" / "layouts"
-    objects = json.loads((layouts / f"FloorPlan{scene}-objects.json").read_text())
-    openable = json.loads((layouts / f"FloorPlan{scene}-openable.json").read_text())
-    return objects, openable
-
-
-_MANGLE = (("-", "_minus_"), ("|", "_bar_"), ("+", "_plus_"), (".", "_dot_"), (",", "_comma_"))
-
-
-def mangle(uid: str) -> str:
-    """A Unity id as ALFWorld writes it in PDDL (``PlannedGameState.fix_pddl_str_chars``)."""
-    for a, b in _MANGLE:
-        uid = uid.replace(a, b)
-    return uid
-
-
-def _loc(x: float, z: float, rot: float, horizon: float) -> str:
-    """A location id from a layout pose, as ALFWorld writes it (grid units of 0.25 m)."""
-    return f"loc|{round(x * 4)}|{round(z * 4)}|{int(rot) // 90}|{int(horizon)}"
-
-
-def _uid(rng: random.Random, otype: str) -> str:
-    """A Unity-like id for a placed object (the position is made up; only names derive from
-    it)."""
-    x, y, z = rng.uniform(-3, 3), rng.uniform(0, 2), rng.uniform(-3, 3)
-    return f"{otype}|{x:+06.2f}|{y:+06.2f}|{z:+06.2f}"
-
-
-def display_names(uids: list[str]) -> dict[str, str]:
-    """Unity id -> the name the game shows, computed by ALFWorld's own ``Demangler`` on the
-    lower-cased ids (Fast Downward lower-cases every PDDL name)."""
-    from alfworld.agents.utils.misc import Demangler
-
-    low = {mangle(u).lower(): u for u in uids}
-    dm = Demangler(game_infos={k: SimpleNamespace(id=k) for k in low})
-    return {u: dm.demangle_alfred_name(k) for k, u in low.items()}
 
 
 @cache
@@ -256,50 +219,11 @@ def task_type_of(seed: int, rooms: str = "alfworld") -> str:
     return TASK_TYPES[seed % len(TASK_TYPES)]
 
 
-# -- a scene's receptacles and objects -------------------------------------------------------
-def receptacles(scene: int, rooms: str = "alfred") -> list[tuple[str, str, str]]:
-    """``(unity id, type, location id)`` of every receptacle instance of a scene; with
-    ``alfworld`` rooms, also the instances ALFWorld lists that the layouts lack
-    (:data:`EXTRA_RECEPTACLES`)."""
-    c = _constants()
-    objects, openable = _scene(scene)
-    movable = set(c.MOVABLE_RECEPTACLES)
-    out: list[tuple[str, str, str]] = []
-    for uid, (x, z, rot, hor) in sorted(openable.items()):
-        rtype = uid.split("|")[0]
-        if rtype in ("Sink", "Bathtub"):
-            rtype += "Basin"
-            uid = f"{uid}|{rtype}"
-        if rtype in c.RECEPTACLES and rtype not in movable:
-            out.append((uid, rtype, _loc(x, z, rot, hor)))
-    have = {t for _, t, _ in out}
-    extra = sorted(t for t in set(objects) if t in c.RECEPTACLES and t not in movable | have)
-    for i, rtype in enumerate(extra):
-        for k in range(4 if rtype == "StoveBurner" else 1):
-            uid = f"{rtype}|+0{k}.00|+00.{i:02d}|+00.00"
-            if rtype.endswith("Basin"):  # as the scene's own basins are named ("Sink|...|
-                # SinkBasin"): ALFWorld's demangler appends "basin" to any basin's first part
-                uid = f"{rtype[: -len('Basin')]}|+0{k}.00|+00.{i:02d}|+00.00|{rtype}"
-            out.append((uid, rtype, f"loc|{50 + i}|{50 + k}|0|30"))
-    extra_instances = EXTRA_RECEPTACLES.get(scene, {}) if rooms == "alfworld" else {}
-    for i, (rtype, n) in enumerate(sorted(extra_instances.items())):
-        for k in range(n):  # made-up ids and places (only the names are seen)
-            uid = f"{rtype}|+09.{k:02d}|+00.{i:02d}|+09.00"
-            out.append((uid, rtype, f"loc|{80 + i}|{80 + k}|0|30"))
-    return out
-
-
-def pickupable_types() -> set[str]:
-    c = _constants()
-    every = set().union(*c.VAL_RECEPTACLE_OBJECTS.values())
-    return {t for t in every if not t.endswith("Sliced") and t in c.OBJECTS}
-
-
 def lamp_type(scene: int, floor: bool = False) -> str | None:
     """The lamp of a look-at task in ``scene``: a desk lamp where the scene has one and a desk,
     side table or dresser to stand on; else, when ``floor``, a floor lamp where it has one;
     else None."""
-    objects, _ = _scene(scene)
+    objects, _ = scene_data(scene)
     rtypes = {t for _, t, _ in receptacles(scene)}
     if LAMP in objects and rtypes & set(LAMP_RECEPTACLES):
         return LAMP
@@ -316,7 +240,7 @@ def feasible_pairs(
     rooms' unseen scenes): some receptacle the object may start in (:func:`_start_forbidden`)
     can hold it."""
     c = _constants()
-    objects, _ = _scene(scene)
+    objects, _ = scene_data(scene)
     rtypes = {t for _, t, _ in receptacles(scene, rooms)}
     otypes = sorted(t for t in set(objects) & pickupable_types())
     val = c.VAL_RECEPTACLE_OBJECTS
@@ -352,21 +276,6 @@ def _start_forbidden(k: int, rtype: str, starts: str) -> set[str | None]:
     return {t for t in _constants().RECEPTACLES if t.lower() in low}
 
 
-def zipf_order(otype: str, kinds: dict[str, str]) -> list[str]:
-    """Receptacle names ranked for seed 004's Zipf placement prior (section 5.3), most likely
-    first: receptacle types in an order fixed per object type (a stable hash of both types),
-    instances of one type by their number. ``kinds`` maps receptacle names to ALFWorld types.
-    """
-    import hashlib
-
-    def key(name: str) -> tuple[str, int]:
-        digest = hashlib.sha256(f"{otype}|{kinds[name]}".encode()).hexdigest()
-        number = name.rsplit(" ", 1)[-1]
-        return digest, int(number) if number.isdigit() else 0
-
-    return sorted(kinds, key=key)
-
-
 # -- the game --------------------------------------------------------------------------------
 def _draw_scene(rng: random.Random, seed: int, k: int, rooms: str, starts: str) -> int:
     """The game's scene. ``alfred``: one of ALFRED's test scenes for test seeds, its train
@@ -391,6 +300,7 @@ def generate(
     placement: str = "uniform",
     rooms: str = "alfworld",
     starts: str = "alfworld",
+    places: str = "alfworld",
 ) -> dict[str, Any]:
     """The ``.tw-pddl`` game of ``(seed, task_type)``: ``pddl_domain``, ``grammar`` (the goal
     text substituted), ``pddl_problem``, ``solvable`` and our ``statelab`` metadata.
@@ -399,17 +309,18 @@ def generate(
     ``placement="zipf"`` draws each of its instances by the seed-004 law
     (:func:`_zipf_start`, from a generator of its own); everything else is the uniform
     game's. ``rooms`` (:data:`ROOMS`) chooses the scenes (:func:`_draw_scene`);
-    ``starts="apart"`` writes the earlier games (:data:`STARTS`)."""
+    ``starts="apart"`` writes the earlier games (:data:`STARTS`), ``places="layout"`` the
+    games of version 4 (:data:`PLACES`)."""
     if placement not in PLACEMENTS:
         raise ValueError(f"placement {placement!r}; one of {PLACEMENTS}")
-    gen_version = version(rooms, starts)
+    gen_version = version(rooms, starts, places)
     c = _constants()
     k = task_index(task_type)
     rng = random.Random(f"statelab-household-v{RNG_VERSION}-{seed}-{k}")
     scene = _draw_scene(rng, seed, k, rooms, starts)
     otype, rtype = rng.choice(feasible_pairs(scene, k, rooms, starts))
-    objects, _ = _scene(scene)
-    recs = receptacles(scene, rooms)
+    objects, _ = scene_data(scene)
+    recs = receptacles(scene, rooms, places_of(gen_version))
     val = c.VAL_RECEPTACLE_OBJECTS
     forbidden = _start_forbidden(k, rtype, starts)
     zrng = random.Random(f"statelab-household-zipf-{seed}-{k}")
@@ -423,9 +334,9 @@ def generate(
             continue
         n = rng.choice((2, 2, 3)) if t == otype and k == 5 else rng.choice((1, 1, 1, 2, 2, 3))
         for _ in range(n):
-            uid = _uid(rng, t)
+            uid = made_up_uid(rng, t)
             if t == otype and placement == "zipf" and starts == "apart":
-                placed[uid] = _zipf_choice(rng, t, allowed, recs)
+                placed[uid] = apart.zipf_choice(rng, t, allowed, recs)
             elif t == otype and placement == "zipf":  # its own generator: every other
                 uniform = rng.choice(allowed)  # object is where the uniform game has it
                 placed[uid] = _zipf_start(zrng, k, rtype, t, recs) or uniform
@@ -434,7 +345,7 @@ def generate(
             types[uid] = t
     lamp, toggle = None, rtype if k == 1 else LAMP
     if k == 1:
-        lamp = _uid(rng, toggle)
+        lamp = made_up_uid(rng, toggle)
         holders = LAMP_RECEPTACLES if toggle == LAMP else FLOOR_LAMP_RECEPTACLES
         placed[lamp] = rng.choice([u for u, rt, _ in recs if rt in holders])
         types[lamp] = toggle
@@ -444,7 +355,7 @@ def generate(
     words = {"obj": otype.lower(), "recep": rtype.lower(), "toggle": toggle.lower()}
     goal = rng.choice(spec["templates"]).format(**words)
     pddl_goal = spec["pddl"].format(obj=otype, recep=rtype, toggle=toggle).replace("#", "-")
-    domain, grammar = _logic()
+    domain, grammar = logic()
     names = display_names([u for u, _, _ in recs] + list(placed))
     meta = {
         "version": gen_version, "seed": seed, "task_type": TASK_TYPES[k], "scene": scene,
@@ -479,67 +390,3 @@ def _zipf_start(
         otype, by_type, prior.zipf_exclusions(ACTS[k], rtype if k != 1 else "")
     )
     return uid_of[prior.draw(rng, weights, by_type)] if weights else None
-
-
-def _zipf_choice(
-    rng: random.Random, otype: str, allowed: list[str], recs: list[tuple[str, str, str]]
-) -> str:
-    """One of ``allowed`` (receptacle uids) by the Zipf law over :func:`zipf_order` of their
-    display names."""
-    rtype = {u: rt for u, rt, _ in recs}
-    names = display_names([u for u, _, _ in recs])
-    by_name = {names[u]: u for u in allowed}
-    ranked = zipf_order(otype, {n: rtype[u] for n, u in by_name.items()})
-    weights = [1.0 / (k**ZIPF_ALPHA) for k in range(1, len(ranked) + 1)]
-    return by_name[rng.choices(ranked, weights=weights)[0]]
-
-
-def problem(
-    seed: int,
-    recs: list[tuple[str, str, str]],
-    placed: dict[str, str],
-    types: dict[str, str],
-    pddl_goal: str,
-) -> str:
-    """The PDDL problem, laid out as ALFWorld's ``PlannedGameState.state_to_pddl`` does."""
-    c = _constants()
-    m = mangle
-    loc_of = {u: loc for u, _, loc in recs}
-    rtypes = sorted({rt for _, rt, _ in recs})
-    otypes = sorted(set(types.values()))
-    locs = sorted({loc for _, _, loc in recs} | {AGENT_START})
-    declared = (
-        ["agent1 - agent"]
-        + [f"{t}Type - otype" for t in otypes]
-        + [f"{t}Type - rtype" for t in rtypes]
-        + [f"{m(u)} - object" for u in sorted(placed)]
-        + [f"{m(u)} - receptacle" for u, _, _ in recs]
-        + [f"{m(loc)} - location" for loc in locs]
-    )
-    init = [f"(atLocation agent1 {m(AGENT_START)})"]
-    for u, rt, loc in recs:
-        init.append(f"(receptacleType {m(u)} {rt}Type)")
-        init.append(f"(receptacleAtLocation {m(u)} {m(loc)})")
-        if rt in c.OPENABLE_CLASS_LIST:
-            init.append(f"(openable {m(u)})")
-    for rt in rtypes:
-        held = c.VAL_RECEPTACLE_OBJECTS.get(rt, ())
-        init += [f"(canContain {rt}Type {ot}Type)" for ot in otypes if ot in held]
-    for u in sorted(placed):
-        t = types[u]
-        init.append(f"(objectType {m(u)} {t}Type)")
-        init.append(f"(inReceptacle {m(u)} {m(placed[u])})")
-        init.append(f"(objectAtLocation {m(u)} {m(loc_of[placed[u]])})")
-        if t in c.VAL_ACTION_OBJECTS["Toggleable"]:
-            init.append(f"(toggleable {m(u)})")
-            continue
-        init.append(f"(pickupable {m(u)})")
-        for prop in ("Cleanable", "Heatable", "Coolable"):
-            if t in c.VAL_ACTION_OBJECTS[prop]:
-                init.append(f"({prop.lower()} {m(u)})")
-    body = "\n        ".join(declared)
-    facts = "\n        ".join(init)
-    return (
-        f"\n(define (problem plan_statelab_{seed})\n(:domain alfred)\n"
-        f"(:objects\n        {body}\n        )\n\n(:init\n        {facts}\n        )\n{pddl_goal}"
-    )

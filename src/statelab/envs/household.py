@@ -23,6 +23,10 @@ would apply). Needs ``textworld``, ``fast-downward-textworld`` (the PDDL state e
   clean / heat / cool tasks (which may start in the goal's type), anywhere for look-at tasks.
   ``+starts=apart`` plays the earlier games (version 3, or 2 with ``rooms=alfred``: never in
   the goal's type nor the appliance, the earlier Zipf ranking), byte for byte.
+  Receptacles stand where ALFWorld's generator puts the agent to reach them (games version 5:
+  two share a place, so that ``go to`` one from the other is not admissible, only where
+  ALFWorld's games give them one); ``+places=layout`` plays the version-4 games (the layout's
+  stored poses, which give more receptacles one place), byte for byte.
 - Splits: ``train`` seeds 0-9,999, ``test`` the 134 seeds 100,000-100,133. By default
   (``rooms=alfworld``) the test games are in the rooms of ALFWorld's 134 unseen games (scenes
   10, 219, 308, 424, with the receptacles ALFWorld lists there and floor-lamp look-at tasks in
@@ -187,14 +191,16 @@ class HouseholdEnv(Env):
         placement: str = "uniform",
         rooms: str = "alfworld",
         starts: str = "alfworld",
+        places: str = "alfworld",
     ) -> None:
         super().__init__(max_steps=max_steps)
         if placement not in gen.PLACEMENTS:
             raise ValueError(f"placement {placement!r}; one of {gen.PLACEMENTS}")
-        gen.version(rooms, starts)  # checks the spellings
+        gen.version(rooms, starts, places)  # checks the spellings
         self.placement = placement
         self.rooms = rooms
         self.starts = starts
+        self.places = places
         self.task_type = None if task_type is None else gen.TASK_TYPES[gen.task_index(task_type)]
         self.goal = ""
         self._tw: Any = None
@@ -245,7 +251,9 @@ class HouseholdEnv(Env):
         seed = int(self.np_random.integers(0, 10_000)) if rng_seed is None else int(rng_seed)
         task_type = self.task_type_of(seed)
         try:
-            path = gen.ensure_game(seed, task_type, self.placement, self.rooms, self.starts)
+            path = gen.ensure_game(
+                seed, task_type, self.placement, self.rooms, self.starts, self.places
+            )
         except ImportError as err:
             raise ImportError(f"household needs {INSTALL} ({err})") from err
         self._meta = json.loads(path.read_text())["statelab"]
@@ -353,11 +361,18 @@ def _read_starts(value: str) -> str:
     return value
 
 
+def _read_places(value: str) -> str:
+    if value not in gen.PLACES:
+        raise ValueError(f"expected one of {', '.join(gen.PLACES)}")
+    return value
+
+
 _OPTIONS = {
     "type": Option("task_type", _read_task_type, "type=<task type>"),
     "placement": Option("placement", _read_placement, "placement=uniform|zipf"),
     "rooms": Option("rooms", _read_rooms, "rooms=alfworld|alfred"),
     "starts": Option("starts", _read_starts, "starts=alfworld|apart"),
+    "places": Option("places", _read_places, "places=alfworld|layout"),
 }
 _task_type = option_parser("household", _OPTIONS, positional="type")
 
@@ -366,7 +381,7 @@ register_env(
     HouseholdEnv,
     "statelab/Household-v0",
     "household[:<task type>][+placement=uniform|zipf][+rooms=alfworld|alfred]"
-    "[+starts=alfworld|apart]",
+    "[+starts=alfworld|apart][+places=alfworld|layout]",
     _task_type,
     needs=Needs(INSTALL, ("textworld", "fast_downward", "alfworld")),
 )

@@ -39,6 +39,9 @@ MAX_REJECTIONS = 5
 #: how a rejection reads, as the world model's observation of the action (no env step)
 REJECTED = "[World model] {feedback}"
 UNKNOWN_ENV = "The world model has no model of this environment."
+#: (mode, rules) -> the variant whose in-context example opens with a query
+EXAMPLE_VARIANTS = {("belief", False): "belief", ("belief", True): "bbwm",
+                    ("noprob", False): "belief-noprob"}  # fmt: skip
 
 QUERY_NOTE = (
     "You can also query a world model that tracks what you have observed{belief}. Instead of "
@@ -116,6 +119,18 @@ class BeliefWorldModel(WorldModel):
             return None
         feedback = self.adapter.check(action, getattr(ctx, "oracle", None))
         return None if feedback is None else REJECTED.format(feedback=feedback)
+
+    def in_context_example(self, ctx: Any) -> str | None:
+        """Seed 004's example with a query for this variant on the episode's task type
+        (:func:`statelab.worldmodels.examples.example_for`); None for Memory and WALL-E (the
+        authors show those agents the plain example) and where there is none (BabyAI)."""
+        variant = EXAMPLE_VARIANTS.get((self.mode or "", self.rules))
+        if variant is None or not ctx.env:
+            return None
+        from statelab.worldmodels.examples import example_for, family_of, task_of
+
+        task = task_of(ctx.env, ctx.observation.goal)
+        return None if task is None else example_for(family_of(ctx.env), task, variant)
 
     def extra_actions(self) -> tuple[str, ...]:
         if not self.mode or self.adapter is None:
