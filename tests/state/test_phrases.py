@@ -45,12 +45,17 @@ def test_guide_puts_locations_and_room_connections_first():
     ("text", "fraction"),
     [
         # 2 commands of 4 clauses
-        ("The carrot is in the fridge. Take carrot from fridge. Slice the carrot. "
-         "The knife is on the counter.", 2 / 4),
+        (
+            "The carrot is in the fridge. Take carrot from fridge. Slice the carrot. "
+            "The knife is on the counter.",
+            2 / 4,
+        ),
         # list marks, BELIEF tags and SLOTS labels do not hide a command: 3 of 5
-        ("- [high] the fridge holds a carrot\n- [medium] go north to the corridor\n"
-         "TASK: fry the carrot\nWORLD: the stove is in the kitchen\n1. then prepare meal",
-         3 / 5),
+        (
+            "- [high] the fridge holds a carrot\n- [medium] go north to the corridor\n"
+            "TASK: fry the carrot\nWORLD: the stove is in the kitchen\n1. then prepare meal",
+            3 / 5,
+        ),
         # facts about past actions are not commands: 0 of 3
         ("You took the carrot; the carrot was sliced, the stove is hot.", 0.0),
         ("Take carrot, dice carrot, fry carrot, prepare meal, eat meal", 1.0),

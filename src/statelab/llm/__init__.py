@@ -26,7 +26,14 @@ from typing import Any
 from statelab.core import LLM, BuildContext, ConfigError, Registry
 from statelab.llm._model import Model, Provider, RetryPolicy, Role, TimedLLM
 from statelab.llm._options import MAX_BODY, MAX_REPLY, ModelOptions, option_help
-from statelab.llm._pool import ModelPool, shared_model, use_models
+from statelab.llm._pool import (
+    ModelPool,
+    resolve_role,
+    role_model,
+    serving,
+    shared_model,
+    use_models,
+)
 from statelab.llm._safe import Redactor, public_spec, storable, terminal_safe
 from statelab.llm.cache import CachedLLM, ResponseCache
 from statelab.llm.scripted import ScriptedLLM
@@ -215,7 +222,10 @@ __all__ = [
     "model_weights",
     "option_help",
     "public_spec",
+    "resolve_role",
+    "role_model",
     "serves_remotely",
+    "serving",
     "shared_model",
     "spec_concurrency",
     "spec_options",

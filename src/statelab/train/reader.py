@@ -98,7 +98,6 @@ def train_reader(
     folder; default ``<base>?adapter=<dir>``) are what a test replaces."""
     from statelab.train.data import reader_examples, trajectories
     from statelab.train.pipeline import _trajectories, online_success
-
     from statelab.train.trainers import sft
 
     train: Fit = fit if fit is not None else sft

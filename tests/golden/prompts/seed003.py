@@ -17,10 +17,7 @@ from statelab.state.readtime import ReadTimeOracle
 HERE = Path(__file__).parent
 FIXTURE = HERE / "seed003.json"
 GOAL = "You are hungry! Let's cook a delicious meal. Check the cookbook in the kitchen."
-TEXT = (
-    "You open the fridge, revealing a carrot and a red potato.\n\n"
-    "You are carrying nothing."
-)
+TEXT = "You open the fridge, revealing a carrot and a red potato.\n\nYou are carrying nothing."
 ADMISSIBLE = ("close fridge", "examine cookbook", "go north", "take carrot from fridge")
 STATE = "The kitchen has a fridge and a cookbook. Exits: north to the corridor."
 
