@@ -21,14 +21,14 @@ from statelab.envs import _cooking_games as games
 from statelab.envs import make_env
 
 
-def measure(splits: list[str], out: Path) -> None:
+def measure(splits: list[str], out: Path, limit: int | None = None) -> None:
     done = set()
     if out.exists():
         done = {json.loads(line)["seed"] for line in out.read_text().splitlines() if line}
     env = make_env("cooking:lag=0")
     with out.open("a") as fh:
         for split in splits:
-            for seed in games.SPLITS[split]:
+            for seed in list(games.SPLITS[split])[:limit]:
                 if seed in done:
                     continue
                 start = time.perf_counter()
@@ -63,8 +63,9 @@ if __name__ == "__main__":
     ap.add_argument("splits", nargs="*", default=["validation", "test", "train"])
     ap.add_argument("--out", type=Path, default=Path("/tmp/cooking_redraws.jsonl"))
     ap.add_argument("--summary", type=Path)
+    ap.add_argument("--limit", type=int, help="the first N seeds of each split only")
     a = ap.parse_args()
     if a.summary:
         summary(a.summary)
     else:
-        measure(a.splits, a.out)
+        measure(a.splits, a.out, a.limit)

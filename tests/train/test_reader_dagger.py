@@ -20,8 +20,8 @@ from statelab.envs import _registry as env_registry
 from statelab.facts import TextFacts
 from statelab.run.config import parse_experiment
 from statelab.run.runner import run_sync
-from statelab.train.pipeline import ReaderConfig
-from statelab.train.reader import BAR, acceptance, train_reader
+from statelab.train.pipeline import ReaderConfig, train_reader
+from statelab.train.reader import BAR, acceptance
 
 GOAL = 4
 

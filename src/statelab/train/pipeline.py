@@ -207,11 +207,19 @@ def online_success(cfg: _Common, model: str, name: str) -> dict[str, Any]:
     }
 
 
-def train_reader(cfg: ReaderConfig) -> dict[str, Any]:
-    """Reader BC, its DAgger iterations and the acceptance bar (:mod:`statelab.train.reader`)."""
+def train_reader(
+    cfg: ReaderConfig,
+    *,
+    fit: Any = None,
+    model_of: Any = None,
+) -> dict[str, Any]:
+    """Reader BC, its DAgger iterations and the acceptance bar (:mod:`statelab.train.reader`;
+    ``fit`` and ``model_of`` as there)."""
     from statelab.train import reader
 
-    return reader.train_reader(cfg)
+    return reader.train_reader(
+        cfg, load=_trajectories, online=online_success, fit=fit, model_of=model_of
+    )
 
 
 async def _score_round(

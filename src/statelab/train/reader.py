@@ -89,15 +89,18 @@ def pooled(online: dict[str, Any]) -> tuple[int, int]:
 def train_reader(
     cfg: Any,
     *,
+    load: Callable[[Any], list[Any]],
+    online: Callable[[Any, str, str], dict[str, Any]],
     fit: Fit | None = None,
     model_of: Callable[[Path], str] | None = None,
 ) -> dict[str, Any]:
     """BC, then ``cfg.dagger.iterations`` DAgger iterations, each checked online; the last
     adapter is written to ``<out>/reader`` and ``summary.json`` records every iteration and
-    the bar. ``fit`` (default: LoRA SFT) and ``model_of`` (the model spec of an adapter
-    folder; default ``<base>?adapter=<dir>``) are what a test replaces."""
+    the bar. ``load`` gives the logged trajectories of the config, ``online`` plays the eval
+    games (``statelab.train.pipeline`` passes both); ``fit`` (default: LoRA SFT) and
+    ``model_of`` (the model spec of an adapter folder; default ``<base>?adapter=<dir>``)
+    are what a test replaces."""
     from statelab.train.data import reader_examples, trajectories
-    from statelab.train.pipeline import _trajectories, online_success
     from statelab.train.trainers import sft
 
     train: Fit = fit if fit is not None else sft
@@ -105,7 +108,7 @@ def train_reader(
     out = cfg.out_dir()
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    trajs = _trajectories(cfg)
+    trajs = load(cfg)
     examples: Examples = reader_examples(trajs)
     histories = sorted({t.history for t in trajs})
     iters: list[dict[str, Any]] = []
@@ -131,9 +134,9 @@ def train_reader(
             shutil.rmtree(adapter)
         shutil.copytree(where, adapter)
         if cfg.eval is not None:
-            online = online_success(cfg, spec_of(where), f"{cfg.name}-online{i}")
-            row["online"] = online
-            row["acceptance"] = acceptance(*pooled(online), cfg.bar)
+            got_online = online(cfg, spec_of(where), f"{cfg.name}-online{i}")
+            row["online"] = got_online
+            row["acceptance"] = acceptance(*pooled(got_online), cfg.bar)
         iters.append(row)
     summary: dict[str, Any] = {
         "adapter": str(adapter),
