@@ -27,7 +27,7 @@ def test_list_reads_the_table_of_axes():
         "summary",
         "oracle-summary",
         "last-k:<B>",
-        "bounded:summary|guide|belief|slots|dssr=<dir>:<B>",
+        "bounded:summary|guide|belief|slots|nohint|dssr=<dir>:<B>",
         "oracle-bounded:<B>",
         "oracle-readtime:<B>[:<samples>]",
     ]

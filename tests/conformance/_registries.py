@@ -34,6 +34,8 @@ ENV_NAMES: list[str] = [n for n in ENVS.names() if n not in HEAVY_ENVS]
 FREE_FORM_AXES = {
     "model": "the argument is a model path, URL or package: checked when the model loads",
     "writer": "a model spec (see 'model'), or 'acting'",
+    "compressor": "a model spec (see 'model'), or another role: 'acting', 'writer'",
+    "scorer": "a model spec (see 'model'), or another role: 'acting', 'writer'",
 }
 
 #: a valid spelling of each component that cannot be built bare (its argument is required)

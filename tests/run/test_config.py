@@ -60,7 +60,7 @@ def test_unknown_top_level_key_is_named():
 def test_unknown_grid_key_is_named():
     assert err(with_("grid.histroy", ["full"])) == (
         "config error: grid: unknown axis 'histroy'; axes: env, model, agent, history, format, "
-        "grounding, worldmodel, writer"
+        "grounding, worldmodel, writer, compressor, scorer"
     )
 
 
@@ -68,7 +68,7 @@ def test_bad_values_name_key_and_allowed_values():
     assert err(with_("grid.history", ["full", "sumary"])) == (
         "config error: grid.history: unknown history 'sumary'; allowed: full, none, "
         "window:<k>, summary, oracle-summary, last-k:<B>, "
-        "bounded:summary|guide|belief|slots|dssr=<dir>:<B>, oracle-bounded:<B>, "
+        "bounded:summary|guide|belief|slots|nohint|dssr=<dir>:<B>, oracle-bounded:<B>, "
         "oracle-readtime:<B>[:<samples>]"
     )
     msg = err(with_("grid.env", ["hanoy"]))

@@ -9,7 +9,8 @@ from statelab.run.config import load_experiment
 # configs/tune/ holds search files for `statelab tune` (tested in tests/tune), not experiments;
 # seed 003's `statelab train` files likewise (tests/train), and the experiments that need the
 # adapters they write
-TRAINING = {"train_reader.yaml", "train_writer.yaml", "train_use.yaml", "table2_test.yaml"}
+TRAINING = {"train_reader.yaml", "train_writer.yaml", "train_use.yaml", "table2_test.yaml",
+            "train_reader_r2.yaml", "diagnostic.yaml"}  # fmt: skip
 # seed 003's analysis plan and retrain file (tests/analysis/test_seed003_tables.py) and the
 # validation experiment that needs the trained adapters
 TRAINING |= {"analysis.yaml", "retrain.yaml", "validation_select.yaml"}

@@ -21,12 +21,14 @@ def _spec(**axes: str) -> RunSpec:
 def test_a_run_records_every_component_s_parsed_arguments() -> None:
     d = describe_run(_spec(env="cooking:lag=10", history="bounded:summary:64", agent="react"))
     assert d["env"] == {
-        "spelling": "cooking:lag=10", "label": "cooking:lag=10", "tags": [], "args": {"lag": 10}
+        "spelling": "cooking:lag=10", "label": "cooking:lag=10", "tags": [],
+        "args": {"lag": 10, "filler": "post"}
     }  # fmt: skip
     assert d["history"]["args"] == {"form": "summary", "adapter": None, "budget": 64}
     assert d["agent"]["args"]["form"] == "text" and d["agent"]["args"]["anchor"] is False
     assert d["worldmodel"]["args"] == {"derail": False}
-    assert describe_run(_spec(env="cooking"))["env"]["args"] == {"lag": 0}  # the default
+    cooking = describe_run(_spec(env="cooking"))["env"]["args"]
+    assert cooking == {"lag": 0, "filler": "post"}  # the defaults
     expert = describe_run(RunSpec.make(env="hanoi:4", model="-", agent="expert"))
     assert expert["env"]["args"] == {"disks": 4, "feedback": True}
     assert "expert" in expert["agent"]["tags"] and expert["agent"]["args"] == {}
@@ -38,7 +40,7 @@ def test_the_store_keeps_them_and_reports_read_them(tmp_path: Path) -> None:
     store.save_run(spec.key, spec.label, spec.axes(), {}, describe_run(spec))
     (stored,) = store.db.execute("SELECT components FROM runs").fetchone()
     store.close()
-    assert json.loads(stored)["env"]["args"] == {"lag": 20}
+    assert json.loads(stored)["env"]["args"] == {"lag": 20, "filler": "post"}
     assert lag_of("cooking:lag=20", stored) == 20 and budget_of("last-k:128", stored) == 128
     # what was recorded wins over the spelling (the spelling is never parsed again)
     planted = json.dumps({"env": {"spelling": "cooking:lag=20", "tags": [], "args": {"lag": 7}}})

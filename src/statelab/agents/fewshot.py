@@ -30,7 +30,9 @@ from statelab.agents._turn import render_turn
 from statelab.core import Env, task_type_of, tracked_of
 from statelab.facts import TextFacts
 
-VERSION = 5  # 5: household games v5 (receptacles at ALFWorld's places); 4: train games never in the unseen test rooms (v3)
+#: 5: household games v5 (receptacles at ALFWorld's places); 4: train games never in the
+#: unseen test rooms (games v3)
+VERSION = 5
 _LOCK = threading.Lock()
 _MEMO: dict[str, list[Trace]] = {}
 _STOP = {"a", "an", "the", "some", "in", "on", "to", "of", "and", "it", "put", "with", "then"}

@@ -135,6 +135,8 @@ class LLM(abc.ABC):
     constrained: bool = False
     #: whether message contents may carry image parts
     vision: bool = False
+    #: the tokens a request may span (prompt and reply), where the backend knows it
+    context_tokens: int | None = None
 
     @abc.abstractmethod
     async def complete(self, messages: list[Message], params: GenParams) -> Completion:

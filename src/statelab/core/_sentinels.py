@@ -10,6 +10,6 @@ from __future__ import annotations
 
 MODEL_FREE = "-"
 ACTING = "acting"
-MODEL_AXES: tuple[str, ...] = ("model", "writer")
+MODEL_AXES: tuple[str, ...] = ("model", "writer", "compressor", "scorer")
 
 __all__ = ["ACTING", "MODEL_AXES", "MODEL_FREE"]

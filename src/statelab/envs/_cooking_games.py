@@ -43,6 +43,10 @@ SPLITS: dict[str, range] = {
 TW_SPLIT = {"train": "train", "validation": "valid", "test": "test"}
 #: room counts tw-cooking offers (``--go``)
 ROOMS = (1, 6, 9, 12)
+#: draws of a game per env seed at most (a draw failing the env's Phase-A check is redrawn)
+MAX_DRAWS = 16
+#: the tw-make seed of redraw k of env seed s is s + k * REDRAW_STRIDE (no env seed's own)
+REDRAW_STRIDE = 100_000
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,8 @@ class GameSpec:
     split: str  # tw-make's: train | valid | test
     recipe: int  # ingredients in the recipe (1-3), all to be found
     rooms: int  # 1, 6, 9 or 12
+    #: which draw of its env seed this game is (0: the first; see :func:`spec_for`)
+    draw: int = 0
 
     def args(self) -> list[str]:
         return [
@@ -81,12 +87,39 @@ def split_of(seed: int) -> str:
     return "train"
 
 
-def spec_for(seed: int) -> GameSpec:
-    """The game an env seed plays: options drawn from the seed alone."""
-    rng = random.Random(f"cooking:{seed}")
+def spec_for(seed: int, draw: int = 0) -> GameSpec:
+    """Draw ``draw`` of the game an env seed plays: options drawn from the seed alone.
+
+    Draw 0 is the seed's own game. A later draw (the env redraws a game whose Phase A fails
+    to show every ingredient and tool before the reveal) keeps the seed's split and draws
+    rooms, recipe size and the tw-make seed (``seed + draw * REDRAW_STRIDE``) anew from
+    (seed, draw), so a redraw is a different game, deterministically."""
+    rng = random.Random(f"cooking:{seed}" if draw == 0 else f"cooking:{seed}:draw{draw}")
     rooms = ROOMS[rng.randrange(len(ROOMS))]
     recipe = rng.randint(1, 3)
-    return GameSpec(seed=seed, split=TW_SPLIT[split_of(seed)], recipe=recipe, rooms=rooms)
+    split = TW_SPLIT[split_of(seed)]
+    return GameSpec(seed + draw * REDRAW_STRIDE, split, recipe, rooms, draw)
+
+
+#: bump when the env's Phase-A check changes (older rejection marks are then ignored)
+CHECK_VERSION = 1
+
+
+def _rejected_mark(spec: GameSpec) -> Path:
+    return game_path(spec).with_suffix(f".rejected{CHECK_VERSION}")
+
+
+def rejected(spec: GameSpec) -> bool:
+    """Whether the env found this game failing its Phase-A check before (a mark in the
+    cache, so a redrawn seed does not replay the failing draw's Phase A at every reset)."""
+    return _rejected_mark(spec).exists()
+
+
+def reject(spec: GameSpec) -> None:
+    """Mark this game as failing the env's Phase-A check."""
+    mark = _rejected_mark(spec)
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    mark.touch()
 
 
 def cache_root() -> Path:

@@ -49,12 +49,12 @@ from __future__ import annotations
 import random
 import re
 import warnings
-from collections import deque
 from pathlib import Path
 from typing import Any, ClassVar
 
-from statelab.core import Env, Observation
+from statelab.core import Env, Observation, choice
 from statelab.envs import _cooking_games as games
+from statelab.envs._cooking_world import Facts
 from statelab.envs._options import Option, count, option_parser
 from statelab.envs._registry import Needs, register_env
 from statelab.facts import TextFacts
@@ -69,10 +69,10 @@ MANUAL = (
 #: how a recipe's cooking and cutting map to the tool or appliance it needs
 TOOLS = {"fried": "stove", "roasted": "oven", "grilled": "BBQ"}
 CUTS = ("sliced", "diced", "chopped")
-DIRECTIONS = ("north", "south", "east", "west")
 #: Phase-A exploration gives up after this many steps (never reached on the games tried)
 MAX_EXPLORE = 200
-LAGS_HELP = "lag=F' (post-reveal filler steps, e.g. 0, 10, 20, 40)"
+LAGS_HELP = "lag=F' (filler steps, e.g. 0, 10, 20, 40)"
+FILLER_HELP = "filler=post|pre (after the reveal: F', the default; before it: the original F)"
 
 
 def clean(feedback: str) -> str:
@@ -121,84 +121,6 @@ class CookingExpert:
         return info["privileged"].get("a_star") or "look"
 
 
-class _Facts:
-    """What the logic facts of a TextWorld state say (map, doors, whereabouts)."""
-
-    def __init__(self, facts: list[Any]) -> None:
-        self.props = [(f.name, tuple(v.name for v in f.arguments)) for f in facts]
-        self.player_room = next(a[1] for n, a in self.props if n == "at" and a[0] == "P")
-        self.closed = {a[0] for n, a in self.props if n == "closed"}
-        self.edges: dict[str, dict[str, tuple[str, str | None]]] = {}
-        doors = {(a[0], a[2]): a[1] for n, a in self.props if n == "link"}
-        for n, a in self.props:
-            if n.endswith("_of") and n[:-3] in DIRECTIONS:
-                dst, src = a
-                self.edges.setdefault(src, {})[n[:-3]] = (dst, doors.get((src, dst)))
-        self.place = {a[0]: (n, a[1]) for n, a in self.props if n in ("at", "in", "on")}
-
-    def room_of(self, thing: str) -> str | None:
-        seen = set()
-        while thing in self.place and thing not in seen:
-            seen.add(thing)
-            rel, where = self.place[thing]
-            if rel == "at":
-                return where
-            thing = where
-        return "inventory" if thing == "I" else None
-
-    def where(self, thing: str) -> str:
-        if thing not in self.place:
-            return "unknown"
-        rel, holder = self.place[thing]
-        if holder == "I":
-            return "in your inventory"
-        if rel == "at":
-            return f"in the {holder}"
-        prep = "in" if rel == "in" else "on"
-        return f"{prep} the {holder} ({self.room_of(holder)})"
-
-    def containers_in(self, room: str) -> list[str]:
-        return sorted(t for t, (rel, w) in self.place.items() if rel == "at" and w == room)
-
-    def path(self, src: str, dst: str) -> list[tuple[str, str | None]]:
-        """(direction, door) hops of a shortest path from ``src`` to ``dst``."""
-        prev: dict[str, tuple[str, str, str | None]] = {}
-        queue, seen = deque([src]), {src}
-        while queue:
-            room = queue.popleft()
-            if room == dst:
-                break
-            for d in DIRECTIONS:
-                if d in self.edges.get(room, {}):
-                    nxt, door = self.edges[room][d]
-                    if nxt not in seen:
-                        seen.add(nxt)
-                        prev[nxt] = (room, d, door)
-                        queue.append(nxt)
-        hops: list[tuple[str, str | None]] = []
-        room = dst
-        while room != src:
-            if room not in prev:
-                return []
-            back, d, door = prev[room]
-            hops.append((d, door))
-            room = back
-        return hops[::-1]
-
-    def distance_order(self, src: str) -> list[str]:
-        order, queue, seen = [], deque([src]), {src}
-        while queue:
-            room = queue.popleft()
-            order.append(room)
-            for d in DIRECTIONS:
-                if d in self.edges.get(room, {}):
-                    nxt = self.edges[room][d][0]
-                    if nxt not in seen:
-                        seen.add(nxt)
-                        queue.append(nxt)
-        return order
-
-
 class CookingEnv(Env):
     name: ClassVar[str] = "cooking"
     max_steps: ClassVar[int] = 50  # Phase B actions
@@ -213,9 +135,10 @@ class CookingEnv(Env):
     scripted_prelude: ClassVar[bool] = True
     manual = MANUAL
 
-    def __init__(self, lag: int = 0, max_steps: int | None = None) -> None:
+    def __init__(self, lag: int = 0, max_steps: int | None = None, filler: str = "post") -> None:
         super().__init__(max_steps=max_steps)
         self.lag = lag
+        self.filler = filler
         self._tw: Any = None
         self._path: Path | None = None
         self._gs: Any = None
@@ -284,36 +207,46 @@ class CookingEnv(Env):
         return ingredients, tools
 
     def _phase_a_steps(self, seed: int) -> list[tuple[str, Observation]]:
+        """The scripted Phase A of this game (see the module): exploration, the walk to the
+        kitchen, then the reveal and F' filler steps (``filler=post``, F'), or F filler steps,
+        the walk back to the kitchen and the reveal (``filler=pre``, the original F)."""
         steps: list[tuple[str, Observation]] = []
-        seen_text: list[str] = [clean(self._gs.feedback).lower()]
+        seen_text: list[str] = []  # what the writer is shown: the prelude's observations
         ingredients, tools = self.needed()
         targets = [*ingredients, *tools]
 
         def do(action: str) -> None:
             feedback = self._tw_step(action)
-            steps.append((action, self._observe(feedback)))
-            seen_text.append(feedback.lower())
+            obs = self._observe(feedback)
+            steps.append((action, obs))
+            seen_text.append(obs.text.lower())
 
         def observed() -> bool:
             blob = "\n".join(seen_text)
             return all(t.lower() in blob for t in targets)
 
         def walk_to(room: str) -> None:
-            facts = _Facts(self._gs.facts)
+            facts = Facts(self._gs.facts)
             for d, door in facts.path(facts.player_room, room):
-                if door is not None and door in _Facts(self._gs.facts).closed:
+                if door is not None and door in Facts(self._gs.facts).closed:
                     do(f"open {door}")
                 do(f"go {d}")
 
         def open_containers() -> None:
-            facts = _Facts(self._gs.facts)
+            facts = Facts(self._gs.facts)
             for c in facts.containers_in(facts.player_room):
                 if c in facts.closed and f"open {c}" in self._gs.admissible_commands:
                     do(f"open {c}")
 
+        def filler() -> None:
+            rng = random.Random(f"cooking-walk:{seed}")
+            for _ in range(self.lag):
+                moves = sorted(a for a in self._gs.admissible_commands if a.startswith("go "))
+                do(rng.choice(moves or ["look", "inventory"]))
+
         visited: set[str] = set()
         while len(steps) < MAX_EXPLORE:
-            facts = _Facts(self._gs.facts)
+            facts = Facts(self._gs.facts)
             visited.add(facts.player_room)
             open_containers()
             if observed():
@@ -325,19 +258,23 @@ class CookingEnv(Env):
             visited.add(todo[0])  # even when unreachable: never aim at it twice
         explored = len(steps)
         walk_to("kitchen")
-        all_observed = observed()  # everything before the reveal
+        all_observed = observed()  # the check: every target shown to the writer by now
+        if self.filler == "pre":
+            filler()
+            walk_to("kitchen")
         do("examine cookbook")
         reveal = len(steps) - 1
-        rng = random.Random(f"cooking-walk:{seed}")
-        for _ in range(self.lag):
-            moves = sorted(a for a in self._gs.admissible_commands if a.startswith("go "))
-            do(rng.choice(moves or ["look", "inventory"]))
+        if self.filler == "post":
+            filler()
         self._phase_a = {
             "explore_steps": explored,
             "reveal": reveal,
-            "filler": len(steps) - 1 - reveal,
+            "filler": len(steps) - 1 - reveal,  # after the reveal (F')
+            "pre_filler": self.lag if self.filler == "pre" else 0,  # before it (F)
+            "protocol": self.filler,
             "all_observed": all_observed,
             "targets": tuple(targets),
+            "draw": self._spec.draw if self._spec else 0,
         }
         return steps
 
@@ -345,7 +282,7 @@ class CookingEnv(Env):
     def _privileged(self, valid: bool = True) -> dict[str, Any]:
         gs = self._gs
         policy = tuple(gs.policy_commands or ())
-        facts = _Facts(gs.facts)
+        facts = Facts(gs.facts)
         ingredients, tools = self.needed()
         where = {t: facts.where(t) for t in [*ingredients, *tools]}
         recipe = clean(str(gs["extra.recipe"]))
@@ -372,12 +309,18 @@ class CookingEnv(Env):
 
     def _reset(self, rng_seed: int | None, options: dict[str, Any]) -> tuple[Observation, dict]:
         seed = 0 if rng_seed is None else int(rng_seed)
-        self._spec = games.spec_for(seed)
-        self._open(games.ensure_game(self._spec))
-        self._gs = self._tw.reset()
-        self._won = self._lost = False
-        self._walkthrough = tuple(self._gs["extra.walkthrough"])
-        prelude = self._phase_a_steps(seed)
+        for draw in range(games.MAX_DRAWS):  # a game failing the Phase-A check is redrawn
+            self._spec = games.spec_for(seed, draw)
+            if games.rejected(self._spec) and draw + 1 < games.MAX_DRAWS:
+                continue
+            self._open(games.ensure_game(self._spec))
+            self._gs = self._tw.reset()
+            self._won = self._lost = False
+            self._walkthrough = tuple(self._gs["extra.walkthrough"])
+            prelude = self._phase_a_steps(seed)
+            if self._phase_a["all_observed"]:
+                break
+            games.reject(self._spec)
         obs = prelude[-1][1]
         info = self._privileged()
         info["prelude"] = tuple(prelude)
@@ -412,7 +355,10 @@ class CookingEnv(Env):
             self._path = None
 
 
-OPTIONS = {"lag": Option("lag", count(0, 200), LAGS_HELP)}
+OPTIONS = {
+    "lag": Option("lag", count(0, 200), LAGS_HELP),
+    "filler": Option("filler", choice("post", "pre"), FILLER_HELP),
+}
 register_env(
     "cooking",
     CookingEnv,

@@ -34,7 +34,14 @@ from statelab.llm._model import (
     requests_in_flight,
 )
 from statelab.llm._options import MAX_BODY, MAX_REPLY, ModelOptions, option_help
-from statelab.llm._pool import ModelPool, shared_model, use_models
+from statelab.llm._pool import (
+    ModelPool,
+    resolve_role,
+    role_model,
+    serving,
+    shared_model,
+    use_models,
+)
 from statelab.llm._safe import Redactor, public_spec, storable, terminal_safe
 from statelab.llm.cache import CachedLLM, ResponseCache
 from statelab.llm.scripted import ScriptedLLM
@@ -241,7 +248,10 @@ __all__ = [
     "option_help",
     "public_spec",
     "requests_in_flight",
+    "resolve_role",
+    "role_model",
     "serves_remotely",
+    "serving",
     "shared_model",
     "spec_concurrency",
     "spec_options",

@@ -63,12 +63,20 @@ MAX_TOKENS = 10**9
 
 
 class Role(str, Enum):
-    """What a model is used for in a run: each role's model is built by the same wrapper."""
+    """What a model is used for in a run: each role's model is built by the same wrapper.
+
+    In an episode (seed 003's wiring): ``ACTING`` decides (the reader agent's model),
+    ``WRITER`` writes the memory state, ``COMPRESSOR`` writes the read-time oracle's
+    hindsight compressions, ``SCORER`` scores them (the reader's NLL of a*). ``READER`` is
+    the frozen reader of a training job. Which model serves each role in a run is the run's
+    ``model``, ``writer``, ``compressor`` and ``scorer`` axes (:func:`statelab.llm.
+    serving`)."""
 
     ACTING = "acting"
     WRITER = "writer"
     READER = "reader"
     SCORER = "scorer"
+    COMPRESSOR = "compressor"
 
 
 class Provider(LLM):
@@ -163,6 +171,7 @@ class Model(LLM):
         self.max_concurrency = inner.max_concurrency
         self.constrained = inner.constrained
         self.vision = inner.vision
+        self.context_tokens = inner.context_tokens
         self._limit = _limit or _Limit(max(1, inner.max_concurrency))
 
     def __repr__(self) -> str:
@@ -274,6 +283,7 @@ class TimedLLM(LLM):
         self.constrained = inner.constrained
         self.vision = inner.vision
         self.max_concurrency = inner.max_concurrency
+        self.context_tokens = inner.context_tokens
         self._clock = _clock if _clock is not None else [0.0]
 
     @property

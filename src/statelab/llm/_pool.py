@@ -10,14 +10,14 @@ pool of uncached models (:func:`statelab.llm.make_llm` defaults) answers.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 
 from statelab.core import LLM
 from statelab.llm._model import Role
 
-__all__ = ["ModelPool", "shared_model", "use_models"]
+__all__ = ["ModelPool", "resolve_role", "role_model", "serving", "shared_model", "use_models"]
 
 
 class ModelPool:
@@ -76,3 +76,34 @@ def shared_model(spec: str, role: Role = Role.ACTING) -> LLM:
     """The model for ``spec`` from the pool in use (the run's), else the process's."""
     pool = _IN_USE.get()
     return (pool if pool is not None else _PROCESS).get(spec, role)
+
+
+# -- the models of an episode's roles -------------------------------------------------------
+_SERVING: ContextVar[Mapping[Role, LLM] | None] = ContextVar("statelab_roles", default=None)
+
+
+@contextmanager
+def serving(roles: Mapping[Role, LLM]) -> Iterator[Mapping[Role, LLM]]:
+    """``roles`` answer :func:`role_model` in this context (an episode, while it plays)."""
+    token = _SERVING.set(dict(roles))
+    try:
+        yield roles
+    finally:
+        _SERVING.reset(token)
+
+
+def role_model(role: Role, default: LLM | None) -> LLM | None:
+    """The model serving ``role`` in the episode playing now; ``default`` outside one (a
+    replay, a training roll-forward: the model the caller was given) or where the episode
+    names none for it."""
+    roles = _SERVING.get()
+    got = roles.get(role) if roles is not None else None
+    return got if got is not None else default
+
+
+def resolve_role(value: str, role: Role, named: Mapping[str, LLM | None]) -> LLM | None:
+    """The model a role axis names: another role's model (``value`` a key of ``named``, e.g.
+    ``acting``, ``writer``) or the run's model for a spec (:func:`shared_model`)."""
+    if value in named:
+        return named[value]
+    return shared_model(value, role)

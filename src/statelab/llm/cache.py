@@ -245,6 +245,7 @@ class CachedLLM(LLM):
         self.max_concurrency = inner.max_concurrency
         self.constrained = inner.constrained
         self.vision = inner.vision
+        self.context_tokens = inner.context_tokens
         self.hits = 0
         self.misses = 0
 

@@ -152,6 +152,7 @@ class LlamaCppLLM(Provider):
         path = resolve_model(spec)
         self.path = path
         self.model_id = f"llamacpp:{path.name}@{_fingerprint(path)}"
+        self.context_tokens = n_ctx
         threads = n_threads or max(1, os.cpu_count() or 1)
         n_slots = max(1, slots if slots is not None else SLOTS_PER_EPISODE * self.max_concurrency)
 

@@ -236,6 +236,8 @@ class TransformersLLM(Provider):
             adapter = Path(self.hf.adapter).expanduser()
             ids += f"+{adapter.name}@{fingerprint(adapter)}"
         self.model_id = f"hf:{ids}"
+        ctx = getattr(self.model.config, "max_position_embeddings", None)
+        self.context_tokens = int(ctx) if isinstance(ctx, int) else None
         self._lock = threading.Lock()
         if not getattr(self.tok, "chat_template", None):
             raise ConfigError(f"{self.base} has no chat template")

@@ -88,6 +88,30 @@ def _writer_listing() -> list[tuple[str, str]]:
     return WRITERS.describe() + MODELS.describe()
 
 
+#: the other role axes (seed 003's read-time oracle): another role's model, or a model spec
+ROLE_ALIASES = (ACTING, "writer")
+ROLES: Registry[Any] = Registry("role")
+
+
+@ROLES.register(ACTING, "acting (the acting model: the reader)")
+def _role_acting(arg: None, ctx: BuildContext) -> None:
+    return None
+
+
+@ROLES.register("writer", "writer (the model that writes the memory)")
+def _role_writer(arg: None, ctx: BuildContext) -> None:
+    return None
+
+
+def _check_role(value: str, ctx: BuildContext) -> None:
+    if value not in ROLE_ALIASES:
+        check_spec(value)
+
+
+def _role_listing() -> list[tuple[str, str]]:
+    return ROLES.describe() + MODELS.describe()
+
+
 AXES: tuple[Axis, ...] = (
     Axis("env", ENVS, None, "the environment", core=True, model_free=True, checker=_check_env),
     Axis("model", MODELS, None, "the acting model", core=True, checker=_check_model),
@@ -105,6 +129,14 @@ AXES: tuple[Axis, ...] = (
     Axis(
         "writer", WRITERS, ACTING, "the model that writes the memory", checker=_check_writer,
         lister=_writer_listing,
+    ),
+    Axis(
+        "compressor", ROLES, "writer", "the model writing the read-time oracle's compressions",
+        checker=_check_role, lister=_role_listing,
+    ),
+    Axis(
+        "scorer", ROLES, ACTING, "the model scoring them (the reader's NLL of a*)",
+        checker=_check_role, lister=_role_listing,
     ),
 )  # fmt: skip
 BY_NAME: dict[str, Axis] = {a.name: a for a in AXES}

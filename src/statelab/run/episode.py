@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from statelab.core import (
+    ACTING,
     FORMAT_ERROR,
     LLM,
     Call,
@@ -33,6 +34,7 @@ from statelab.core import (
     tracked_of,
 )
 from statelab.envs import env_class
+from statelab.llm import Role, resolve_role, serving
 from statelab.run._derail import Derail, ended
 from statelab.run._envcall import EnvCallError, blamed, call_timeout, env_call
 from statelab.run._live import STEP_HOOK
@@ -139,6 +141,7 @@ class Episode:
         self.writer = (
             self.llm if writer is None or writer is llm else TimedLLM(writer.for_episode(key))
         )
+        self.roles = self._roles(key)
         self.expert = self.c.env.expert()
         self.record = EpisodeRecord(
             run=spec.key, seed=seed, rollout=rollout, env_seed=self.env_seed, status="done"
@@ -148,6 +151,24 @@ class Episode:
         self.state: Any = None
         self.history = ""
         self._call_base = self.env_seed
+
+    def _roles(self, key: str) -> dict[Role, LLM]:
+        """The model serving each role (:class:`statelab.llm.Role`): acting and writer, and
+        the compressor and scorer the run's axes name (another role's model or a spec: the
+        run's model for it, timed into this episode's model clock)."""
+        if self.llm is None:
+            return {}
+        named: dict[str, LLM | None] = {ACTING: self.llm, "writer": self.writer}
+        roles: dict[Role, LLM] = {Role.ACTING: self.llm}
+        if self.writer is not None:
+            roles[Role.WRITER] = self.writer
+        for role in (Role.COMPRESSOR, Role.SCORER):
+            got = resolve_role(getattr(self.spec, role.value), role, named)
+            if got is not None and not any(got is m for m in named.values()):
+                got = self.llm.sharing(got.for_episode(key))
+            if got is not None:
+                roles[role] = got
+        return roles
 
     # -- views -----------------------------------------------------------------------------
     def privileged_for(self, component: Any) -> PrivilegedView | None:
@@ -406,6 +427,11 @@ class Episode:
 
     # -- the loop --------------------------------------------------------------------------
     async def play(self) -> EpisodeRecord:
+        """Play the episode, each role's model serving its role (:func:`statelab.llm.serving`)."""
+        with serving(self.roles):
+            return await self._play()
+
+    async def _play(self) -> EpisodeRecord:
         started = time.perf_counter()
         self.obs, self.info = await self.env("reset", self.c.env.reset, seed=self.env_seed)
         first = self.compose()

@@ -13,8 +13,13 @@ The reader NLL is computed exactly as the ``reader`` agent decides: the same pro
 (manual; goal, the state rendered as a bounded writer's state, the current observation; the
 labelled commands) and every option scored, log-softmax normalised over the options
 (:func:`reader_prompt` mirrors ``statelab.agents.reader.reader_messages``; a test holds them
-equal). The scoring model is the writer model the loop passes (the acting model unless the
-``writer`` axis names another): in seed 003 the reader.
+equal).
+
+*Roles* (:class:`statelab.llm.Role`): the compressions are written by the episode's
+``COMPRESSOR`` model (the ``compressor`` axis: the memory's writer by default) and scored by
+its ``SCORER`` (the ``scorer`` axis: the acting model, i.e. the reader, by default): the
+seed's wiring, where the untrained base model compresses and the frozen reader picks by its
+own NLL. Outside an episode (a replay, a training roll-forward) both are the model passed.
 
 It reads privileged data (a*), so it is tagged ``reads-privileged`` and, like
 ``oracle-bounded``, is a reference row: never shown to a writer and never used to train one.
@@ -31,14 +36,17 @@ Choices where the seed is silent (docs/seed003.md, Diagnostics):
 - a sample over B tokens is cut to its longest word prefix within B (as the writers are);
 - ties in NLL go to the earliest sample; where a* is unknown (an env without ``a_star``) or
   not among the listed commands, the first sample is kept and ``nll`` is ``None``;
-- a history longer than :data:`CONTEXT_TOKENS` keeps its newest steps that fit (the first
-  observation's goal is always in the prompt).
+- the compressor is shown the newest steps that fit its context (the model's
+  ``context_tokens``, less the rest of the prompt, the reply's room and a margin for the
+  chat template: :meth:`ReadTimeOracle.history_room`); a model that does not say its
+  context is shown at most :data:`CONTEXT_TOKENS` (the goal is always in the prompt).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 from statelab.core import (
     LLM,
@@ -64,8 +72,10 @@ from statelab.state.view import compose_view
 
 #: hindsight compressions drawn per decision (the seed's eight)
 SAMPLES = 8
-#: tokens of raw history the compressor is shown at most (SmolLM2's context is 8,192)
+#: tokens of raw history shown to a compressor that does not say its context length
 CONTEXT_TOKENS = 6000
+#: tokens kept free for the chat template's own tokens around the messages
+TEMPLATE_MARGIN = 64
 #: the reader's instruction (the same words as ``statelab.agents.reader.INSTRUCTION``)
 READER_INSTRUCTION = "Reply with the number and the text of the best next command."
 
@@ -163,21 +173,7 @@ class ReadTimeOracle(Memory[ReadTimeState]):
         )
         return reader_prompt(self.manual, obs.goal, view, obs.admissible or ())
 
-    def compressor_messages(
-        self, goal: str, steps: tuple[str, ...], obs: Observation, model: LLM
-    ) -> list[Message]:
-        kept: list[str] = []
-        used = 0
-        for s in reversed(steps):
-            n = model.count_tokens(s)
-            if used + n > CONTEXT_TOKENS and kept:
-                break
-            kept.append(s)
-            used += n
-        cut = len(steps) - len(kept)
-        history = "\n".join(reversed(kept))
-        if cut:
-            history = f"({cut} earlier steps not shown)\n{history}"
+    def _compressor_prompt(self, goal: str, history: str, obs: Observation) -> list[Message]:
         commands = "\n".join(labelled(obs.admissible or ())) or "(free text)"
         user = (
             f"Goal: {goal}\n\nThe whole history so far:\n{history}\n\n"
@@ -189,6 +185,37 @@ class ReadTimeOracle(Memory[ReadTimeState]):
         )
         return [{"role": "system", "content": COMPRESSOR_SYSTEM}, {"role": "user", "content": user}]
 
+    def history_room(self, goal: str, obs: Observation, model: Any) -> int:
+        """Tokens of raw history the compressor ``model`` is shown at most: its context
+        (``context_tokens``) less the prompt around the history, the reply's
+        ``max_tokens`` and :data:`TEMPLATE_MARGIN`; :data:`CONTEXT_TOKENS` for a model that
+        does not say its context."""
+        ctx = getattr(model, "context_tokens", None)
+        if not isinstance(ctx, int):
+            return CONTEXT_TOKENS
+        rest = sum(model.count_tokens(m["content"]) for m in self._compressor_prompt(goal, "", obs))
+        return max(0, ctx - rest - self.params.max_tokens - TEMPLATE_MARGIN)
+
+    def compressor_messages(
+        self, goal: str, steps: tuple[str, ...], obs: Observation, model: Any
+    ) -> list[Message]:
+        """The compressor's prompt: the newest steps that fit the model's room, the current
+        observation and the commands (never a*)."""
+        room = self.history_room(goal, obs, model)
+        kept: list[str] = []
+        used = 0
+        for s in reversed(steps):
+            n = model.count_tokens(s)
+            if used + n > room and kept:
+                break
+            kept.append(s)
+            used += n
+        cut = len(steps) - len(kept)
+        history = "\n".join(reversed(kept))
+        if cut:
+            history = f"({cut} earlier steps not shown)\n{history}"
+        return self._compressor_prompt(goal, history, obs)
+
     async def best(
         self,
         goal: str,
@@ -197,16 +224,21 @@ class ReadTimeOracle(Memory[ReadTimeState]):
         a_star: str | None,
         model: LLM,
         t: int,
+        *,
+        compressor: LLM | None = None,
     ) -> tuple[str, float | None, tuple[float | None, ...], list[Call]]:
-        """The best of :attr:`samples` compressions: (text, its NLL, every sample's NLL, the
-        compressor calls)."""
-        msgs = self.compressor_messages(goal, steps, obs, model)
+        """The best of :attr:`samples` compressions by ``model``'s NLL of a* (the scorer: the
+        reader), written by ``compressor`` (default: ``model``): (text, its NLL, every
+        sample's NLL, the compressor calls). Each sample is cut to B by the compressor's
+        tokenizer, as a writer's state is by its writer's."""
+        writer = compressor if compressor is not None else model
+        msgs = self.compressor_messages(goal, steps, obs, writer)
         texts: list[str] = []
         calls: list[Call] = []
         for i in range(self.samples):
             params = replace(self.params, seed=call_seed(self.seed, t, f"readtime-{i}"))
-            completion = await model.complete(msgs, params)
-            text, _ = fit(completion.text.strip(), self.budget, model.count_tokens)
+            completion = await writer.complete(msgs, params)
+            text, _ = fit(completion.text.strip(), self.budget, writer.count_tokens)
             texts.append(text)
             calls.append(Call("readtime-write", msgs, completion))
         nlls: list[float | None] = []
@@ -239,9 +271,15 @@ class ReadTimeOracle(Memory[ReadTimeState]):
             return grown, []  # the episode is over: no decision reads this state
         if tr.t == 0 and prelude < len(prelude_of(priv.info)):
             return grown, []  # more scripted steps follow before any decision
+        from statelab.llm import Role, role_model
+
+        compressor = role_model(Role.COMPRESSOR, model)
+        scorer = role_model(Role.SCORER, model)
+        assert compressor is not None and scorer is not None
         text, nll, nlls, calls = await self.best(
-            state.goal, steps, tr.observation, a_star_of(priv.info), model, t
-        )
+            state.goal, steps, tr.observation, a_star_of(priv.info), scorer, t,
+            compressor=compressor,
+        )  # fmt: skip
         return replace(grown, text=text, nll=nll, nlls=nlls), calls
 
     def render(self, state: ReadTimeState) -> str:

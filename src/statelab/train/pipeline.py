@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from statelab.core import LLM, ConfigError
 from statelab.run.config import read_yaml
 from statelab.state.bounded import BoundedWriter
-from statelab.train.data import Trajectory, reader_examples, trajectories
+from statelab.train.data import Trajectory, trajectories
 from statelab.train.dssr import (
     GAP,
     At,
@@ -47,6 +47,7 @@ from statelab.train.dssr import (
     sft_examples,
     write_points,
 )
+from statelab.train.reader import BAR, Dagger, writer_spec
 from statelab.train.trainers import Hyper, dpo, sft
 
 
@@ -61,6 +62,9 @@ class Eval(_Strict):
     seeds: list[int]
     history: list[str] = ["full"]
     max_steps: int | None = None
+    #: who writes the reader's states: "acting" (the reader itself), "base" (the untrained
+    #: base model: the seed's wiring) or a model spec
+    writer: str = "acting"
 
 
 class _Common(_Strict):
@@ -95,7 +99,10 @@ class _Common(_Strict):
 
 
 class ReaderConfig(_Common):
-    pass
+    #: DAgger iterations after BC (statelab.train.reader); none: BC only
+    dagger: Dagger | None = None
+    #: the acceptance bar: the share of eval games the last iteration must win
+    bar: float = Field(BAR, gt=0.0, le=1.0)
 
 
 class WriterConfig(_Common):
@@ -161,13 +168,16 @@ def online_success(cfg: _Common, model: str, name: str) -> dict[str, Any]:
     from statelab.run.store import Store
 
     assert cfg.eval is not None
+    grid: dict[str, Any] = {"env": cfg.eval.env, "agent": ["reader"], "history": cfg.eval.history}
+    if (w := writer_spec(cfg.eval.writer, cfg.base)) is not None:
+        grid["writer"] = [w]
     exp = parse_experiment(
         {
             "name": name,
             "model": model,
             "seeds": cfg.eval.seeds,
             "max_steps": cfg.eval.max_steps,
-            "grid": {"env": cfg.eval.env, "agent": ["reader"], "history": cfg.eval.history},
+            "grid": grid,
             "out": str(cfg.out_dir()),
             "cache": None,
             "concurrency": 1,
@@ -197,32 +207,19 @@ def online_success(cfg: _Common, model: str, name: str) -> dict[str, Any]:
     }
 
 
-def train_reader(cfg: ReaderConfig) -> dict[str, Any]:
-    out = cfg.out_dir()
-    out.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    trajs = _trajectories(cfg)
-    examples = reader_examples(trajs)
-    t_data = time.perf_counter() - t0
-    adapter = out / "reader"
-    meta = {"store": cfg.store, "histories": sorted({t.history for t in trajs})}
-    res = sft(examples, adapter, base=cfg.base_arg(), hyper=cfg.hyper_(), kind="reader-bc",
-              meta=meta)  # fmt: skip
-    summary: dict[str, Any] = {
-        "adapter": str(adapter),
-        "model": f"{cfg.base}?adapter={adapter}",
-        "episodes": len(trajs),
-        "histories": sorted({t.history for t in trajs}),
-        "examples": res.examples,
-        "steps": res.steps,
-        "losses": res.losses,
-        "seconds": {"data": round(t_data, 1), "train": round(res.seconds, 1)},
-    }
-    if cfg.eval is not None:
-        summary["online"] = online_success(cfg, summary["model"], f"{cfg.name}-online")
-        summary["seconds"]["online"] = summary["online"]["seconds"]
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
-    return summary
+def train_reader(
+    cfg: ReaderConfig,
+    *,
+    fit: Any = None,
+    model_of: Any = None,
+) -> dict[str, Any]:
+    """Reader BC, its DAgger iterations and the acceptance bar (:mod:`statelab.train.reader`;
+    ``fit`` and ``model_of`` as there)."""
+    from statelab.train import reader
+
+    return reader.train_reader(
+        cfg, load=_trajectories, online=online_success, fit=fit, model_of=model_of
+    )
 
 
 async def _score_round(

@@ -98,10 +98,12 @@ def audit_episode(
     relevance: bool = False,
     samples: int = 8,
     own_memory: bool = True,
+    compressor: Any = None,
 ) -> list[AuditPoint]:
     """δ_W, δ_full, δ_oracle (β, κ) at up to ``points`` decision points (the first ones) of a
     stored episode, with the same a*; optionally the relevance lag on the full history.
-    δ_oracle is the best of ``samples`` hindsight compressions (the seed's 8).
+    δ_oracle is the best of ``samples`` hindsight compressions (the seed's 8), written by
+    ``compressor`` (default: ``reader``) and chosen by ``reader``'s NLL of a*.
 
     ``own_memory=False`` replays the env without the run's memory (a memory whose writes
     score with the model, the read-time oracle, cannot be re-simulated from stored replies):
@@ -115,9 +117,9 @@ def audit_episode(
         steps = list(replay(st, run, seed, history=None if own_memory else "full"))
     finally:
         st.close()
-    return asyncio.run(
-        _audit(spec, run, seed, steps, metas, reader, points, relevance, samples, own_memory)
-    )
+    job = _audit(spec, run, seed, steps, metas, reader, points, relevance, samples, own_memory,
+                 compressor)  # fmt: skip
+    return asyncio.run(job)
 
 
 async def _audit(
@@ -131,6 +133,7 @@ async def _audit(
     relevance: bool,
     samples: int,
     own_memory: bool = True,
+    compressor: Any = None,
 ) -> list[AuditPoint]:
     from dataclasses import replace as dc_replace
 
@@ -188,7 +191,7 @@ async def _audit(
             nll_o: float | None = None
             if budget is not None:
                 _, nll_o, _, _ = await oracle.best(
-                    obs.goal, tuple(chunks), obs, a_star, reader, step.t
+                    obs.goal, tuple(chunks), obs, a_star, reader, step.t, compressor=compressor
                 )
             beta = nll_o - nll_full if nll_o is not None and nll_full is not None else None
             kappa = nll_w - nll_o if nll_o is not None and nll_w is not None else None
@@ -233,6 +236,16 @@ def oracle_view(oracle: Any, history: str, obs: Any) -> str:
     return compose_view(history, oracle.render_obs(obs), oracle.view_goal(obs.goal))
 
 
+def compressor_spec(spec: dict[str, Any]) -> str:
+    """The model spec that writes a run's read-time compressions: its ``compressor`` axis
+    (default: the memory's writer), ``writer`` meaning the writer axis and ``acting`` the
+    run's acting model (the seed's wiring: the untrained base model the writer axis names)."""
+    value = str(spec.get("compressor") or "writer")
+    if value == "writer":
+        value = str(spec.get("writer") or "acting")
+    return str(spec.get("model")) if value == "acting" else value
+
+
 def _audited(spec_json: str | None, components: Any) -> bool:
     """Whether the audit audits an episode of this run: a cooking run, not the expert's."""
     spec = json.loads(spec_json or "{}")
@@ -267,6 +280,16 @@ def audit_experiment(
     path = exp.out_dir / "store.sqlite"
     st = Store(path)  # read-only until the audit's first rows
     model = llm or make_llm(reader or exp.model, cache=exp.cache)
+    reader_spec = reader or exp.model
+    compressors: dict[str, Any] = {}
+
+    def compressor_of(spec_json: str | None) -> Any:
+        cspec = compressor_spec(json.loads(spec_json or "{}"))
+        if llm is not None or cspec == reader_spec:
+            return model
+        if cspec not in compressors:
+            compressors[cspec] = make_llm(cspec, cache=exp.cache)
+        return compressors[cspec]
     n_eps = n_points = n_leaks = 0
     failed: list[str] = []
     try:
@@ -294,6 +317,7 @@ def audit_experiment(
                 got = audit_episode(
                     path, run, int(seed), model, points=points, relevance=relevance,
                     samples=samples, own_memory=not {"reads-privileged", "needs-model"} <= tagged,
+                    compressor=compressor_of(_spec),
                 )  # fmt: skip
             except Exception as e:  # one episode fails; the audit goes on
                 failed.append(f"{run}/{seed}: {type(e).__name__}: {e}")
