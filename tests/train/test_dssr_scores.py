@@ -135,7 +135,7 @@ def test_candidates_are_forked_and_scored_and_the_best_is_the_one_that_kept_the_
     traj = trajectory()
     writer = BoundedWriter(lambda o: o.text, "summary", 64)
     fake = Writer(lossy=False, by_seed=True)
-    point = asyncio.run(score_write_point(traj, 0, writer, fake, Reader(), k=4, horizon=2))
+    point = asyncio.run(score_write_point(traj, 0, writer, fake, Reader(), candidates=4, k=2))
     assert len(point.candidates) == 4 and point.decisions == 2
     assert point.prompt == writer.messages(traj.steps[0].state, traj.steps[0].transition)
     # four forks, four sampling seeds (then the roll-forward writes: one per candidate)
@@ -196,7 +196,7 @@ def test_a_phase_a_point_forks_the_rolled_input_state_and_records_its_phase():
     writer = BoundedWriter(lambda o: o.text, "summary", 64)
     fake = Writer(lossy=False, by_seed=True)
     point = asyncio.run(
-        score_write_point(traj, 2, writer, fake, Reader(), k=4, horizon=2, phase="a")
+        score_write_point(traj, 2, writer, fake, Reader(), candidates=4, k=2, phase="a")
     )
     assert (point.phase, point.j, point.decisions) == ("a", 2, 2)
     assert point.prompt == writer.messages(traj.prelude_states[2], traj.prelude[2])
@@ -207,7 +207,7 @@ def test_a_phase_a_point_forks_the_rolled_input_state_and_records_its_phase():
     assert point.best().recursive == pytest.approx(math.log(2) / 2, abs=1e-6)
     assert point.worst().recursive == pytest.approx(math.log(2), abs=1e-6)
     assert point.to_dict()["phase"] == "a"
-    b = asyncio.run(score_write_point(traj, 0, writer, fake, Reader(), k=1, horizon=2))
+    b = asyncio.run(score_write_point(traj, 0, writer, fake, Reader(), candidates=1, k=2))
     assert b.phase == "b" and b.to_dict()["phase"] == "b"
 
 
