@@ -129,7 +129,7 @@ def test_the_horizon_cuts_the_continuation_and_another_state_changes_it(cooking)
 def test_a_fork_that_does_not_replay_the_log_is_refused(cooking):
     from statelab.run.replay import ReplayMismatch
 
-    path, model, traj = cooking
+    _, model, traj = cooking
     steps = list(traj.steps)
     bad = replace(steps[0].transition, observation=replace(steps[0].observation, text="elsewhere"))
     steps[0] = replace(steps[0], transition=bad)
