@@ -140,7 +140,8 @@ def plot(cells: Sequence[Cell], path: str | Path) -> Path:
     ax.set_xlabel("look-ahead K")
     ax.set_ylabel("within-write-point Spearman ρ")
     ax.set_ylim(-1.05, 1.05)
-    ax.legend(loc="lower right", fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     out = Path(path)
     fig.savefig(out, dpi=150)
