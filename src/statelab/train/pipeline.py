@@ -53,6 +53,7 @@ from statelab.train.dssr import (
     write_points,
 )
 from statelab.train.reader import BAR, Dagger, writer_spec
+from statelab.train.retrain import save_pairs
 from statelab.train.trainers import Hyper, dpo, sft
 
 
@@ -346,6 +347,8 @@ def _write_scores(cfg: WriterConfig, out: Path, r: int, points: list[WritePoint]
     with (out / f"scores_round{r}.jsonl").open("w") as f:
         for row in rows:
             f.write(json.dumps(row) + "\n")
+    # the round's pairs with their prompts: ``statelab retrain`` trains seeds on exactly these
+    save_pairs(points, out / f"pairs_round{r}.jsonl", cfg.pair_gap(), cfg.score)
     if not cfg.measures_outcomes():
         return None
     from statelab.analysis.seed003.fig2 import write_figure2

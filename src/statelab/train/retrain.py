@@ -29,26 +29,32 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from statelab.core import ConfigError, Message
 from statelab.run.config import read_yaml
-from statelab.train.dssr import GAP, WritePoint
+from statelab.train.dssr import GAP, WritePoint, preference_pairs
 from statelab.train.trainers import Hyper, TrainResult
 
 Pair = tuple[list[Message], str, str]
 
 
-def save_pairs(points: Sequence[WritePoint], path: Path, gap: float = GAP) -> int:
-    """Write the round's preference pairs (best vs worst by the recursive score, a gap of at
-    least ``gap`` nats, texts that differ) with their prompts; returns how many."""
+def save_pairs(
+    points: Sequence[WritePoint], path: Path, gap: float = GAP, by: str = "recursive"
+) -> int:
+    """Write the round's preference pairs with their prompts (exactly those
+    :func:`~statelab.train.dssr.preference_pairs` trains on: best vs worst ``by`` the
+    recursive score or the outcome, a margin above 0 and at least ``gap``, texts that
+    differ); returns how many."""
     n = 0
     with Path(path).open("w") as f:
         for p in points:
-            if len(p.candidates) < 2:
+            if not preference_pairs([p], gap, by):
                 continue
-            best, worst = p.best(), p.worst()
-            if worst.recursive - best.recursive < gap or best.text == worst.text:
-                continue
+            best, worst = p.best(by), p.worst(by)
+            margin = (
+                (best.outcome or 0.0) - (worst.outcome or 0.0) if by == "outcome"
+                else worst.recursive - best.recursive
+            )  # fmt: skip
             rec = {"run": p.run, "seed": p.seed, "phase": p.phase, "j": p.j,
                    "prompt": list(p.prompt), "chosen": best.text, "rejected": worst.text,
-                   "gap": round(worst.recursive - best.recursive, 6)}  # fmt: skip
+                   "by": by, "gap": round(margin, 6)}  # fmt: skip
             f.write(json.dumps(rec) + "\n")
             n += 1
     return n
