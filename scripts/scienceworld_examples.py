@@ -52,15 +52,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args(argv)
     stored = json.loads(EXAMPLES.read_text()) if EXAMPLES.exists() else {}
-    got = {t: examples(t) for t in args.tasks}
+    bad = []
+    for task in sorted(args.tasks, key=lambda t: TASKS[t][0]):  # the short tasks first
+        got = examples(task)
+        if args.check:
+            bad += [task] if stored.get(task) != got else []
+            continue
+        stored[task] = got  # written task by task
+        EXAMPLES.write_text(json.dumps(stored, indent=1, sort_keys=True) + "\n")
+        print(f"{task} written -> {EXAMPLES}", flush=True)
     if args.check:
-        bad = [t for t in args.tasks if stored.get(t) != got[t]]
         print(f"{len(args.tasks) - len(bad)} of {len(args.tasks)} as stored; differ: {bad}")
-        return 1 if bad else 0
-    stored.update(got)
-    EXAMPLES.write_text(json.dumps(stored, indent=1, sort_keys=True) + "\n")
-    print(f"{len(got)} tasks written -> {EXAMPLES}")
-    return 0
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -32,6 +32,10 @@ ROOM_TABLE = Path(__file__).with_name("scienceworld_rooms.json")
 
 #: the key of the table over every task form
 ALL = "*"
+#: categories no object is called by, and the broader one every instance is called by: an
+#: animal is a living thing (the package's referents name no "animal"), so it starts in one
+#: of the rooms a living thing starts in
+BROADER = {"animal": "living thing"}
 
 
 @functools.cache
@@ -55,7 +59,10 @@ def _lookup(table: dict[str, tuple[str, ...]], words: list[str]) -> tuple[str, .
 def candidate_rooms(otype: str, form: str = "") -> tuple[str, ...]:
     """The rooms an object of type ``otype`` may start in, in a task of ``form``: the form's
     table entry for the name, else for the name without its leading words ('red light bulb'
-    -> 'light bulb'); then the same over every form; () for a type no world starts with."""
+    -> 'light bulb'); then the same over every form; for "animal", the rooms of a living thing
+    (:data:`BROADER`); () for a type no world starts with."""
     words = otype.lower().split()
     tables = room_table()
-    return _lookup(tables.get(form, {}), words) or _lookup(tables.get(ALL, {}), words)
+    got = _lookup(tables.get(form, {}), words) or _lookup(tables.get(ALL, {}), words)
+    broader = BROADER.get(otype.lower())
+    return got or (candidate_rooms(broader, form) if broader else ())
