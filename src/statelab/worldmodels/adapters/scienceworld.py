@@ -180,6 +180,8 @@ class ScienceWorldAdapter(Adapter):
                 c.discard(name)
             if dest == INVENTORY:
                 self.where_seen.pop(name, None)
+            elif dest in ROOMS:  # put down: on the room's floor, in no container
+                self.where_seen[name] = (dest, None)
             elif self.location:
                 self.containers.setdefault(dest, set()).add(name)
                 self.where_seen[name] = (self.location, dest)
@@ -315,11 +317,17 @@ class ScienceWorldAdapter(Adapter):
     def where(self, otype: str, mode: str, rng: random.Random) -> str:
         """``where is`` in the authors' words: "X is in the R, in the C." once seen in a
         container; "X is most likely in: R (1.00)." once seen in a room or carried (the
-        inventory; seen in several rooms: split evenly); else the rooms by belief ("and other rooms (N%)"), the searched ones left
-        out; "The world model cannot help you with this query." for a type it knows nothing
-        of."""
+        inventory; seen in several rooms: split evenly); else the rooms by belief ("and other
+        rooms (N%)"), the searched ones left out; "The world model cannot help you with this
+        query." for a type it knows nothing of; a plural ("seeds") as its singular."""
         if otype in ROOMS:
             return f"{otype} is a room, not an object. Try 'query what is in {otype}'."
+        if not self.informed(otype) and otype.endswith("s") and self.informed(otype[:-1]):
+            # "seeds", "plants": the type the task places, answered in the asker's word
+            answer = self.where(otype[:-1], mode, rng)
+            return (
+                otype + answer.removeprefix(otype[:-1]) if answer.startswith(otype[:-1]) else answer
+            )
         inside = self._inside(otype)
         if inside is not None and mode != "memory":
             return f"{otype} is in the {inside[0]}, in the {inside[1]}."
