@@ -4,7 +4,8 @@ When neither the distilled gold path nor its repairs win within the budget, the 
 plan focuses on may be the wrong instance on replay (a bee that flies out of the inventory,
 an animal that walks off): :func:`substitutions` offers the plan with its first ``focus on
 X`` replaced by every other ``focus on Y`` the simulator lists as valid at that point, and
-every later mention of X by Y. The env replays each from a fresh load (as it verifies every
+every later mention of X by Y (and the gold agent's unnamed pick-up, "ERROR FINDING UNIQUE
+REFERENT ...", by ``pick up Y``). The env replays each from a fresh load (as it verifies every
 candidate) and keeps the first that wins.
 """
 
@@ -14,6 +15,8 @@ from typing import Protocol
 
 #: at most this many alternatives are replayed (the valid focus actions at that point)
 MAX_SUBSTITUTIONS = 60
+#: how the gold agent writes an object it could not name (its pick-up of the focused one)
+_NO_REFERENT = "ERROR FINDING UNIQUE REFERENT"
 #: only plans this short are searched (the find tasks' budget): each alternative is a replay
 MAX_PLAN = 15
 
@@ -42,7 +45,9 @@ def substitutions(sim: _Sim, plan: list[str], load: tuple[str, int, str]) -> lis
     news = [v.removeprefix("focus on ") for v in sim.valid_actions() if v.startswith("focus on ")]
     out = []
     for new in sorted(n for n in set(news) if n != old)[:MAX_SUBSTITUTIONS]:
-        out.append([*plan[:at], *(a.replace(old, new) for a in plan[at:])])
+        rest = [f"pick up {new}" if a.startswith(_NO_REFERENT) else a.replace(old, new)
+                for a in plan[at:]]  # fmt: skip
+        out.append([*plan[:at], *rest])
     return out
 
 

@@ -405,6 +405,8 @@ class ScienceWorldEnv(Env):
                     if not fixes or won:
                         break
                 if not won:  # the last resort: another object to focus on (a search)
+                    won = tried(substitutions(sim, candidates[0], load))
+                if not won:
                     tried(substitutions(sim, best[2], load))
             _PLANS[key] = best[2]
         return _PLANS[key]
