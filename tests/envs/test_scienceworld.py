@@ -205,8 +205,8 @@ def test_the_configs_name_only_tasks_whose_expert_wins():
     assert CONFIG_TASKS and set(CONFIG_TASKS) <= set(TASKS)
     assert not {"identify-life-stages-1", "find-living-thing", "grow-fruit"} & set(CONFIG_TASKS)
     # and the test variations whose expert loses (measured, seeds 0-9) are not config seeds
-    losing = {"change-the-state-of-matter-of": {3, 4}, "freeze": {3, 4}, "melt": {3, 4},
-              "find-animal": {6, 7}}  # fmt: skip
+    # (find-animal's variations 231 and 232 win since the expert's focus search: 1.0 in 5)
+    losing = {"change-the-state-of-matter-of": {3, 4}, "freeze": {3, 4}, "melt": {3, 4}}
     for name in ("fig3_benchmarks", "fig4_memory_vs_belief"):
         path = Path(__file__).parents[2] / "configs" / "seed004" / f"{name}.yaml"
         seeds = yaml.safe_load(path.read_text())["seeds"]
