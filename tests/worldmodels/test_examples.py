@@ -56,3 +56,21 @@ def test_regenerating_every_example_gives_the_same_bytes(task_type):
     pytest.importorskip("textworld")
     for mode in hh.MODES:
         assert hh.build(task_type, mode) == hh.stored(task_type, mode)
+
+
+def test_scienceworld_examples_are_registered_for_the_query_variants() -> None:
+    """The seed-004 agent finds ScienceWorld's example through the registry: the query
+    variants get the stored example (opening with the query), the others none."""
+    from statelab.worldmodels.adapters._scienceworld_examples import scienceworld_wm_example
+    from statelab.worldmodels.examples import example_for, family_of, task_of
+
+    env = "scienceworld/boil:start=task"
+    assert family_of(env) == "scienceworld"
+    task = task_of(env, "Your task is to boil water.")
+    assert task == "boil"
+    for variant in ("belief", "bbwm", "belief-noprob", "bbwm:zipf"):
+        got = example_for("scienceworld", task, variant)
+        assert got is not None and "query where is" in got
+        assert got == scienceworld_wm_example("boil", variant.split(":")[0])
+    for variant in ("memory", "walle", "none"):
+        assert example_for("scienceworld", task, variant) is None

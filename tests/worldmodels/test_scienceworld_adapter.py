@@ -15,9 +15,12 @@ from hypothesis import strategies as st
 from statelab.core import Observation
 from statelab.facts import TextFacts
 from statelab.worldmodels.adapters import adapter_for
+from statelab.worldmodels.adapters._scienceworld_rooms import candidate_rooms
 from statelab.worldmodels.adapters.scienceworld import (
+    CANNOT_HELP,
     INVALID,
     ROOMS,
+    Goal,
     ScienceWorldAdapter,
     matches,
     parse_goal,
@@ -75,38 +78,72 @@ def test_referents_and_nesting_are_read_from_the_listing():
 
 
 def test_the_goal_names_the_target_and_the_rooms_the_task_text_gives():
-    assert parse_goal(GOAL) == (
-        "unknown substance b",
+    # the measuring tasks' first object to find is the thermometer (the authors' target)
+    assert parse_goal(GOAL) == Goal(
+        "thermometer",
+        None,
         {"yellow box": "bathroom", "purple box": "bathroom", "unknown substance b": "kitchen"},
+        "measure",
     )
     find = "Your task is to find a(n) animal. First, focus on the thing. Then, move it to the "
-    assert parse_goal(find + "orange box in the living room.") == (
-        "",
-        {"orange box": "living room"},
+    assert parse_goal(find + "orange box in the living room.") == Goal(
+        "animal", None, {"orange box": "living room"}, "find"
     )
     grow = "Your task is to grow a orange plant from seed. Seeds can be found in the bathroom."
-    assert parse_goal(grow) == ("orange plant", {"seed": "bathroom"})
-    assert parse_goal("Your task is to boil lead. First, focus on the substance.") == ("lead", {})
+    assert parse_goal(grow) == Goal("orange plant", "bathroom", {"seed": "bathroom"}, "grow")
+    fruit = (
+        "Your task is to grow a banana. This will require growing several plants, and them "
+        "being crossing-pollinated to produce fruit. Seeds can be found in the kitchen. To "
+        "complete the task, focus on the banana."
+    )
+    assert parse_goal(fruit) == Goal("banana", "kitchen", {"seed": "kitchen"}, "grow")
+    assert parse_goal("Your task is to boil lead. First, focus on the substance.") == Goal(
+        "lead", None, {}, "state"
+    )
+    stages = (
+        "Your task is to focus on the life stages of the apple plant, starting from earliest "
+        "to latest. The plants are located in the outside."
+    )
+    assert parse_goal(stages) == Goal("apple plant", "outside", {"plant": "outside"}, "stages")
+    salt = (
+        "Your task is to determine if sodium chloride is electrically conductive. The sodium "
+        "chloride is located around the workshop. First, focus on the sodium chloride."
+    )
+    assert parse_goal(salt).target == "sodium chloride" and parse_goal(salt).room == "workshop"
+    life = "Your task is to find the animal with the longest life span. The animals are in the "
+    assert parse_goal(life + "'outside' location.").room == "outside"
+    motor = "Your task is to turn on the electric motor. First, focus on the electric motor."
+    assert parse_goal(motor) == Goal("electric motor", None, {}, "power")
 
 
-def test_the_prior_puts_ninety_percent_on_the_named_room_and_the_rest_uniform():
+def _others(otype: str, room: str, form: str) -> list[str]:
+    return [r for r in candidate_rooms(otype, form) if r != room]
+
+
+def test_the_prior_is_a_point_mass_on_the_targets_named_room_and_the_tables_rooms_else():
+    # the target's named room: a point mass (the authors' prior)
+    salt = "Your task is to determine if tin is electrically conductive. The tin is located "
+    ad = adapter_for("scienceworld", _obs(FIRST, goal=salt + "around the workshop. First,"))
+    assert ad.prior_for("tin").dist == (("workshop", 1.0),)
+    # another type the task places: 0.9 on its room, the rest over the table's other rooms
     ad = _adapter()
+    others = _others("unknown substance b", "kitchen", "measure")
+    assert others and "bathroom" in others
     prior = ad.prior_for("unknown substance b")
     assert prior.prob("kitchen") == pytest.approx(0.9)
-    assert all(prior.prob(r) == pytest.approx(0.1 / 9) for r in ROOMS if r != "kitchen")
+    assert all(prior.prob(r) == pytest.approx(0.1 / len(others)) for r in others)
+    assert prior.support == {"kitchen", *others}
     # the first look around searched the bathroom (no unknown substance there): renormalised
     b = ad.beliefs()["unknown substance b"]
     assert b.prob("bathroom") == 0.0
-    assert b.prob("kitchen") == pytest.approx(0.9 / (1 - 0.1 / 9))
-    # the first look around already searched the bathroom: the boxes are not there
-    assert ad.beliefs()["yellow box"].prob("bathroom") == 0.0
-    assert sum(p for _, p in ad.beliefs()["yellow box"].dist) == pytest.approx(1.0)
-    # a type the task does not name: uniform over the ten rooms
-    assert parse_goal("Your task is to boil lead.")[1] == {}
+    assert b.prob("kitchen") == pytest.approx(0.9 / (1 - 0.1 / len(others)))
+    # the target the task names no room for: uniform over the rooms it starts in
+    assert ad.prior_for("thermometer").dist == (("kitchen", 1.0),)
     goal = "Your task is to boil lead. First, focus on it."
     lead = adapter_for("scienceworld", _obs(FIRST, goal=goal))
-    assert lead.beliefs()["lead"].prob("bathroom") == 0.0
-    assert lead.beliefs()["lead"].prob("kitchen") == pytest.approx(1 / 9)
+    rooms = candidate_rooms("lead", "state")
+    assert rooms and "bathroom" not in rooms
+    assert all(lead.beliefs()["lead"].prob(r) == pytest.approx(1 / len(rooms)) for r in rooms)
 
 
 def test_absence_renormalises_a_sighting_collapses_and_carrying_is_the_inventory():
@@ -121,7 +158,8 @@ def test_absence_renormalises_a_sighting_collapses_and_carrying_is_the_inventory
     b = ad.beliefs()["unknown substance b"]
     assert b.prob("kitchen") == 0.0
     assert sum(p for _, p in b.dist) == pytest.approx(1.0)
-    assert all(b.prob(r) == pytest.approx(1 / 8) for r in ROOMS if r not in ("kitchen", "bathroom"))
+    left = [r for r in _others("unknown substance b", "kitchen", "measure") if r != "bathroom"]
+    assert all(b.prob(r) == pytest.approx(1 / len(left)) for r in left)
     workshop = (
         "This room is called the workshop. In it, you see: \n"
         "\ta table. On the table is: a unknown substance B, a wire.\n\tthe agent\n"
@@ -129,12 +167,17 @@ def test_absence_renormalises_a_sighting_collapses_and_carrying_is_the_inventory
     ad.update("teleport to workshop", _obs("You teleport to the workshop.", "workshop"), True)
     ad.update("look around", _obs(workshop, "workshop"), True)
     assert ad.beliefs()["unknown substance b"].dist == (("workshop", 1.0),)
+    down = "You move the wire to the workshop."
+    ad.update("put down wire", _obs(down, "workshop"), True)
+    assert ad.answer("where is wire", "belief", random.Random(0)) == (
+        "wire is most likely in: workshop (1.00)."
+    )
     got = "You move the unknown substance B to the inventory."
     ad.update("pick up unknown substance B", _obs(got, "workshop", ["a unknown substance B"]), True)
     assert ad.beliefs()["unknown substance b"].dist == ((INVENTORY, 1.0),)
     rng = random.Random(0)
     assert ad.answer("where is unknown substance b", "belief", rng) == (
-        "unknown substance b is most likely at: inventory (1.00)."
+        "unknown substance b is most likely in: inventory (1.00)."
     )
     assert ad.answer("where is unknown substance b", "memory", rng) == (
         "unknown substance b has been observed at: inventory."
@@ -143,6 +186,9 @@ def test_absence_renormalises_a_sighting_collapses_and_carrying_is_the_inventory
     assert ad.answer("what is in bowl", "belief", rng) == "bowl contains: red apple."
     assert ad.answer("where is red apple", "memory", rng) == (
         "red apple has been observed at: kitchen (in the bowl)."
+    )
+    assert ad.answer("where is red apple", "belief", rng) == (
+        "red apple is in the kitchen, in the bowl."
     )
 
 
@@ -153,14 +199,28 @@ def test_a_closed_container_keeps_the_room_possible():
         "\ta fridge. The fridge door is closed. \n\tthe agent\n"
     )
     ad.update("look around", _obs(closed, "kitchen"), True)
-    assert ad.beliefs()["unknown substance b"].prob("kitchen") == pytest.approx(0.9 / (1 - 0.1 / 9))
+    k = len(_others("unknown substance b", "kitchen", "measure"))
+    assert ad.beliefs()["unknown substance b"].prob("kitchen") == pytest.approx(0.9 / (1 - 0.1 / k))
 
 
 def test_queries_in_the_anchors_wording():
     ad = _adapter()
     rng = random.Random(0)
+    k = len(_others("unknown substance b", "kitchen", "measure"))
+    top = 0.9 / (1 - 0.1 / k)
     assert ad.answer("where is unknown substance b", "belief", rng) == (
-        "unknown substance b is most likely at: kitchen (0.91), and other rooms (9%)."
+        f"unknown substance b is most likely in: kitchen ({top:.2f}), and other rooms "
+        f"({(1 - top) * 100:.0f}%)."
+    )
+    assert ad.answer("where is thermometer", "belief", rng) == (
+        "thermometer is most likely in: kitchen (1.00)."
+    )
+    assert ad.answer("where is frobnicator", "belief", rng) == CANNOT_HELP
+    # a plural the task text uses answers for the type it places
+    grow = "Your task is to grow a orange plant from seed. Seeds can be found in the kitchen."
+    seeds = adapter_for("scienceworld", _obs(grow, goal=grow))
+    assert seeds.answer("where is seeds", "belief", rng).startswith(
+        "seeds is most likely in: kitchen (0.90), and other rooms"
     )
     assert ad.answer("where is unknown substance b", "memory", rng) == (
         "unknown substance b has not been observed yet. Search rooms to find it."
@@ -169,8 +229,12 @@ def test_queries_in_the_anchors_wording():
     listed = noprob.removeprefix("unknown substance b may be at: ").rstrip(".").split(", ")
     assert set(listed) == ad.beliefs()["unknown substance b"].support
     assert ad.answer("where is glass cup", "belief", rng) == (
+        "glass cup is most likely in: bathroom (1.00)."
+    )
+    assert ad.answer("where is glass cup", "memory", rng) == (
         "glass cup has been observed at: bathroom."
     )
+    assert ad.answer("where is water", "belief", rng) == "water is in the bathroom, in the toilet."
     assert ad.answer("what is in bathroom", "belief", rng) == (
         "bathroom contains: air, bathtub, drain, glass cup, picture, toilet, water."
     )
@@ -348,7 +412,7 @@ def test_belief_on_scienceworld_answers_a_query_in_the_prompt_without_a_step():
     assert ep.steps == 1 and step.action == "teleport to outside"
     assert step.queries == [
         {"query": "query where is animal",
-         "answer": "animal is most likely at: outside (0.90), and other rooms (10%)."}
+         "answer": "animal is most likely in: outside (1.00)."}
     ]  # fmt: skip
     assert "query where is animal" in str(step.calls[0]["messages"])  # the instructions
 
@@ -397,7 +461,7 @@ def test_the_room_belief_is_exact_bayesian_conditioning_of_its_prior(goal, true_
         assert b.empty or sum(p for _, p in b.dist) == pytest.approx(1.0)
     answer = ad.answer(f"where is {otype}", "noprob", random.Random(seed))
     if b.empty:
-        assert answer.startswith("No candidate locations remain")
+        assert answer.startswith("No candidate rooms remain")
     elif true_room not in looked:
         named = answer.removeprefix(f"{otype} may be at: ").rstrip(".").split(", ")
         assert sorted(named) == sorted(b.support)

@@ -25,8 +25,10 @@ package (1.2.3: the simulator's jar ships in the wheel and runs on a JRE).
   a step is the change of that running best, so rewards sum to the score. The episode ends when
   the package says the task is completed (or failed), or at the budget.
 - Observations: ``text`` is the simulator's answer to the action (the first is a ``look
-  around``), its listings sorted (:func:`canonical`: the simulator's order of a room's objects
-  changes from one load to the next); ``goal`` the task description; ``facts``
+  around``; with option ``start=task``, the authors' start, the task description alone:
+  their agent begins from it and sees a room only once it looks), its listings sorted
+  (:func:`canonical`: the simulator's order of a room's objects changes from one load to the
+  next); ``goal`` the task description; ``facts``
   ``TextFacts(text, room, inventory)``, the room the agent is in and what it carries (read
   from the simulator without running an action: what the agent saw when it moved and picked
   things up). ``admissible`` is None by default (the manual lists the action templates, as
@@ -42,6 +44,9 @@ package (1.2.3: the simulator's jar ships in the wheel and runs on a JRE).
   early breaks the timing of a life cycle, the walk is kept and only the rest applies). Each
   candidate is verified by replaying it; the first that wins within the budget is played,
   else the best-scoring one (``identify-life-stages-1``: 0.95 in its 30 steps, 1.0 in 36).
+  Where no candidate wins, the plan's unmatched actions are repaired, and at last the object
+  it focuses on is searched for among the simulator's valid ``focus on`` actions
+  (:mod:`statelab.envs._scienceworld_expert`).
   ``privileged["walkthrough"]`` is the rest of that plan while the episode has followed it.
 """
 
@@ -59,6 +64,7 @@ from statelab.core import ConfigError, Env, Observation
 from statelab.envs import _scienceworld_server as server
 from statelab.envs._options import Option, on_off, option_parser
 from statelab.envs._registry import Needs, register_env
+from statelab.envs._scienceworld_expert import substitutions
 from statelab.facts import TextFacts
 
 #: task -> (budget, first dev variation, first test variation, number of variations)
@@ -293,9 +299,14 @@ class ScienceWorldEnv(Env):
     step_timeout: ClassVar[float] = 60.0
 
     def __init__(
-        self, simplify: str | None = None, admissible: bool = False, max_steps: int | None = None
+        self,
+        simplify: str | None = None,
+        admissible: bool = False,
+        max_steps: int | None = None,
+        start: str = "look",
     ) -> None:
         super().__init__(max_steps)
+        self.start = start
         self.simplify = simplify or DEFAULT_SIMPLIFY.get(self.task, "anchor")
         self.flags = simplifications(self.task, self.simplify)
         self.list_admissible = admissible
@@ -357,6 +368,8 @@ class ScienceWorldEnv(Env):
         sim.load(self.task, self.variation, self.flags, gold=False)
         text = canonical(sim.reset())
         self.goal = sim.task_description()
+        if self.start == "task":  # the authors' start: the task description alone
+            text = self.goal
         self._best, self._taken, self._visited = 0, [], []
         return self._observe(text, valid=True)
 
@@ -385,10 +398,16 @@ class ScienceWorldEnv(Env):
                 # the gold agent's names for objects are its own random draws (unique
                 # referents): an unmatched action gets the simulator's valid actions most
                 # like it, each verified by a replay from a fresh load
+                won = False
                 for _ in range(REPAIRS):
                     fixes = _repairs(sim, best[2], load)
-                    if not fixes or tried(fixes):
+                    won = bool(fixes) and tried(fixes)
+                    if not fixes or won:
                         break
+                if not won:  # the last resort: another object to focus on (a search)
+                    won = tried(substitutions(sim, candidates[0], load))
+                if not won:
+                    tried(substitutions(sim, best[2], load))
             _PLANS[key] = best[2]
         return _PLANS[key]
 
@@ -494,8 +513,15 @@ def _simplify(value: str) -> str:
     return value
 
 
+def _start(value: str) -> str:
+    if value not in ("look", "task"):
+        raise ValueError("expected look or task")
+    return value
+
+
 OPTIONS = {
     "simplify": Option("simplify", _simplify, "simplify=anchor|easy|none"),
+    "start": Option("start", _start, "start=look|task"),
     "admissible": Option("admissible", on_off, "admissible=on|off"),
 }
 
@@ -532,7 +558,7 @@ for _task in TASKS:
         _name,
         env_class(_task),
         gym_id(_task),
-        f"{_name}[:simplify=anchor|easy|none+admissible=on|off]",
+        f"{_name}[:simplify=anchor|easy|none+admissible=on|off+start=look|task]",
         option_parser(_name, OPTIONS),
         needs=NEEDS,
     )

@@ -11,22 +11,32 @@ Deterministic state (B.4.1): the goal (target type, named rooms), the ten rooms 
 seen in or on each container, and each object's room and container), the doors seen open or
 closed, the agent's room, inventory and focused object.
 
-Beliefs (B.4.2): one per task-relevant object type -- the target the task names and every
-object the task text places in a room ("move it to the orange box in the living room",
-"Seeds can be found in the bathroom", "which is located around the kitchen") -- a categorical
-distribution over the ten rooms and the inventory. The prior puts 0.9 on the room the task
-names (the rest uniform over the other nine rooms); an object no room is named for starts
-uniform over the ten. A ``look around`` that lists no instance of the type rules that room
-out (renormalising), unless the room shows a closed container (the object may be inside); a
-sighting collapses the belief to its room (the inventory when carried). An object seen in a
-room and later missing from it (a bee flies, an object is moved without us seeing it) starts
-again from the prior without the rooms searched since. Other types asked about get the same
-uniform prior at query time, conditioned on the rooms searched without them.
+Beliefs (B.4.2): one per task-relevant object type -- the target (the first object the task
+needs: :func:`parse_goal`) and every object the task text places in a room ("move it to the
+orange box in the living room", "Seeds can be found in the bathroom", "which is located
+around the kitchen") -- a categorical distribution over the ten rooms and the inventory. The
+prior is the authors': a point mass on a room the task names for the target; for another
+type the task places, 0.9 on its room and the rest over the other rooms it may start in;
+else uniform over the rooms it may start in. Which rooms an object may start in is the
+package's own table (``scienceworld_rooms.json``, derived from the starting world of every
+variation by ``scripts/scienceworld_rooms.py``), for the task's form, else over all tasks;
+a type it does not know starts uniform over the ten. A ``look around`` that lists no
+instance of the type rules that room out (renormalising), unless the room shows a closed
+container (the object may be inside); a sighting collapses the belief to its room (the
+inventory when carried). An object seen in a room and later missing from it (a bee flies,
+an object is moved without us seeing it) starts again from the prior without the rooms
+searched since. Other types asked about get their prior at query time, conditioned on the
+rooms searched without them.
 
-Queries (B.5): ``where is <obj>`` (rooms by belief until 90%, "and other rooms (X%)"; once
-observed, the room and container from the deterministic state; carried: the inventory),
+Queries (B.5), in the authors' words: ``where is <obj>`` ("X is in the R, in the C." once
+seen in a container; "X is most likely in: R (1.00)." once seen in a room or carried; else
+the unsearched rooms by belief until 90%, "and other rooms (N%)"; "The world model cannot
+help you with this query." for a type neither the task, the table nor the episode tells of),
 ``what is in <room or container>``, ``searched <room>``, ``state`` (room, inventory with
 the known contents of carried containers, focused object, searched rooms).
+
+The first observation: the env's look around, folded in; or, on the authors' start (the
+env's ``start=task``: the observation is the task description), nothing is folded.
 
 WALL-E: the seed's oracle (B.2, section 4.2: "we use the environment to check if the action
 is valid"): :meth:`check` asks the env's oracle, which the episode hands to the validate
@@ -43,25 +53,22 @@ from collections.abc import Callable
 from statelab.core import Observation
 from statelab.worldmodels import queries as Q
 from statelab.worldmodels.adapters import Adapter, register_adapter
+from statelab.worldmodels.adapters._scienceworld_rooms import ROOMS, candidate_rooms
+from statelab.worldmodels.adapters._scienceworld_text import (
+    Goal,
+    matches,
+    parse_goal,
+    parse_item,
+    referent,
+)
 from statelab.worldmodels.belief import INVENTORY, Belief
 
-#: ScienceWorld's ten rooms (B.4.1)
-ROOMS = (
-    "kitchen",
-    "bathroom",
-    "living room",
-    "bedroom",
-    "workshop",
-    "greenhouse",
-    "art studio",
-    "foundry",
-    "outside",
-    "hallway",
-)
 #: types that name a category, not a referent ("find the animal with ..."): no observed name
 #: tells an instance from the rest, so only a sighting by name moves their belief
 CATEGORIES = frozenset({"animal", "living thing", "non-living thing", "plant", "thing"})
-#: the prior's mass on a room the task names (B.4.2)
+#: a where-is of a type the world model knows nothing of (the authors' words)
+CANNOT_HELP = "The world model cannot help you with this query."
+#: the prior's mass on a room the task names for a type other than the target (B.4.2)
 NAMED_MASS = 0.9
 #: the generic feedback of the oracle (the seed gives "generic feedback and asks to retry")
 INVALID = (
@@ -79,112 +86,10 @@ _DOOR_ACTION = re.compile(rf"^(open|close) door to ({_ROOM})$")
 _DOOR_RESULT = re.compile(r"The door is (?:now|already) (open|closed)\.")
 _FOCUS = re.compile(r"You focus on the (.+?)\.$", re.MULTILINE)
 _PUT = re.compile(r"^You move the (.+?) to the (.+?)\.$", re.MULTILINE)
-_ARTICLE = re.compile(r"^(?:a|an|the|some)\s+", re.IGNORECASE)
-_NUMBER = re.compile(r"^\d+\s+")
-_INSIDE = re.compile(r"\b(?:In|On) the (.+?) is: (.*)$")
-_CONTAINING = re.compile(r"\(containing ((?:[^()]|\([^()]*\))*)\)")
 _CLOSED = re.compile(r"\bclosed\b")
 _PRODUCE = re.compile(r"\bto produce (.+?)\.")
 
-#: what a task text says, read in order: (pattern, group of the type, group of the room)
-_NAMED: tuple[tuple[re.Pattern[str], int, int], ...] = (
-    (re.compile(rf"move it to the ([\w -]+?) in the ({_ROOM})\b"), 1, 2),
-    (re.compile(rf"The ([\w -]+?) is located around the ({_ROOM})\b"), 1, 2),
-    (re.compile(rf"(\w+?)s can be found in the ({_ROOM})\b"), 1, 2),
-    (re.compile(rf"The (plant|animal)s are located (?:around the |in the )?({_ROOM})\b"), 1, 2),
-    (re.compile(rf"The (plant|animal)s are in the '({_ROOM})' location"), 1, 2),
-    (re.compile(rf"(recipe) and some of the ingredients might be found near the ({_ROOM})"), 1, 2),
-)
-_BOXES = re.compile(rf"The boxes are located around the ({_ROOM})\b")
-_BOX = re.compile(r"\bthe ((?:\w+[- ])?\w+ box)\b")
-_TARGET: tuple[re.Pattern[str], ...] = (
-    re.compile(r"^Your task is to (?:boil|melt|freeze) ([\w -]+?)\."),
-    re.compile(r"^Your task is to change the state of matter of ([\w -]+?)\."),
-    re.compile(r"^Your task is to use chemistry to create the substance '([^']+)'"),
-    re.compile(r"^Your task is to use chemistry to create ([\w -]+? paint)\."),
-    re.compile(r"^Your task is to measure the (?:melting point|temperature) of ([\w -]+?),"),
-    re.compile(r"^Your task is to determine if ([\w -]+?) is electrically conductive"),
-    re.compile(r"^Your task is to turn on the ([\w -]+?)(?: by |\.)"),
-    re.compile(r"life stages of the ([\w -]+?), starting"),
-    re.compile(r"^Your task is to grow a ([\w -]+? plant) from seed"),
-    re.compile(r"^Your task is to find the (animal) with"),
-)
-
 Oracle = Callable[[str], bool]
-
-
-def referent(item: str) -> str:
-    """An item of a listing as its referent: 'a glass cup (containing nothing)' -> 'glass
-    cup', 'a substance called air' -> 'air', 'a sink, which is turned off. ...' -> 'sink'."""
-    s = _ARTICLE.sub("", item.strip())
-    s = _NUMBER.sub("", s)
-    s = s.removeprefix("substance called ")
-    s = re.split(r"[,.(]|\s+(?:which|that|currently|titled)\b", s, maxsplit=1)[0]
-    return " ".join(s.lower().split())
-
-
-def _split(body: str) -> list[str]:
-    """A comma list at the top level (commas inside parentheses kept)."""
-    parts, depth, cur = [], 0, ""
-    for ch in body:
-        depth += (ch == "(") - (ch == ")")
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    return [p.strip() for p in [*parts, cur] if p.strip()]
-
-
-def parse_item(line: str) -> tuple[str, list[tuple[str, list[str]]]]:
-    """One listed object: its referent and the (container, contents) pairs the line states,
-    its own contents and, recursively, those of what it holds."""
-    name = referent(line)
-    nested: list[tuple[str, list[str]]] = []
-    lists: list[tuple[str, str]] = []
-    own = _CONTAINING.search(line)
-    if own and not re.search(r"[,.]| is: ", line[: own.start()]):
-        lists.append((name, own.group(1)))
-    inside = _INSIDE.search(line)
-    if inside and not (own and own.start() < inside.start() < own.end()):
-        lists.append((" ".join(inside.group(1).lower().split()), inside.group(2).rstrip(".")))
-    for container, body in lists:
-        items = [i for i in _split(body) if i.lower() != "nothing" and not i.startswith("which")]
-        nested.append((container, [referent(i) for i in items]))
-        for i in items:
-            nested += parse_item(i)[1]
-    return name, nested
-
-
-def parse_goal(text: str) -> tuple[str, dict[str, str]]:
-    """The task's target type ('' when it names none, e.g. find a(n) animal) and the types
-    it places in a room ({type: room})."""
-    text = " ".join(text.split())
-    target = ""
-    for pat in _TARGET:
-        m = pat.search(text)
-        if m:
-            target = m.group(1).strip().lower()
-            break
-    named: dict[str, str] = {}
-    for pat, g_type, g_room in _NAMED:
-        for m in pat.finditer(text):
-            named.setdefault(m.group(g_type).strip().lower(), m.group(g_room))
-    m = _BOXES.search(text)
-    if m:
-        for box in _BOX.findall(text):
-            named.setdefault(box.lower(), m.group(1))
-    if target and target not in named:
-        m = re.search(rf"{re.escape(target)}, which is located around the ({_ROOM})", text, re.I)
-        if m:
-            named[target] = m.group(1)
-    return target, named
-
-
-def matches(otype: str, name: str) -> bool:
-    """Whether an observed referent is an instance of a tracked type: the same words, or the
-    type as its head noun ('seed' ~ 'orange seed', 'bee' ~ 'adult bee', not 'bee hive')."""
-    return name == otype or name.endswith(" " + otype) or name.endswith(" " + otype + "s")
 
 
 class ScienceWorldAdapter(Adapter):
@@ -193,7 +98,8 @@ class ScienceWorldAdapter(Adapter):
     def __init__(self, obs: Observation, prior: str = "uniform") -> None:
         super().__init__(obs, prior)
         self.goal = obs.goal
-        self.target, self.named = parse_goal(obs.goal)
+        self.parsed: Goal = parse_goal(obs.goal)
+        self.target, self.named = self.parsed.target, self.parsed.named
         #: room -> referents its last look around listed (searched rooms only)
         self.rooms: dict[str, set[str]] = {}
         #: rooms whose last look around showed a closed container
@@ -210,15 +116,40 @@ class ScienceWorldAdapter(Adapter):
         self.focus: str | None = None
         tracked = ([self.target] if self.target else []) + list(self.named)
         self._beliefs = {t: self.prior_for(t) for t in dict.fromkeys(tracked)}
-        self._read(obs, "look around")
+        if " ".join(obs.text.split()) != " ".join(obs.goal.split()):
+            self._read(obs, "look around")
+        # else the authors' start (the env's ``start=task``): the task description alone
 
     # -- the prior ----------------------------------------------------------------------------
     def prior_for(self, otype: str) -> Belief:
+        """The room prior (B.4.2): a point mass on the room the task names for the target;
+        for another type the task places, :data:`NAMED_MASS` on its room and the rest over
+        the other rooms it may start in (the package's table); else uniform over the rooms
+        it may start in, or over all ten for a type the table does not know. Rooms in name
+        order (ties rank by name)."""
+        rooms = sorted(candidate_rooms(otype, self.parsed.form) or ROOMS)
+        if otype == self.target and self.parsed.room is not None:
+            return Belief.from_weights([(self.parsed.room, 1.0)])
         room = self.named.get(otype)
         if room is None:
-            return Belief.from_weights([(r, 1.0) for r in ROOMS])
-        rest = (1.0 - NAMED_MASS) / (len(ROOMS) - 1)
-        return Belief.from_weights([(r, NAMED_MASS if r == room else rest) for r in ROOMS])
+            return Belief.from_weights([(r, 1.0) for r in rooms])
+        others = [r for r in rooms if r != room]
+        if not others:
+            return Belief.from_weights([(room, 1.0)])
+        rest = (1.0 - NAMED_MASS) / len(others)
+        return Belief.from_weights(
+            [(r, NAMED_MASS if r == room else rest) for r in sorted({room, *others})]
+        )
+
+    def informed(self, otype: str) -> bool:
+        """Whether the world model knows anything of ``otype``: tracked, placed by the task,
+        seen, or in the package's room table ("The world model cannot help you" otherwise)."""
+        return (
+            otype in self._beliefs
+            or bool(candidate_rooms(otype, self.parsed.form))
+            or bool(self._observed(otype))
+            or any(matches(otype, n) for names in self.rooms.values() for n in names)
+        )
 
     def beliefs(self) -> dict[str, Belief]:
         return dict(self._beliefs)
@@ -249,6 +180,8 @@ class ScienceWorldAdapter(Adapter):
                 c.discard(name)
             if dest == INVENTORY:
                 self.where_seen.pop(name, None)
+            elif dest in ROOMS:  # put down: on the room's floor, in no container
+                self.where_seen[name] = (dest, None)
             elif self.location:
                 self.containers.setdefault(dest, set()).add(name)
                 self.where_seen[name] = (self.location, dest)
@@ -382,21 +315,53 @@ class ScienceWorldAdapter(Adapter):
         return list(dict.fromkeys(out))
 
     def where(self, otype: str, mode: str, rng: random.Random) -> str:
+        """``where is`` in the authors' words: "X is in the R, in the C." once seen in a
+        container; "X is most likely in: R (1.00)." once seen in a room or carried (the
+        inventory; seen in several rooms: split evenly); else the rooms by belief ("and other
+        rooms (N%)"), the searched ones left out; "The world model cannot help you with this
+        query." for a type it knows nothing of; a plural ("seeds") as its singular."""
         if otype in ROOMS:
             return f"{otype} is a room, not an object. Try 'query what is in {otype}'."
+        if not self.informed(otype) and otype.endswith("s") and self.informed(otype[:-1]):
+            # "seeds", "plants": the type the task places, answered in the asker's word
+            answer = self.where(otype[:-1], mode, rng)
+            return (
+                otype + answer.removeprefix(otype[:-1]) if answer.startswith(otype[:-1]) else answer
+            )
+        inside = self._inside(otype)
+        if inside is not None and mode != "memory":
+            return f"{otype} is in the {inside[0]}, in the {inside[1]}."
         seen = self._observed(otype)
-        if seen == [INVENTORY] and mode != "memory":
-            return Q.most_likely(otype, [(INVENTORY, 1.0)], self.other)
+        if seen and mode != "memory":
+            rooms = list(dict.fromkeys(r.split(" (in the ")[0] for r in seen))
+            return self._likely(otype, [(r, 1.0 / len(rooms)) for r in rooms])
         if seen:
             return Q.observed_at(otype, seen)
         if mode == "memory":
             return Q.not_observed(otype, "rooms")
+        if not self.informed(otype):
+            return CANNOT_HELP
         belief = self.belief_of(otype)
-        if belief.empty:
-            return Q.no_candidates(otype, "rooms")
+        ranked = [(r, p) for r, p in belief.ranked() if r not in self.rooms]
+        if not ranked:
+            return f"No candidate rooms remain for {otype} (all likely rooms searched)."
         if mode == "noprob":
-            return Q.may_be(otype, [a for a, _ in belief.dist], rng)
-        return Q.most_likely(otype, belief.ranked(), self.other)
+            return Q.may_be(otype, [a for a, _ in ranked], rng)
+        return self._likely(otype, ranked)
+
+    @staticmethod
+    def _likely(otype: str, ranked: list[tuple[str, float]]) -> str:
+        return f"{otype} is most likely in: {Q.ranking(ranked, 'rooms')}."
+
+    def _inside(self, otype: str) -> tuple[str, str] | None:
+        """(room, container) of the first instance of ``otype`` seen in a container (by
+        name), None when carried or seen in none."""
+        if any(matches(otype, n) for n in self.carried):
+            return None
+        for name, (room, container) in sorted(self.where_seen.items()):
+            if container and matches(otype, name):
+                return room, container
+        return None
 
     def belief_of(self, otype: str) -> Belief:
         """The belief a where-is reads: the tracked one, else the prior conditioned on the
@@ -418,4 +383,13 @@ class ScienceWorldAdapter(Adapter):
 
 register_adapter("scienceworld", ScienceWorldAdapter)  # the envs declaring kind "scienceworld"
 
-__all__ = ["ROOMS", "ScienceWorldAdapter", "matches", "parse_goal", "parse_item", "referent"]
+__all__ = [
+    "CANNOT_HELP",
+    "ROOMS",
+    "Goal",
+    "ScienceWorldAdapter",
+    "matches",
+    "parse_goal",
+    "parse_item",
+    "referent",
+]

@@ -8,7 +8,9 @@ ReAct example (no query), which the agent builds itself from our expert
 (:mod:`statelab.agents._seed004`).
 
 A builder is registered per env family (:func:`register_example`): ``build(task_type,
-variant) -> text | None`` (None: no example with a query for that variant). The household
+variant) -> text | None`` (None: no example with a query for that variant). The ScienceWorld
+builder is :func:`statelab.worldmodels.adapters._scienceworld_examples.scienceworld_wm_example`
+(one stored example per task, from our expert on the task's train variation). The household
 builder (:mod:`statelab.worldmodels.examples.household`) reads the texts stored beside this
 module (``household_<task type>.txt``, ``household_<task type>-noprob.txt``), written once by
 ``scripts/seed004_examples.py`` from our searching expert on train games with our world model
@@ -65,11 +67,18 @@ def task_of(env: str, goal: str) -> str | None:
     return base.split("/", 1)[1] if "/" in base else None
 
 
+def _scienceworld(task: str, variant: str) -> str | None:
+    from statelab.worldmodels.adapters._scienceworld_examples import scienceworld_wm_example
+
+    return scienceworld_wm_example(task, variant.split(":", 1)[0])
+
+
 def _ensure_builtin() -> None:
     if "household" not in _BUILDERS:
         from statelab.worldmodels.examples.household import household_wm_example
 
         _BUILDERS["household"] = household_wm_example
+    _BUILDERS.setdefault("scienceworld", _scienceworld)
 
 
 __all__ = ["QUERY_VARIANTS", "example_for", "family_of", "register_example", "task_of"]

@@ -1,0 +1,54 @@
+"""The ScienceWorld expert's last resort: a search over the simulator's valid actions.
+
+When neither the distilled gold path nor its repairs win within the budget, the object the
+plan focuses on may be the wrong instance on replay (a bee that flies out of the inventory,
+an animal that walks off): :func:`substitutions` offers the plan with its first ``focus on
+X`` replaced by every other ``focus on Y`` the simulator lists as valid at that point, and
+every later mention of X by Y (and the gold agent's unnamed pick-up, "ERROR FINDING UNIQUE
+REFERENT ...", by ``pick up Y``). The env replays each from a fresh load (as it verifies every
+candidate) and keeps the first that wins.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+#: at most this many alternatives are replayed (the valid focus actions at that point)
+MAX_SUBSTITUTIONS = 60
+#: how the gold agent writes an object it could not name (its pick-up of the focused one)
+_NO_REFERENT = "ERROR FINDING UNIQUE REFERENT"
+#: only plans this short are searched (the find tasks' budget): each alternative is a replay
+MAX_PLAN = 15
+
+
+class _Sim(Protocol):
+    def load(self, task: str, variation: int, simplifications: str, gold: bool) -> None: ...
+    def reset(self) -> str: ...
+    def step(self, action: str) -> tuple[str, int, bool]: ...
+    def valid_actions(self) -> tuple[str, ...]: ...
+
+
+def substitutions(sim: _Sim, plan: list[str], load: tuple[str, int, str]) -> list[list[str]]:
+    """``plan`` with its first focused object replaced by each other object the simulator
+    lets the agent focus on at that step (every later mention replaced too); [] when the
+    plan focuses on nothing or is longer than :data:`MAX_PLAN`."""
+    if len(plan) > MAX_PLAN:
+        return []
+    at = next((i for i, a in enumerate(plan) if a.startswith("focus on ")), None)
+    if at is None:
+        return []
+    sim.load(*load, gold=False)
+    sim.reset()
+    for a in plan[:at]:
+        sim.step(a)
+    old = plan[at].removeprefix("focus on ")
+    news = [v.removeprefix("focus on ") for v in sim.valid_actions() if v.startswith("focus on ")]
+    out = []
+    for new in sorted(n for n in set(news) if n != old)[:MAX_SUBSTITUTIONS]:
+        rest = [f"pick up {new}" if a.startswith(_NO_REFERENT) else a.replace(old, new)
+                for a in plan[at:]]  # fmt: skip
+        out.append([*plan[:at], *rest])
+    return out
+
+
+__all__ = ["MAX_PLAN", "MAX_SUBSTITUTIONS", "substitutions"]
