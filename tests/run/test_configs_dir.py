@@ -14,6 +14,9 @@ TRAINING = {"train_reader.yaml", "train_writer.yaml", "train_use.yaml", "table2_
 # seed 003's analysis plan and retrain file (tests/analysis/test_seed003_tables.py) and the
 # validation experiment that needs the trained adapters
 TRAINING |= {"analysis.yaml", "retrain.yaml", "validation_select.yaml"}
+# writer files for K, OUTCOME and Figure 2 (loaded in tests/train/test_train_cli.py)
+TRAINING |= {"train_writer_k1.yaml", "train_writer_k4.yaml", "train_writer_k12.yaml",
+             "train_writer_outcome.yaml", "fig2.yaml", "fig2_toy.yaml"}  # fmt: skip
 CONFIGS = sorted(
     p
     for p in (Path(__file__).parents[2] / "configs").rglob("*.yaml")
