@@ -132,7 +132,13 @@ def test_a_discarded_jvm_is_never_contacted_when_its_objects_are_collected():
     finally:
         log.removeHandler(handler)
         log.setLevel(level)
-    tried = [r.getMessage() for r in records if r.levelno >= logging.INFO or r.exc_info]
+    # another test's gateway closing its callback server logs at INFO meanwhile: not a try
+    tried = [
+        r.getMessage()
+        for r in records
+        if (r.levelno >= logging.INFO or r.exc_info)
+        and "Callback Server Shutting Down" not in r.getMessage()
+    ]
     assert tried == []
     assert client.is_connected is False
     from py4j.finalizer import ThreadSafeFinalizer
