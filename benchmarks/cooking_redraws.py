@@ -5,8 +5,8 @@ lacks: 4-12 s each) and writes one JSON line per seed: the draw the env settled 
 seed's own game passed), whether it passed, its rooms and recipe size, and the seconds the
 reset took. ``--summary FILE`` prints the per-split counts of a finished file.
 
-    python benchmarks/cooking_redraws.py validation test train --out /tmp/redraws.jsonl
-    python benchmarks/cooking_redraws.py --summary /tmp/redraws.jsonl
+    python benchmarks/cooking_redraws.py validation test train --out results/cooking_redraws.jsonl
+    python benchmarks/cooking_redraws.py --summary results/cooking_redraws.jsonl
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ def measure(splits: list[str], out: Path, limit: int | None = None) -> None:
     if out.exists():
         done = {json.loads(line)["seed"] for line in out.read_text().splitlines() if line}
     env = make_env("cooking:lag=0")
+    out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a") as fh:
         for split in splits:
             for seed in list(games.SPLITS[split])[:limit]:
@@ -61,7 +62,7 @@ def summary(path: Path) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("splits", nargs="*", default=["validation", "test", "train"])
-    ap.add_argument("--out", type=Path, default=Path("/tmp/cooking_redraws.jsonl"))
+    ap.add_argument("--out", type=Path, default=Path("results/cooking_redraws.jsonl"))
     ap.add_argument("--summary", type=Path)
     ap.add_argument("--limit", type=int, help="the first N seeds of each split only")
     a = ap.parse_args()
