@@ -92,7 +92,7 @@ def store_path(where: str) -> Path:
     return load_experiment(where).out_dir / "store.sqlite"
 
 
-def _read(where: str) -> tuple[Cells, list[dict[str, Any]], int]:
+def read_store(where: str) -> tuple[Cells, list[dict[str, Any]], int]:
     path = store_path(where)
     if not path.is_file():
         raise ConfigError(f"{path}: no store (run the experiment first)")
@@ -116,7 +116,7 @@ def evaluate_gates(plan: Plan) -> list[GateResult]:
         where = getattr(plan, split)
         if where is None:
             raise ConfigError(f"{plan.name}: gates on {split} need `{split}:` (its store)")
-        cells, _, openings = _read(where)
+        cells, _, openings = read_store(where)
         note = ""
         if split == "test":
             if not openings:
@@ -135,7 +135,7 @@ def select(plan: Plan) -> list[tuple[str, float, int]]:
     sel = plan.selection
     if sel is None or plan.validation is None:
         raise ConfigError(f"{plan.name}: selection needs `selection:` and `validation:`")
-    cells, _, _ = _read(plan.validation)
+    cells, _, _ = read_store(plan.validation)
     model = plan.readers[sel.reader] if sel.reader else None
     eps = [e for e in cells.eps if e["budget"] == sel.budget]
     got = []
@@ -158,7 +158,7 @@ def tables(
     md: list[str] = [f"## Seed 003 on the test split: {plan.name}", ""]
     files: dict[str, Path] = {}
     if plan.test is not None:
-        cells, audit, openings = _read(plan.test)
+        cells, audit, openings = read_store(plan.test)
         md.append(f"Test store: {store_path(plan.test)}; test split openings recorded: {openings}.")
         if cells.failed:
             md.append(f"Failed episodes left out: {sum(cells.failed.values())}.")
@@ -186,6 +186,9 @@ def tables(
                 md += [f"![{title}]({path.name})", ""]
     if fig4_records is not None:
         md += fig4_md(fig4(fig4_records))
+    from statelab.analysis.seed003.lagtables import lag_sections
+
+    md += lag_sections(plan)
     path = out / "seed003_tables.md"
     path.write_text("\n".join(md) + "\n")
     files["tables"] = path
@@ -196,6 +199,7 @@ __all__ = [
     "GateResult",
     "evaluate_gate",
     "evaluate_gates",
+    "read_store",
     "select",
     "store_path",
     "tables",
