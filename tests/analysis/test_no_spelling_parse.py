@@ -27,7 +27,7 @@ ALLOWED = (
     ("analysis/budget.py", 're.sub(r"[^A-Za-z0-9_.-]+"', "a file name from a family name"),
     ("run/store.py", 're.fullmatch(r"[a-z][a-z0-9_]*"', "checks an axis name for SQL"),
     ("run/provenance.py", 'spelling.partition(":")', "model specs: the model backends' grammar"),
-    ("run/provenance.py", 're.split(r"[:=?&,#]"', "looks for paths in any spelling"),
+    ("run/provenance.py", "re.split(r\"[:=?&,#]\"", "looks for paths in any spelling"),
 )
 
 
