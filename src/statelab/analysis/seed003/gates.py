@@ -15,6 +15,7 @@ from typing import Any
 
 from statelab.analysis.seed003.audit import AUDIT_TABLE
 from statelab.analysis.seed003.episodes import Cells, audit_rows, cooking_cells
+from statelab.analysis.seed003.lagtables import lag_sections
 from statelab.analysis.seed003.measures import Interval, paired_bootstrap
 from statelab.analysis.seed003.plan import Gate, Plan
 from statelab.analysis.seed003.tables import (
@@ -186,9 +187,7 @@ def tables(
                 md += [f"![{title}]({path.name})", ""]
     if fig4_records is not None:
         md += fig4_md(fig4(fig4_records))
-    from statelab.analysis.seed003.lagtables import lag_sections
-
-    md += lag_sections(plan)
+    md += lag_sections(plan, read_store, store_path)
     path = out / "seed003_tables.md"
     path.write_text("\n".join(md) + "\n")
     files["tables"] = path

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from statelab.analysis._md import md_cell
+from statelab.analysis.seed003.episodes import Cells
 from statelab.analysis.seed003.measures import (
     BOOT_SEED,
     RESAMPLES,
@@ -321,11 +322,15 @@ def tie_md(counts: Mapping[str, int]) -> list[str]:
 
 
 # -- the plan's lag tables (``statelab tables``) ---------------------------------------------
-def lag_sections(plan: Plan) -> list[str]:
+def lag_sections(
+    plan: Plan,
+    read_store: Callable[[str], tuple[Cells, list[dict[str, Any]], int]],
+    store_path: Callable[[str], Path],
+) -> list[str]:
     """Table 7, the κ contrasts, the lag grid and the tie check, as far as the plan names
-    them, each from its split's store."""
-    from statelab.analysis.seed003.gates import read_store, store_path
-
+    them, each from its store (``read_store``: cells, audit rows, openings; ``store_path``:
+    the store of an experiment config or a store path; :mod:`~statelab.analysis.seed003.
+    gates` passes its own)."""
     md: list[str] = []
     for key in ("table7", "kappa_contrasts", "lag_grid", "tie_check"):
         cfg = getattr(plan, key)
