@@ -1,5 +1,6 @@
 """Seed 003's pre-registered gates, the selection rule, and the whole analysis plan run
-(``statelab gates PLAN``, ``statelab tables PLAN``).
+(``statelab gates PLAN``, ``statelab tables PLAN``: with :mod:`~statelab.analysis.seed003.
+lagtables`).
 
 G1 gates are evaluated on the validation store; G2 gates once on the test store, and only
 when its test split was opened (``statelab open-test``): a test store with no recorded opening
@@ -153,7 +154,9 @@ def tables(
 ) -> tuple[list[str], dict[str, Path]]:
     """Tables 2 and 14, Figures 9, 10 and 4 (as far as the plan names them), from the test
     store; Figure 4 from ``fig4_records`` (:func:`statelab.train.retrain.fig4_records` of the
-    plan's score files); markdown lines and the files written."""
+    plan's score files); then Table 7, the κ contrasts, the lag grid and the a*-tie check
+    (:func:`~statelab.analysis.seed003.lagtables.lag_sections`, each from its own store);
+    markdown lines and the files written."""
     out = Path(out or plan.out)
     out.mkdir(parents=True, exist_ok=True)
     md: list[str] = [f"## Seed 003 on the test split: {plan.name}", ""]
