@@ -258,3 +258,4 @@ def test_the_writer_job_prints_the_command_and_the_served_writer(tmp_path, capsy
     assert info["writer"] == ("bounded:dssr=openai-compat:http://127.0.0.1:8000/v1"
                               "#seed003-writer-round1?thinking=off:128")  # fmt: skip
     assert f"--lora-modules seed003-writer-round1={ad.resolve()}" in info["command"]
+    assert "--port 8000 --gpu-memory-utilization 0.45 --enable-lora" in info["command"]

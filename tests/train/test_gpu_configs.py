@@ -37,6 +37,7 @@ def test_the_seed_scale_training_files_load_with_the_seeds_values():
     for r in (r1, r2):
         assert r.dagger is not None and r.dagger.iterations == 2 and r.bar == 0.8
         assert r.eval is not None and r.eval.seeds == list(range(1000, 1045))  # 45 games
+        assert r.seeds == list(range(40)) and r.dagger.seeds == list(range(40, 100))
     assert r2.dagger is not None and r2.dagger.writer == "hf:models/Qwen3-4B"  # R1's writer
 
 

@@ -87,14 +87,17 @@ def _rank(adapter: Path) -> int:
 
 
 def vllm_command(adapter: str | Path, name: str, base: str, *, served_as: str | None = None,
-                 port: int = 8000, runtime: bool = False) -> str:  # fmt: skip
+                 port: int = 8000, runtime: bool = False,
+                 memory: float | None = None) -> str:  # fmt: skip
     """The command that serves ``base`` (as ``served_as``, vLLM's ``--served-model-name``)
     with the adapter as ``name`` (``runtime``: also accepting later adapters through
-    ``/v1/load_lora_adapter``). ``base`` is what vLLM loads: a hub id or a model folder."""
+    ``/v1/load_lora_adapter``; ``memory``: the share of the GPU vLLM takes, leaving the rest
+    to in-process training). ``base`` is what vLLM loads: a hub id or a model folder."""
     where = Path(adapter).resolve()
     env = "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True " if runtime else ""
     named = ["--served-model-name", served_as] if served_as and served_as != base else []
-    parts = ["vllm", "serve", base, *named, "--port", str(port), "--enable-lora",
+    share = ["--gpu-memory-utilization", f"{memory:g}"] if memory is not None else []
+    parts = ["vllm", "serve", base, *named, "--port", str(port), *share, "--enable-lora",
              "--max-lora-rank", str(_rank(where)), "--lora-modules", f"{name}={where}"]  # fmt: skip
     return env + " ".join(shlex.quote(p) for p in parts)
 
@@ -148,7 +151,7 @@ def vllm_info(cfg: Any, adapter: Path, r: int) -> dict[str, Any]:
     name = adapter_name(cfg.name, r)
     url = cfg.serve.url if cfg.serve is not None else "http://127.0.0.1:8000/v1"
     base_name = cfg.serve.base_name if cfg.serve is not None else None
-    command = vllm_command(adapter, name, vllm_base(cfg.base_arg()), runtime=True,
+    command = vllm_command(adapter, name, vllm_base(cfg.base_arg()), runtime=True, memory=0.45,
                            served_as=base_name or cfg.base_arg())  # fmt: skip
     problems = vllm_problems(adapter)
     writer = f"bounded:dssr={served_spec(url, name)}:{cfg.budget}"
