@@ -259,3 +259,14 @@ def test_the_writer_job_prints_the_command_and_the_served_writer(tmp_path, capsy
                               "#seed003-writer-round1?thinking=off:128")  # fmt: skip
     assert f"--lora-modules seed003-writer-round1={ad.resolve()}" in info["command"]
     assert "--port 8000 --gpu-memory-utilization 0.45 --enable-lora" in info["command"]
+
+
+def test_the_base_vllm_loads_is_named_without_loading_anything(tmp_path):
+    from statelab.train.serving import vllm_base
+
+    assert vllm_base("Qwen/Qwen3-4B") == "Qwen/Qwen3-4B"  # a hub id: as it is
+    (tmp_path / "m").mkdir()
+    assert vllm_base(str(tmp_path / "m")) == str((tmp_path / "m").resolve())
+    empty = tmp_path / "round0"
+    empty.mkdir()
+    assert vllm_problems(empty)[0].startswith("no readable adapter_config.json")

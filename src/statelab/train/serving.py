@@ -52,21 +52,19 @@ def served_spec(url: str, name: str) -> str:
 
 
 def _config(adapter: Path) -> dict[str, Any]:
+    """The folder's ``adapter_config.json`` ({} when there is none or it is unreadable)."""
     try:
         got = json.loads((adapter / "adapter_config.json").read_text())
-    except (OSError, ValueError) as e:
-        why = type(e).__name__
-        raise ConfigError(f"{adapter}: no readable adapter_config.json ({why})") from None
-    if not isinstance(got, dict):
-        raise ConfigError(f"{adapter}/adapter_config.json is not an object")
-    return got
+    except (OSError, ValueError):
+        return {}
+    return got if isinstance(got, dict) else {}
 
 
 def vllm_problems(adapter: str | Path) -> list[str]:
     """What keeps vLLM from serving the adapter folder (empty: nothing)."""
     where = Path(adapter)
     cfg = _config(where)
-    out = []
+    out = [] if cfg else ["no readable adapter_config.json (vLLM reads the LoRA settings there)"]
     if not (where / "adapter_model.safetensors").is_file():
         out.append("no adapter_model.safetensors (vLLM loads the weights from it)")
     if cfg.get("peft_type", "LORA") != "LORA":
@@ -103,13 +101,21 @@ def vllm_command(adapter: str | Path, name: str, base: str, *, served_as: str | 
 
 
 def vllm_base(base: str) -> str:
-    """What vLLM loads for an ``hf:`` base argument: a hub id as it is, else the local model
-    folder the ``hf:`` backend resolves it to (a packaged GGUF: the converted folder)."""
-    from statelab.llm.transformers_backend import _HUB_ID, resolve
+    """What vLLM loads for an ``hf:`` base argument, without loading or converting anything:
+    a hub id as it is, a model folder's absolute path, and for a packaged GGUF the folder the
+    ``hf:`` backend converts it into (training has made it by then)."""
+    from statelab.llm.transformers_backend import _HUB_ID, cache_root, fingerprint, gguf_of
 
-    if _HUB_ID.fullmatch(base) and not Path(base).expanduser().exists():
-        return base
-    return str(resolve(base).resolve())
+    local = Path(base).expanduser()
+    if local.is_dir():
+        return str(local.resolve())
+    try:
+        gguf = gguf_of(base)
+    except ConfigError:
+        gguf = None
+    if gguf is not None:
+        return str(cache_root() / f"{gguf.stem}-{fingerprint(gguf)}")
+    return base if _HUB_ID.fullmatch(base) else str(local)
 
 
 async def load_adapter(url: str, name: str, adapter: str | Path, *, transport: Any = None) -> None:
