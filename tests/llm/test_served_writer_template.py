@@ -18,11 +18,13 @@ from tests.llm._standins import StandIn
 from statelab.llm import _constrain as constrain
 from statelab.llm.openai_compat import OpenAICompatLLM
 
+USER = (
+    "Goal: cook the meal.\nYou are in the kitchen. A carrot lies on the counter.\n"
+    "Commands:\n1. go north\n2. take carrot\n3. open fridge"
+)
 MSGS = [
     {"role": "system", "content": "You play a cooking game. Choose the next command."},
-    {"role": "user", "content": "Goal: cook the meal.\nYou are in the kitchen. A carrot lies "
-                                "on the counter.\nCommands:\n1. go north\n2. take carrot\n"
-                                "3. open fridge"},  # fmt: skip
+    {"role": "user", "content": USER},
 ]
 CONTS = ["1. go north", "2. take carrot", "3. open fridge", "2"]
 
