@@ -127,7 +127,9 @@ class ServerScorer:
 
     async def loaded(self) -> ChatTemplate:
         """The template, loaded once (off the event loop)."""
-        return self._loaded or await asyncio.to_thread(self._get)
+        if self._loaded is not None:
+            return self._loaded
+        return await asyncio.to_thread(self._get)
 
     def render(self, tpl: ChatTemplate, messages: list[Message]) -> str:
         """The scoring prompt: the template rendered with thinking off where it takes the

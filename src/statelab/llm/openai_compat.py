@@ -250,8 +250,9 @@ class OpenAICompatLLM(Provider):
 
     async def _probe_send(self, body: dict[str, Any]) -> constrain.ProbeReply:
         try:
-            text, _, _ = await self._post("/chat/completions", {"model": self.model, **body},
-                                          _parse_chat)  # fmt: skip
+            quiet = thinking_.server_fields(await self.thinks(), False)  # as the calls will be
+            sent = {"model": self.model, **body, **quiet}
+            text, _, _ = await self._post("/chat/completions", sent, _parse_chat)
         except ModelServerError as e:  # a refusal of the form; anything else fails the call
             if e.kind == "http" and e.status is not None and e.status != 429:
                 return constrain.ProbeReply(None, e.status)
