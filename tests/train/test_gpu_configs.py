@@ -135,3 +135,14 @@ def test_the_gpu_extra_is_the_train_extra_with_pypis_torch():
         "optional-dependencies"]  # fmt: skip
     assert extras["train"][0] == "torch==2.13.0+cpu" and extras["gpu"][0] == "torch==2.13.0"
     assert extras["gpu"][1:] == extras["train"][1:]
+
+
+def test_epochs_replace_steps_and_batches_accumulate(tmp_path):
+    from statelab.train.trainers import Hyper, _common
+
+    by_steps = _common(Hyper(steps=6), tmp_path)
+    assert by_steps["max_steps"] == 6 and "num_train_epochs" not in by_steps
+    assert by_steps["gradient_accumulation_steps"] == 1
+    by_epochs = _common(Hyper(epochs=2, batch_size=4, grad_accum=2), tmp_path)
+    assert by_epochs["max_steps"] == -1 and by_epochs["num_train_epochs"] == 2
+    assert by_epochs["per_device_train_batch_size"] * by_epochs["gradient_accumulation_steps"] == 8
