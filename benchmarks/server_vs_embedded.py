@@ -236,7 +236,8 @@ def main() -> None:
         print(f"{side}: {r}", file=sys.stderr)
     # read back at the end: the two sides may run as two processes at once (--sides)
     record: dict[str, Any] = json.loads(args.json.read_text()) if args.json.exists() else {}
-    record["setup"] = setup
+    if args.sides or "setup" not in record:  # a compare-only run keeps the players' setup
+        record["setup"] = setup
     record.setdefault("sides", {})
     for done in sorted(args.out.glob("*.json")):
         record["sides"][done.stem] = json.loads(done.read_text())
