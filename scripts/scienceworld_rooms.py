@@ -16,6 +16,7 @@ its room prior.
 
     PYTHONPATH=src python scripts/scienceworld_rooms.py            # every variation, 2 JVMs
     PYTHONPATH=src python scripts/scienceworld_rooms.py --check 3  # compare 3 per task
+    PYTHONPATH=src python scripts/scienceworld_rooms.py --from-worlds W.jsonl  # from --worlds W
 
 It starts at most two simulators (JVMs, about 300 MB each) and takes about 15 minutes.
 """
@@ -142,8 +143,18 @@ def main(argv: list[str] | None = None) -> int:
         "--worlds", type=Path, default=None, help="also write every world and its task (jsonl)"
     )
     ap.add_argument("--out", type=Path, default=ROOM_TABLE)
+    ap.add_argument(
+        "--from-worlds", type=Path, default=None, help="rebuild from a --worlds file (no loads)"
+    )
     args = ap.parse_args(argv)
-    worlds = derive(args.workers, args.check)
+    if args.from_worlds:  # the forms re-read from each task description
+        worlds = []
+        for line in args.from_worlds.read_text().splitlines():
+            w = json.loads(line)
+            w["form"] = parse_goal(w["desc"]).form
+            worlds.append((w.pop("task"), w.pop("variation"), w))
+    else:
+        worlds = derive(args.workers, args.check)
     if args.worlds:
         with args.worlds.open("w") as f:
             for t, v, world in worlds:

@@ -15,7 +15,8 @@ from statelab.core import Observation
 from statelab.facts import TextFacts
 from statelab.worldmodels.adapters import adapter_for
 from statelab.worldmodels.adapters._scienceworld_belief import type_matches
-from statelab.worldmodels.adapters._scienceworld_rooms import candidate_rooms
+from statelab.worldmodels.adapters._scienceworld_rooms import ROOMS, candidate_rooms
+from statelab.worldmodels.adapters._scienceworld_text import parse_goal
 from statelab.worldmodels.adapters.scienceworld import CANNOT_HELP, ScienceWorldAdapter
 from statelab.worldmodels.belief import INVENTORY
 
@@ -102,10 +103,12 @@ def test_a_put_down_leaves_the_belief_at_the_inventory_until_a_look_around_lists
 
 
 def test_a_target_the_table_does_not_know_gets_no_help_though_it_is_tracked():
-    assert candidate_rooms("non-living thing", "find") == ()
-    p = _Play("Your task is to find a(n) non-living thing. First, focus on the thing.")
-    assert "non-living thing" in p.ad.beliefs()
-    assert p.where("non-living thing") == CANNOT_HELP
+    assert candidate_rooms("unicorn", "find") == ()
+    p = _Play("Your task is to find a(n) unicorn. First, focus on the thing.")
+    assert "unicorn" in p.ad.beliefs()
+    assert p.where("unicorn") == CANNOT_HELP
+    # the find task's category the table derives (no object is called it): every room
+    assert candidate_rooms("non-living thing", "find") == ROOMS
 
 
 def test_a_look_around_outside_searches_nothing():
@@ -169,3 +172,17 @@ def test_a_stated_room_the_table_alone_gives_reads_090():
     p = _Play(goal)
     assert p.ad.parsed.named == {"thermometer": "kitchen"}
     assert p.where("thermometer") == "thermometer is most likely in: kitchen (0.90)."
+
+
+def test_a_target_with_a_title_is_read_whole():
+    book = (
+        "Your task is to determine if book (The Foundations of the Origin of Species) is "
+        "electrically conductive. The book (The Foundations of the Origin of Species) is "
+        "located around the workshop. First, focus on the book."
+    )
+    goal = parse_goal(book)
+    assert (goal.target, goal.room, goal.form) == (
+        "book (the foundations of the origin of species)",
+        "workshop",
+        "conductivity",
+    )

@@ -39,7 +39,7 @@ _TARGET: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("power", re.compile(r"^Your task is to turn on the ([\w -]+?)(?: by |\.)")),
     ("chemistry", re.compile(r"^Your task is to use chemistry to create the substance '([^']+)'")),
     ("paint", re.compile(r"^Your task is to use chemistry to create ([\w -]+? paint)\.")),
-    ("conductivity", re.compile(r"^Your task is to determine if ([\w -]+?) is electrically")),
+    ("conductivity", re.compile(r"^Your task is to determine if (.+?) is electrically")),
 )
 # -- the rooms a task text states (the authors' reading) ----------------------------------------
 #: a room the text names, in the order tried: (pattern, its room group is 1)
