@@ -6,7 +6,9 @@ simplifications), reads the simulator's object tree (``getObjectTree``: the worl
 builder made, before any move) and records, for each object under each of the ten rooms (at
 any depth: on a table, in a cupboard, in a pot), every name the parser knows it by
 (``getAllObjectIdsTypesReferentsLUTJSON``: 'apple seed', 'plant', 'living thing' for a seed;
-names that start with a device part left out) and the room it starts in. The table written is
+names that start with a device part left out; an object that is no 'living thing' is also a
+'non-living thing', the find task's category that no object is called) and the room it starts
+in. The table written is
 ``{form: {name: [rooms]}}``: per task form (the family of tasks a description's opening
 names: boil, melt, freeze and change-state are "state") and over every task (``"*"``), the
 union over the variations, rooms in the adapter's order; the seed-004 world model reads it as
@@ -14,6 +16,7 @@ its room prior.
 
     PYTHONPATH=src python scripts/scienceworld_rooms.py            # every variation, 2 JVMs
     PYTHONPATH=src python scripts/scienceworld_rooms.py --check 3  # compare 3 per task
+    PYTHONPATH=src python scripts/scienceworld_rooms.py --from-worlds W.jsonl  # from --worlds W
 
 It starts at most two simulators (JVMs, about 300 MB each) and takes about 15 minutes.
 """
@@ -35,6 +38,8 @@ from statelab.envs.scienceworld import DEFAULT_SIMPLIFY, TASKS, simplifications
 from statelab.worldmodels.adapters._scienceworld_rooms import ALL, ROOM_TABLE, ROOMS
 from statelab.worldmodels.adapters._scienceworld_text import parse_goal
 
+#: the category every organism answers to, and the one the package names no object by
+LIVING, NON_LIVING = "living thing", "non-living thing"
 #: parts of devices (wires' ends, a battery's poles), not things an agent looks for
 _PARTS = re.compile(r"\b(?:terminal|anode|cathode)\b|\bcontaining\b")
 
@@ -64,11 +69,12 @@ def referents(lut: dict[str, Any], uuid: str) -> set[str]:
 
 
 def starting_rooms(sim: server.Simulator, task: str, var: int, tmp: str) -> dict[str, Any]:
-    """{room: sorted names of the objects in it} of one variation's starting world, and its
-    task form under ``"form"``."""
+    """{room: sorted names of the objects in it} of one variation's starting world (under
+    ``"rooms"``), its task form (``"form"``) and task description (``"desc"``)."""
     flags = simplifications(task, DEFAULT_SIMPLIFY.get(task, "anchor"))
     sim.load(task, var, flags, gold=False)
-    form = parse_goal(sim.task_description()).form
+    desc = sim.task_description().strip()
+    form = parse_goal(desc).form
     msg = sim.server.getObjectTree(tmp)
     if msg:
         raise RuntimeError(str(msg))
@@ -79,9 +85,12 @@ def starting_rooms(sim: server.Simulator, task: str, var: int, tmp: str) -> dict
         if child.get("name") in ROOMS:
             names: set[str] = set()
             for uuid in uuids_in(child):
-                names |= referents(lut, uuid)
+                known = referents(lut, uuid)
+                if known and LIVING not in known:
+                    known.add(NON_LIVING)  # the find task's category, a name no object has
+                names |= known
             rooms[child["name"]] = sorted(names)
-    return {"form": form, "rooms": rooms}
+    return {"form": form, "desc": desc, "rooms": rooms}
 
 
 def _work(jobs: list[tuple[str, int]]) -> list[tuple[str, int, dict[str, list[str]]]]:
@@ -130,10 +139,22 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--workers", type=int, default=2, choices=(1, 2))
     ap.add_argument("--check", type=int, default=None, metavar="N")
-    ap.add_argument("--worlds", type=Path, default=None, help="also write every world (jsonl)")
+    ap.add_argument(
+        "--worlds", type=Path, default=None, help="also write every world and its task (jsonl)"
+    )
     ap.add_argument("--out", type=Path, default=ROOM_TABLE)
+    ap.add_argument(
+        "--from-worlds", type=Path, default=None, help="rebuild from a --worlds file (no loads)"
+    )
     args = ap.parse_args(argv)
-    worlds = derive(args.workers, args.check)
+    if args.from_worlds:  # the forms re-read from each task description
+        worlds = []
+        for line in args.from_worlds.read_text().splitlines():
+            w = json.loads(line)
+            w["form"] = parse_goal(w["desc"]).form
+            worlds.append((w.pop("task"), w.pop("variation"), w))
+    else:
+        worlds = derive(args.workers, args.check)
     if args.worlds:
         with args.worlds.open("w") as f:
             for t, v, world in worlds:

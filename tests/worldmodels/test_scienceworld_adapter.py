@@ -79,24 +79,20 @@ def test_referents_and_nesting_are_read_from_the_listing():
 
 def test_the_goal_names_the_target_and_the_rooms_the_task_text_gives():
     # the measuring tasks' first object to find is the thermometer (the authors' target)
+    # the subjects the text places, in its own words (the authors' reading): "boxes"
     assert parse_goal(GOAL) == Goal(
-        "thermometer",
-        None,
-        {"yellow box": "bathroom", "purple box": "bathroom", "unknown substance b": "kitchen"},
-        "measure",
+        "thermometer", None, {"unknown substance b": "kitchen", "boxes": "bathroom"}, "measure"
     )
     find = "Your task is to find a(n) animal. First, focus on the thing. Then, move it to the "
-    assert parse_goal(find + "orange box in the living room.") == Goal(
-        "animal", None, {"orange box": "living room"}, "find"
-    )
+    assert parse_goal(find + "orange box in the living room.") == Goal("animal", None, {}, "find")
     grow = "Your task is to grow a orange plant from seed. Seeds can be found in the bathroom."
-    assert parse_goal(grow) == Goal("orange plant", "bathroom", {"seed": "bathroom"}, "grow")
+    assert parse_goal(grow) == Goal("orange plant", "bathroom", {"seeds": "bathroom"}, "grow")
     fruit = (
         "Your task is to grow a banana. This will require growing several plants, and them "
         "being crossing-pollinated to produce fruit. Seeds can be found in the kitchen. To "
         "complete the task, focus on the banana."
     )
-    assert parse_goal(fruit) == Goal("banana", "kitchen", {"seed": "kitchen"}, "grow")
+    assert parse_goal(fruit) == Goal("banana", "kitchen", {"seeds": "kitchen"}, "grow")
     assert parse_goal("Your task is to boil lead. First, focus on the substance.") == Goal(
         "lead", None, {}, "state"
     )
@@ -104,14 +100,18 @@ def test_the_goal_names_the_target_and_the_rooms_the_task_text_gives():
         "Your task is to focus on the life stages of the apple plant, starting from earliest "
         "to latest. The plants are located in the outside."
     )
-    assert parse_goal(stages) == Goal("apple plant", "outside", {"plant": "outside"}, "stages")
+    assert parse_goal(stages) == Goal("apple plant", "outside", {"plants": "outside"}, "stages")
     salt = (
         "Your task is to determine if sodium chloride is electrically conductive. The sodium "
         "chloride is located around the workshop. First, focus on the sodium chloride."
     )
-    assert parse_goal(salt).target == "sodium chloride" and parse_goal(salt).room == "workshop"
+    assert parse_goal(salt) == Goal(
+        "sodium chloride", "workshop", {"sodium chloride": "workshop"}, "conductivity"
+    )
     life = "Your task is to find the animal with the longest life span. The animals are in the "
-    assert parse_goal(life + "'outside' location.").room == "outside"
+    assert parse_goal(life + "'outside' location.") == Goal(
+        "animal", "outside", {"animals": "outside"}, "lifespan"
+    )
     motor = "Your task is to turn on the electric motor. First, focus on the electric motor."
     assert parse_goal(motor) == Goal("electric motor", None, {}, "power")
 
@@ -167,10 +167,11 @@ def test_absence_renormalises_a_sighting_collapses_and_carrying_is_the_inventory
     ad.update("teleport to workshop", _obs("You teleport to the workshop.", "workshop"), True)
     ad.update("look around", _obs(workshop, "workshop"), True)
     assert ad.beliefs()["unknown substance b"].dist == (("workshop", 1.0),)
+    # the wire was listed on the table (no pick-up seen): the table, whatever was put down
     down = "You move the wire to the workshop."
     ad.update("put down wire", _obs(down, "workshop"), True)
     assert ad.answer("where is wire", "belief", random.Random(0)) == (
-        "wire is most likely in: workshop (1.00)."
+        "wire is in the workshop, in the table."
     )
     got = "You move the unknown substance B to the inventory."
     ad.update("pick up unknown substance B", _obs(got, "workshop", ["a unknown substance B"]), True)
@@ -183,7 +184,9 @@ def test_absence_renormalises_a_sighting_collapses_and_carrying_is_the_inventory
         "unknown substance b has been observed at: inventory."
     )
     assert ad.answer("what is in counter", "belief", rng) == "counter contains: bowl, drawer."
-    assert ad.answer("what is in bowl", "belief", rng) == "bowl contains: red apple."
+    # a bowl's "(containing ...)" places its items, but only an "On/In the X is:" line or a
+    # look in makes the bowl a known container (the authors' reading)
+    assert ad.answer("what is in bowl", "belief", rng) == "bowl has not been searched yet."
     assert ad.answer("where is red apple", "memory", rng) == (
         "red apple has been observed at: kitchen (in the bowl)."
     )
@@ -192,15 +195,15 @@ def test_absence_renormalises_a_sighting_collapses_and_carrying_is_the_inventory
     )
 
 
-def test_a_closed_container_keeps_the_room_possible():
+def test_a_closed_container_rules_the_room_out_as_the_authors_do():
+    # the anchor opens every container; a closed one does not keep its room possible
     ad = _adapter()
     closed = (
         "This room is called the kitchen. In it, you see: \n"
         "\ta fridge. The fridge door is closed. \n\tthe agent\n"
     )
     ad.update("look around", _obs(closed, "kitchen"), True)
-    k = len(_others("unknown substance b", "kitchen", "measure"))
-    assert ad.beliefs()["unknown substance b"].prob("kitchen") == pytest.approx(0.9 / (1 - 0.1 / k))
+    assert ad.beliefs()["unknown substance b"].prob("kitchen") == 0.0
 
 
 def test_queries_in_the_anchors_wording():
@@ -234,21 +237,28 @@ def test_queries_in_the_anchors_wording():
     assert ad.answer("where is glass cup", "memory", rng) == (
         "glass cup has been observed at: bathroom."
     )
-    assert ad.answer("where is water", "belief", rng) == "water is in the bathroom, in the toilet."
+    # listed in the toilet and in the glass cup: the inline listing is read last and wins
+    assert ad.answer("where is water", "belief", rng) == (
+        "water is in the bathroom, in the glass cup."
+    )
+    # the authors' listing: no air, and the toilet's trailing clause read as an item
     assert ad.answer("what is in bathroom", "belief", rng) == (
-        "bathroom contains: air, bathtub, drain, glass cup, picture, toilet, water."
+        "bathroom contains: bathtub, drain, glass cup, picture, toilet, water, which is open."
     )
     assert ad.answer("what is in kitchen", "belief", rng) == "kitchen has not been searched yet."
     assert ad.answer("searched bathroom", "belief", rng) == "bathroom: searched."
     assert ad.answer("searched kitchen", "belief", rng) == "kitchen: not searched yet."
-    ad.update(
-        "focus on glass cup",
-        _obs("You focus on the glass cup.", inventory=["a metal pot (containing nothing)"]),
-        True,
-    )
+    # the inventory is what the agent was seen to pick up; a carried container seen with
+    # its contents shows them
+    ad.update("pick up glass cup", _obs("You move the glass cup to the inventory."), True)
+    ad.update("pick up metal pot", _obs("You move the metal pot to the inventory."), True)
+    ad.update("focus on glass cup", _obs("You focus on the glass cup."), True)
     assert ad.answer("state", "belief", rng) == (
-        "You are in the bathroom, holding metal pot (containing nothing). "
-        "Focused on: glass cup. Searched rooms: bathroom."
+        "You are in the bathroom, holding glass cup (containing water), metal pot, focused on "
+        "glass cup. Rooms searched: bathroom."
+    )
+    assert ad.answer("where is glass cup", "belief", rng) == (
+        "glass cup is most likely in: inventory (1.00)."
     )
     assert "query where is unknown substance b" in [f"query {f}" for f in ad.query_forms()]
 
@@ -316,7 +326,10 @@ def _belief_follows_the_expert(task, seed):
         while True:
             truth = _true_rooms(env)
             for otype, b in ad.beliefs().items():
-                assert sum(p for _, p in b.dist) == pytest.approx(1.0)
+                # 0.90 alone: a stated room that the table alone gives (the authors' prior)
+                assert 0 < sum(p for _, p in b.dist) <= 1 + 1e-9
+                if b.located_at == INVENTORY and not ad.state.carried(otype):
+                    continue  # put down: the authors' belief stays there until it is listed
                 rooms = set().union(*(v for r, v in truth.items() if matches(otype, r)))
                 if rooms:
                     checked += 1

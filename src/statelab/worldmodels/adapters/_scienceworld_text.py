@@ -5,10 +5,13 @@ The target of a task (:func:`parse_goal`) is the first object the agent has to f
 authors' world model keys its belief: the substance to boil, melt, freeze or change; the
 organism or category to find, grow or stage ("animal", "living thing", "apple plant",
 "banana"); the thermometer the measuring tasks focus on first; the component to turn on; the
-substance to create; the material to test. The room the task names for it: "The X is
-located around the R", "which is located around the R", "The plants/animals are located in
-the R" / "are in the 'R' location" (the organisms of the life-stage and lifespan tasks) and
-"Seeds can be found in the R" (the seeds of the grow tasks, the target's first form).
+substance to create; the material to test.
+
+The room the task names for the target and the other subjects it places are read as the
+authors' world model reads them (:func:`named_room`, :func:`stated_rooms`): "The X is
+located around the R", "X, which is located around the R", "The animals are in the 'R'
+location", "Seeds can be found in the R"; a subject in the words the text uses ("seeds",
+"animals", "boxes", "unknown substance b"), not its singular.
 """
 
 from __future__ import annotations
@@ -18,24 +21,11 @@ from dataclasses import dataclass, field
 
 from statelab.worldmodels.adapters._scienceworld_rooms import ROOMS
 
-_ROOM = "|".join(re.escape(r) for r in ROOMS)
 _ARTICLE = re.compile(r"^(?:a|an|the|some)\s+", re.IGNORECASE)
 _NUMBER = re.compile(r"^\d+\s+")
 _INSIDE = re.compile(r"\b(?:In|On) the (.+?) is: (.*)$")
 _CONTAINING = re.compile(r"\(containing ((?:[^()]|\([^()]*\))*)\)")
 
-#: what a task text places in a room, read in order: (pattern, group of the type, of the room)
-_NAMED: tuple[tuple[re.Pattern[str], int, int], ...] = (
-    (re.compile(rf"move it to the ([\w -]+?) in the ({_ROOM})\b"), 1, 2),
-    (re.compile(rf"The ([\w -]+?) is located around the ({_ROOM})\b"), 1, 2),
-    (re.compile(rf"of ([\w -]+?), which is located around the ({_ROOM})\b"), 1, 2),
-    (re.compile(rf"(\w+?)s can be found in the ({_ROOM})\b"), 1, 2),
-    (re.compile(rf"The (plant|animal)s are located (?:around the |in the )?({_ROOM})\b"), 1, 2),
-    (re.compile(rf"The (plant|animal)s are in the '({_ROOM})' location"), 1, 2),
-    (re.compile(rf"(recipe) and some of the ingredients might be found near the ({_ROOM})"), 1, 2),
-)
-_BOXES = re.compile(rf"The boxes are located around the ({_ROOM})\b")
-_BOX = re.compile(r"\bthe ((?:\w+[- ])?\w+ box)\b")
 #: the target, by task form (first match wins): (form, pattern); a form is a family of tasks
 #: whose worlds the package builds alike (boil, melt, freeze and change-state are "state")
 _TARGET: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -49,10 +39,40 @@ _TARGET: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("power", re.compile(r"^Your task is to turn on the ([\w -]+?)(?: by |\.)")),
     ("chemistry", re.compile(r"^Your task is to use chemistry to create the substance '([^']+)'")),
     ("paint", re.compile(r"^Your task is to use chemistry to create ([\w -]+? paint)\.")),
-    ("conductivity", re.compile(r"^Your task is to determine if ([\w -]+?) is electrically")),
+    ("conductivity", re.compile(r"^Your task is to determine if (.+?) is electrically")),
 )
-#: the plural subjects whose room is the target's: the organisms, the seeds
-_TARGET_KIND = ("plant", "animal", "seed")
+# -- the rooms a task text states (the authors' reading) ----------------------------------------
+#: a room the text names, in the order tried: (pattern, its room group is 1)
+_ROOM_NAMED = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"located (?:around|in|near)?\s*(?:the\s+)?(.+?)[.,]",
+        r"can be found (?:in|near|around)\s+(?:the\s+)?(.+?)[.,]",
+        r"are in the '?(.+?)'? location",
+        r"is (?:around|in|near)\s+(?:the\s+)?(.+?)[.,]",
+    )
+)
+_ROOM_TRIGGER = re.compile(r"\b(located|can be found|are in the|is (?:around|in|near))\b", re.I)
+#: subject -> room sentences: (pattern: group 1 the subject, group 2 the room)
+_SUBJECT_ROOM = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"(?:the\s+)?([\w ]+?)\s+are in the '?([\w ]+?)'? location",
+        r"(?:the\s+)?([\w ]+?),?\s+which is located (?:around|in|near)?\s*(?:the\s+)?([\w ]+?)[.,]",
+        r"(?:the\s+)?([\w ]+?)\s+(?:is|are) located (?:around|in|near)?\s*(?:the\s+)?([\w ]+?)[.,]",
+        r"(?:the\s+)?([\w ]+?)\s+can be found (?:in|near|around)\s+(?:the\s+)?([\w ]+?)[.,]",
+        r"(?:the\s+)?([\w ]+?)\s+(?:is|are) (?:around|in|near)\s+(?:the\s+)?([\w ]+?)[.,]",
+    )
+)
+#: words a stated subject starts after (the last one wins: "... temperature of unknown
+#: substance b" -> "unknown substance b"), and subjects that name nothing
+_SUBJECT_AFTER = frozenset({
+    "of", "on", "is", "are", "measure", "temperature", "melting", "point", "the", "your",
+    "task", "to", "find", "determine",
+})  # fmt: skip
+_NO_SUBJECT = frozenset({
+    "it", "they", "them", "this", "that", "which", "object", "objects", "target", "task",
+})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -111,9 +131,58 @@ def parse_item(line: str) -> tuple[str, list[tuple[str, list[str]]]]:
     return name, nested
 
 
+def _clean(text: str) -> str:
+    """A phrase of the task text as a type: lower case, no leading article."""
+    t = re.sub(r"^(?:a\(n\)|a|an|the|some)\s+", "", text.strip().lower())
+    return " ".join(t.split()).strip(" .,")
+
+
+def named_room(text: str, target: str) -> str | None:
+    """The room the task text names for ``target`` (the prior's point mass): the first
+    location phrase of each form (:data:`_ROOM_NAMED`, in order) that names a room and whose
+    subject (the 60 characters before its trigger) has a word of the target's longer than two
+    letters, or "seed"."""
+    text = " ".join(text.replace("Task Description:", "").split())
+    words = [w for w in target.split() if len(w) > 2]
+    for pat in _ROOM_NAMED:
+        m = pat.search(text)
+        if not m:
+            continue
+        room = m.group(1).strip().lower().strip("'\"")
+        if room not in ROOMS:
+            continue
+        trig = _ROOM_TRIGGER.search(text, 0, m.start() + 1) or _ROOM_TRIGGER.search(text)
+        at = trig.start() if trig else m.start()
+        subject = text[max(0, at - 60) : at].lower()
+        if (any(w in subject for w in words) if words else True) or "seed" in subject:
+            return room
+    return None
+
+
+def stated_rooms(text: str) -> dict[str, str]:
+    """Every subject the task text places in a room, in its own words ({"seeds":
+    "bathroom"}, {"unknown substance b": "kitchen", "boxes": "kitchen"}): the sentences of
+    :data:`_SUBJECT_ROOM`, the subject cut after its last :data:`_SUBJECT_AFTER` word; the
+    first room stated for a subject wins."""
+    text = " ".join(text.replace("Task Description:", "").split())
+    out: dict[str, str] = {}
+    for pat in _SUBJECT_ROOM:
+        for m in pat.finditer(text):
+            subject, room = _clean(m.group(1)), m.group(2).strip().lower().strip("'\"")
+            if room not in ROOMS or not subject:
+                continue
+            words = subject.split()
+            cut = max((i + 1 for i, w in enumerate(words) if w in _SUBJECT_AFTER), default=0)
+            subject = " ".join(words[cut:]).strip()
+            if subject and subject not in _NO_SUBJECT:
+                out.setdefault(subject, room)
+    return out
+
+
 def parse_goal(text: str) -> Goal:
-    """The task description's target, the room it names for the target, and every type it
-    places in a room (module docstring)."""
+    """The task description's target, the room it names for the target
+    (:func:`named_room`), every subject it places in a room (:func:`stated_rooms`) and its
+    form."""
     text = " ".join(text.split())
     target, form = "", ""
     for name, pat in _TARGET:
@@ -121,18 +190,8 @@ def parse_goal(text: str) -> Goal:
         if m:
             target, form = m.group(1).strip().lower(), name
             break
-    named: dict[str, str] = {}
-    for pat, g_type, g_room in _NAMED:
-        for m in pat.finditer(text):
-            named.setdefault(m.group(g_type).strip().lower(), m.group(g_room))
-    m = _BOXES.search(text)
-    if m:
-        for box in _BOX.findall(text):
-            named.setdefault(box.lower(), m.group(1))
-    room = named.get(target)
-    if room is None and target:
-        room = next((named[k] for k in _TARGET_KIND if k in named), None)
-    return Goal(target, room, named, form)
+    room = named_room(text, target) if target else None
+    return Goal(target, room, stated_rooms(text), form)
 
 
 def matches(otype: str, name: str) -> bool:
