@@ -129,7 +129,9 @@ async def _score(
         if k in chosen:
             meta = json.loads(metas.get(step.t) or "{}")
             stored = decision_loss(meta.get("logprobs") or {}, targets[k].a_star)
-            point = await _point(manual, ctx, step, targets[k].a_star, fstate, budget,
+            a_star = targets[k].a_star
+            assert a_star is not None  # chosen points have one
+            point = await _point(manual, ctx, step, a_star, fstate, budget,
                                  oracle_mem, reader, opts, stored, own)  # fmt: skip
             save({**base, "t": step.t, "k": k, **point})
         if k >= max(chosen, default=-1):

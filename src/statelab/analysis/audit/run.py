@@ -116,7 +116,7 @@ def audit_experiment(
             models[spec] = make_llm(spec, cache=exp.cache)
         return models[spec]
 
-    out = {"episodes": 0, "points": 0, "skipped": {}, "failed": []}
+    out: dict[str, Any] = {"episodes": 0, "points": 0, "skipped": {}, "failed": []}
     try:
         say(plan_cost(st, points, samples, relevance).line())
         finished = {(r["run"], int(r["seed"]), r["reader"])
