@@ -137,3 +137,37 @@ def test_kappa_is_positive_exactly_where_the_summary_dropped_the_fact(tmp_path, 
             assert r["rel_gain"] == pytest.approx(unsure - sure)
     assert dropped == [k for k in range(2, len(renders)) if k not in KEPT]
     assert dropped  # the constructed episode has dropping points
+
+
+def test_the_report_prints_the_audit_and_the_written_states_accuracy(tmp_path):
+    """The report's audit section shows κ as recomputed from the stored points (game-
+    clustered interval), and the state-accuracy section scores the summary run's memory."""
+    from statelab.analysis.audit import POINTS_TABLE, audit_experiment
+    from statelab.analysis.audit.stateacc import text_accuracy, written_state_accuracy
+    from statelab.analysis.reporting import make_report
+    from statelab.analysis.seed003.measures import clustered_bootstrap
+    from statelab.run.store import Store
+
+    pytest.importorskip("textworld")
+    exp, world, _ = _stored(tmp_path, "household", 3, 6)
+    audit_experiment(exp, llm=world, points=99, how="first", samples=2, say=lambda s: None)
+    path = exp.out_dir / "store.sqlite"
+    st = Store(path, readonly=True)
+    try:
+        pts = st.rows(POINTS_TABLE)
+        acc = written_state_accuracy(st)
+        steps = st.table("steps", ["run", "seed", "t", "memory", "gold"])
+    finally:
+        st.close()
+    kappas = {1: [float(p["kappa"]) for p in pts if p["kappa"] is not None]}
+    want = clustered_bootstrap(kappas).text()
+    md = make_report(path, tmp_path / "report").markdown
+    section = md.split("## Decision sufficiency (statelab audit)")[1].split("\n### ")[0]
+    (line,) = [ln for ln in section.splitlines() if ln.startswith("| household |")]
+    assert want in line
+    # the summary run writes its memory: scored against the tracked truth, as text_accuracy
+    (row,) = acc.to_dict("records")
+    per = text_accuracy(steps[steps["gold"].notna()], "memory")
+    assert row["source"] == "memory" and row["scored"] == int(per["scored"].sum())
+    assert row["accuracy"] == pytest.approx(float(per["accuracy"].mean()))
+    assert "## State accuracy of written states" in md
