@@ -73,5 +73,4 @@ def report_section(name: str, order: int) -> Callable[[Section], Section]:
 
 def ordered() -> list[Registered]:
     """The registered sections in report order (ties: by name)."""
-    import statelab.analysis.audit.tables  # noqa: F401 - registers the audit's sections
     return sorted(SECTIONS.values(), key=lambda r: (r.order, r.name))
