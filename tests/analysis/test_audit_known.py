@@ -149,9 +149,24 @@ def test_the_report_prints_the_audit_and_the_written_states_accuracy(tmp_path):
     from statelab.run.store import Store
 
     pytest.importorskip("textworld")
-    exp, world, _ = _stored(tmp_path, "household", 3, 6)
-    audit_experiment(exp, llm=world, points=99, how="first", samples=2, say=lambda s: None)
+    from statelab.analysis.audit import plan_cost
+
+    exp, world, renders = _stored(tmp_path, "household", 3, 6)
     path = exp.out_dir / "store.sqlite"
+    st = Store(path, readonly=True)
+    before = plan_cost(st, 99, 2, False, "constructed-world")
+    st.close()
+    n = len(renders)  # one episode: every step a point, 3 + 2 scorings and 2 samples each
+    assert (before.episodes, before.points, before.scorings, before.completions) == (
+        1, n, 5 * n, 2 * n)  # fmt: skip
+    printed: list[str] = []
+    audit_experiment(exp, llm=world, reader="constructed-world", points=99, how="first",
+                     samples=2, say=printed.append)  # fmt: skip
+    assert printed == [before.line()]
+    st = Store(path, readonly=True)
+    after = plan_cost(st, 99, 2, False, "constructed-world")
+    st.close()
+    assert (after.episodes, after.points) == (0, 0)  # nothing left: a rerun scores nothing
     st = Store(path, readonly=True)
     try:
         pts = st.rows(POINTS_TABLE)

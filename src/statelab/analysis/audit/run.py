@@ -67,16 +67,29 @@ def _targets(st: Store) -> list[tuple[str, int, str, set[str]]]:
     return sorted(out, key=lambda x: (x[0], x[1]))
 
 
-def plan_cost(st: Store, points: int, samples: int, relevance: bool) -> Cost:
-    """The most an audit of ``st`` scores: per point 3 scorings ((a), (b), (c)) and
-    ``samples`` compressions each scored, plus one scoring per past step with
-    ``relevance``; tokens from the stored prompts (the full history's, the largest, taken
-    as the episode's prompt tokens so far)."""
-    eps = _targets(st)
+def plan_cost(
+    st: Store,
+    points: int,
+    samples: int,
+    relevance: bool,
+    reader: str | None = None,
+) -> Cost:
+    """The most an audit of ``st`` still scores (episodes finished and points stored by the
+    same reader left out): per point 3 scorings ((a), (b), (c)) and ``samples``
+    compressions each scored, plus one scoring per past step with ``relevance``; tokens from
+    the stored prompts (twice the episode's mean prompt per scoring)."""
+    finished = {(r["run"], int(r["seed"]), r["reader"])
+                for r in st.rows(EPISODES_TABLE, ["run", "seed", "reader", "error"])
+                if r["error"] is None}  # fmt: skip
+    stored: dict[tuple[str, int, str], int] = {}
+    for r in st.rows(POINTS_TABLE, ["run", "seed", "reader"]):
+        key = (r["run"], int(r["seed"]), r["reader"])
+        stored[key] = stored.get(key, 0) + 1
+    eps = [e for e in _targets(st) if (e[0], e[1], reader or e[2]) not in finished]
     n_points = scorings = completions = tokens = 0
-    for run, seed, _model, _tags in eps:
+    for run, seed, model, _tags in eps:
         steps = st.episode_steps(run, seed, 0, ["t", "agent_in"])
-        n = min(points, len(steps))
+        n = max(0, min(points, len(steps)) - stored.get((run, seed, reader or model), 0))
         per = 3 + samples + (len(steps) // 2 if relevance else 0)
         mean_in = sum(int(s["agent_in"] or 0) for s in steps) / max(1, len(steps))
         n_points += n
@@ -118,10 +131,10 @@ def audit_experiment(
 
     out: dict[str, Any] = {"episodes": 0, "points": 0, "skipped": {}, "failed": []}
     try:
-        say(plan_cost(st, points, samples, relevance).line())
+        say(plan_cost(st, points, samples, relevance, reader).line())
         finished = {(r["run"], int(r["seed"]), r["reader"])
-                    for r in st.rows(EPISODES_TABLE, ["run", "seed", "reader"])
-                    if r.get("error") is None}  # fmt: skip
+                    for r in st.rows(EPISODES_TABLE, ["run", "seed", "reader", "error"])
+                    if r["error"] is None}  # fmt: skip
         done = {(r["run"], int(r["seed"]), int(r["t"]), r["reader"])
                 for r in st.rows(POINTS_TABLE, ["run", "seed", "t", "reader"])}  # fmt: skip
         for run, seed, acting, _tags in _targets(st):
