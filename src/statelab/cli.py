@@ -537,6 +537,9 @@ def audit(
     points: Annotated[int, typer.Option(help="decision points per episode at most")] = 8,
     relevance: Annotated[bool, typer.Option(help="also leave-one-chunk-out lag")] = False,
     samples: Annotated[int, typer.Option(help="hindsight compressions per point")] = 8,
+    max_budget: Annotated[
+        int, typer.Option(help="general: no read-time oracle for unbudgeted states over this")
+    ] = 256,
     model: Annotated[
         str | None,
         typer.Option("--reader", "--model", help="reader model (default: each run's own)"),
@@ -577,8 +580,8 @@ def audit(
             from statelab.analysis.audit import audit_experiment as audit_any
 
             got = audit_any(exp, reader=model, points=points, how=sample, relevance=relevance,
-                            samples=samples, open_test=open_test, force=force,
-                            say=typer.echo)  # fmt: skip
+                            samples=samples, max_budget=max_budget, open_test=open_test,
+                            force=force, say=typer.echo)  # fmt: skip
             skips = ", ".join(f"{n} {why}" for why, n in sorted(got["skipped"].items()))
             typer.echo(f"{exp.name}: {got['points']} decision points audited in "
                        f"{got['episodes']} episodes, {len(got['failed'])} failed; skipped: "

@@ -12,7 +12,8 @@ the two audits give the same numbers (``tests/analysis/test_audit_seed003.py``):
 - (c) ``oracle-bounded:B`` for a budgeted run, else ``oracle-summary`` (None where the env
   has no privileged facts);
 - (d) the best of ``samples`` compressions of (b) into B tokens by the reader's NLL, B the
-  run's budget or, for an unbudgeted state, the tokens (a) takes (None when (a) is empty).
+  run's budget or, for an unbudgeted state, the tokens (a) takes (None when (a) is empty
+  or, unbudgeted, larger than ``max_budget``).
 
 β = d − b (budget loss), κ = a − d (write-time regret), lost = a − b.
 """
@@ -50,6 +51,9 @@ class Options:
     #: use the run's stored reader log-probabilities for (a) (the reader is the run's own)
     stored_logprobs: bool = True
     compressor: Any = None
+    #: the largest state (d) is written for (tokens): an unbudgeted state larger than this
+    #: (a full history) gets no read-time oracle (its κ is undefined; lost vs full stands)
+    max_budget: int = 256
     #: (run, seed, t) already audited by this reader: never scored again
     done: set[tuple[str, int, int]] = field(default_factory=set)
 
@@ -160,6 +164,8 @@ async def _point(
     obs = step.observation
     actions = tuple(obs.admissible or ())
     size = budget or (reader.count_tokens(step.memory) if step.memory else None)
+    if size and not budget and size > opts.max_budget:
+        size = None  # a state as large as a long history: no hindsight compression of it
     rt = ReadTimeOracle(ctx.render_obs, size or 1, manual, ctx.seed, opts.samples)
 
     def prompt(state_view: str) -> list[Any]:

@@ -107,6 +107,7 @@ def audit_experiment(
     how: str = "spread",
     relevance: bool = False,
     samples: int = 8,
+    max_budget: int = 256,
     llm: Any = None,
     open_test: bool = False,
     force: bool = False,
@@ -142,6 +143,7 @@ def audit_experiment(
             if (run, seed, name) in finished:
                 continue
             opts = Options(points=points, how=how, relevance=relevance, samples=samples,
+                           max_budget=max_budget,
                            stored_logprobs=reader is None,
                            done={(r, s, t) for r, s, t, n in done if n == name})  # fmt: skip
 
