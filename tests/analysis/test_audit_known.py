@@ -186,3 +186,24 @@ def test_the_report_prints_the_audit_and_the_written_states_accuracy(tmp_path):
     assert row["source"] == "memory" and row["scored"] == int(per["scored"].sum())
     assert row["accuracy"] == pytest.approx(float(per["accuracy"].mean()))
     assert "## State accuracy of written states" in md
+
+
+def test_no_read_time_oracle_for_an_unbudgeted_state_over_max_budget(tmp_path):
+    """With ``max_budget`` below the summary's size no compression is drawn: κ and β are
+    undefined, δ own, δ full and lost vs full are as before."""
+    from statelab.analysis.audit import POINTS_TABLE, audit_experiment
+
+    exp, world, renders = _stored(tmp_path, "messenger", 3, 6)
+    audit_experiment(exp, llm=world, points=99, how="first", samples=2, max_budget=1,
+                     say=lambda s: None)  # fmt: skip
+    assert world.compressed == 0
+    db = sqlite3.connect(exp.out_dir / "store.sqlite")
+    db.row_factory = sqlite3.Row
+    rows = {r["k"]: dict(r) for r in db.execute(f"SELECT * FROM {POINTS_TABLE}")}
+    db.close()
+    for k in range(2, len(renders)):
+        r, n = rows[k], rows[k]["n_actions"]
+        sure, unsure = math.log(1 + (n - 1) * math.exp(-BOOST)), math.log(n)
+        assert r["nll_readtime"] is None and r["kappa"] is None and r["beta"] is None
+        want = unsure - sure if k not in KEPT else 0.0
+        assert r["lost"] == pytest.approx(want, abs=1e-9)
