@@ -3,7 +3,10 @@
 :func:`score_requests` scores a list of (messages, continuations) requests. Today it calls the
 single-request ``LLM.score`` once per request, in order; a backend's batched scoring replaces
 this one function's body (the requests of a decision point, or of a leave-one-chunk-out sweep,
-arrive together for that).
+arrive together for that). With h24b's contract at merge the body becomes
+``return await model.score_many([ScoreRequest(m, c) for m, c in requests])``
+(``ScoreRequest`` from ``statelab.core``); the read-time oracle's compressions go through
+``ReadTimeOracle.best``, which h24b batches itself.
 """
 
 from __future__ import annotations
