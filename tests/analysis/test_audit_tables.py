@@ -37,8 +37,8 @@ def test_summary_pools_points_and_clusters_by_game():
     assert row["kappa"].points == 3 and 1.0 <= row["kappa"].low <= 2.0 <= row["kappa"].high <= 3.0
     assert row["nll_own"] == pytest.approx(3.0) and math.isnan(row["nll_oracle"])
     assert row["rel_lag"] == 3.0 and row["rel_defined"] == "2/3"
-    text = markdown(summary(df, ["env", "label"])[["label", "kappa"]])
-    assert text.splitlines()[2].startswith("| r | 2.00 [")
+    text = markdown(summary(df.assign(label="a | b"), ["env", "label"])[["label", "kappa"]])
+    assert text.splitlines()[2].startswith("| a \\| b | 2.00 [")  # a label's bar escaped
 
 
 GOLD = {"location": "fridge 1", "inventory": ["apple 1"], "visited": ["table 1", "fridge 1"]}

@@ -77,7 +77,8 @@ def summary(df: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
             row[c] = interval(grp, c)
         lags = pd.to_numeric(grp["rel_lag"], errors="coerce").dropna()
         row["rel_lag"] = float(lags.median()) if len(lags) else math.nan
-        row["rel_defined"] = f"{len(lags)}/{int(grp['rel_gain'].notna().sum())}"
+        tried = int(grp["rel_gain"].notna().sum())
+        row["rel_defined"] = f"{len(lags)}/{tried}" if tried else "–"
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -87,7 +88,7 @@ def _cell(v: Any) -> str:
         return v.text()
     if isinstance(v, float):
         return "–" if math.isnan(v) else f"{v:.2f}"
-    return str(v)
+    return str(v).replace("|", "\\|")  # a run label's separators, inside a table cell
 
 
 def markdown(table: pd.DataFrame, names: dict[str, str] | None = None) -> str:
