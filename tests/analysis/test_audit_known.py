@@ -207,3 +207,31 @@ def test_no_read_time_oracle_for_an_unbudgeted_state_over_max_budget(tmp_path):
         assert r["nll_readtime"] is None and r["kappa"] is None and r["beta"] is None
         want = unsure - sure if k not in KEPT else 0.0
         assert r["lost"] == pytest.approx(want, abs=1e-9)
+
+
+def test_an_oracle_summary_run_is_scored_under_its_own_state_equal_to_the_true_one(tmp_path):
+    """(a) of an ``oracle-summary`` run is its own state, replayed (its agent's model tag does
+    not make it a model-written memory): the same text as (c), so the same NLL."""
+    from statelab.analysis.audit import POINTS_TABLE, audit_experiment
+    from statelab.run.config import parse_experiment
+    from statelab.run.runner import run_sync
+
+    path, renders = _path("messenger", 3, 4)
+    world = World("never-in-a-prompt", path, renders)
+    exp = parse_experiment(
+        {"name": "oracle", "model": "scripted:unused", "seeds": [3],
+         "grid": {"env": ["messenger"], "agent": ["act"], "history": ["oracle-summary"],
+                  "format": ["natural"]},
+         "out": str(tmp_path / "results"), "cache": None, "max_steps": len(path),
+         "expert": False, "random": False}
+    )  # fmt: skip
+    assert run_sync(exp, progress=None, llm_factory=lambda s: world).failed == 0
+    audit_experiment(exp, llm=world, points=99, how="first", samples=2, say=lambda s: None)
+    db = sqlite3.connect(exp.out_dir / "store.sqlite")
+    db.row_factory = sqlite3.Row
+    rows = [dict(r) for r in db.execute(f"SELECT * FROM {POINTS_TABLE}")]
+    db.close()
+    assert len(rows) == len(path)
+    for r in rows:
+        assert r["nll_own"] is not None and r["nll_oracle"] is not None
+        assert r["nll_own"] == pytest.approx(r["nll_oracle"], abs=1e-12)

@@ -80,7 +80,9 @@ def audit_episode(
     try:
         raw = st.run_spec(run)
         spec = spec_of({"spec": raw})
-        tags = set(json.loads(st.rows("runs", ["tags"], {"run": run})[0]["tags"] or "[]"))
+        (row,) = st.rows("runs", ["components"], {"run": run})
+        history = json.loads(row["components"] or "{}").get("history") or {}
+        tags = set(history.get("tags") or ())  # the memory's own tags, not the agent's
         metas = {r["t"]: r["meta"] for r in st.episode_steps(run, seed, 0, ["t", "meta"])}
         own = not {"reads-privileged", "needs-model"} <= tags  # oracle-readtime: no replay
         steps = list(replay(st, run, seed, history=None if own else "full"))
