@@ -69,3 +69,46 @@ def test_text_accuracy_compares_step_t_with_the_gold_after_step_t_minus_1():
     assert row["scored"] == 2
     assert (row["location"], row["visited"], row["inventory"]) == (0.5, 1.0, 1.0)
     assert row["accuracy"] == pytest.approx(5 / 6)
+
+
+class _Store:
+    """The two reads written_state_accuracy makes, over constructed frames."""
+
+    def __init__(self, runs: pd.DataFrame, steps: pd.DataFrame) -> None:
+        self.runs, self.steps = runs, steps
+
+    def runs_frame(self) -> pd.DataFrame:
+        return self.runs
+
+    def table(self, name, columns=None, where=None):
+        assert name == "steps" and where == {"rollout": 0}
+        return self.steps
+
+
+def test_written_states_are_scored_by_source_stateact_fields_and_a_summary():
+    from statelab.analysis.agentmetrics import state_accuracy
+    from statelab.analysis.audit.stateacc import written_state_accuracy
+
+    g0 = {"location": "table 1", "inventory": [], "visited": ["table 1"]}
+    gold = [json.dumps(g0), json.dumps(GOLD), json.dumps(GOLD)]
+    replies = ["", "Current Location: table 1\nCurrent Inventory: nothing\nAction: x",
+               "Current Location: sink 1\nCurrent Inventory: apple 1\nAction: y"]  # fmt: skip
+    steps = pd.DataFrame({
+        "run": ["s"] * 3 + ["m"] * 3, "seed": [0] * 6, "t": [1, 2, 3] * 2,
+        "reply": replies + [""] * 3, "grounding": [""] * 6,
+        "memory": [""] * 3 + ["", "I am at table 1.", "I am at table 1 with apple 1."],
+        "gold": gold * 2,
+    })  # fmt: skip
+    agent = "stateact:goal+state+thought"
+    runs = pd.DataFrame({
+        "run": ["s", "m"], "label": ["stateact", "summary"], "env": ["household"] * 2,
+        "agent": [agent, "act"], "tags": [("tracks-state", "needs-model"), ("needs-model",)],
+        "components": [{"history": {"tags": []}}, {"history": {"tags": ["needs-model"]}}],
+    })  # fmt: skip
+    got = {r["source"]: r for r in written_state_accuracy(_Store(runs, steps)).to_dict("records")}
+    assert set(got) == {"reply", "memory"}
+    want = state_accuracy(pd.DataFrame({"run": ["s"], "seed": [0], "agent": [agent]}),
+                          steps[steps["run"] == "s"])  # fmt: skip
+    assert got["reply"]["accuracy"] == pytest.approx(float(want["accuracy"].iloc[0]))
+    assert got["reply"]["label"] == "stateact" and got["reply"]["scored"] == 2
+    assert got["memory"]["accuracy"] == pytest.approx(5 / 6)  # as text_accuracy's test

@@ -118,7 +118,8 @@ def written_state_accuracy(st: Store) -> pd.DataFrame:
                     if _writes(r.components, axis)]  # fmt: skip
         for source, column in sources:
             if column is None:
-                episodes = pd.DataFrame({"run": [r.run], "agent": [r.agent]})
+                seeds = sorted(mine["seed"].unique())
+                episodes = pd.DataFrame({"run": r.run, "seed": seeds, "agent": r.agent})
                 per = state_accuracy(episodes, mine)
             else:
                 per = text_accuracy(mine, column)
