@@ -16,6 +16,7 @@ from typing import Any
 
 from statelab.analysis import agentmetrics, budget, seed003, table1  # noqa: F401 - sections
 from statelab.analysis._md import md_document
+from statelab.analysis.audit import tables as _audit_tables  # noqa: F401 - sections
 from statelab.analysis.behaviour import with_behaviour
 from statelab.analysis.report import Test, build_report, write_files
 from statelab.analysis.sections import ReportInputs, ordered

@@ -232,6 +232,9 @@ class BabyAIExpert:
 
 class BabyAIEnv(Env):
     name: ClassVar[str] = "babyai"
+    #: the expert answers from any state, off its own path too:
+    #: minigrid's bot replans from the current grid (or starts afresh)
+    expert_any_state: ClassVar[bool] = True
     max_steps: ClassVar[int] = 128
     history_len: ClassVar[int] = 128
     facts_type: ClassVar[type] = EgoViewFacts

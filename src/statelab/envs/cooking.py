@@ -123,6 +123,9 @@ class CookingExpert:
 
 class CookingEnv(Env):
     name: ClassVar[str] = "cooking"
+    #: the expert answers from any state, off its own path too:
+    #: TextWorld's solver plans from the current state (None once lost)
+    expert_any_state: ClassVar[bool] = True
     max_steps: ClassVar[int] = 50  # Phase B actions
     history_len: ClassVar[int] = 400  # `full` keeps every step, Phase A included
     facts_type: ClassVar[type] = TextFacts

@@ -184,6 +184,9 @@ class HanoiExpert:
 
 class HanoiEnv(Env):
     name: ClassVar[str] = "hanoi"
+    #: the expert answers from any state, off its own path too:
+    #: BFS over configurations from the current pegs
+    expert_any_state: ClassVar[bool] = True
     max_steps: ClassVar[int] = 30
     history_len: ClassVar[int] = 30
     facts_type: ClassVar[type] = PegFacts

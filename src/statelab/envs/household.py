@@ -170,6 +170,9 @@ class HouseholdExpert:
 
 class HouseholdEnv(Env):
     name: ClassVar[str] = "household"
+    #: the expert answers from any state, off its own path too:
+    #: the plan is recomputed from the current world
+    expert_any_state: ClassVar[bool] = True
     max_steps: ClassVar[int] = 50
     history_len: ClassVar[int] = 50
     facts_type: ClassVar[type] = TextFacts

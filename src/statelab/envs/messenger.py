@@ -133,6 +133,9 @@ def manual_text(sentences: Sequence[str]) -> str:
 
 class MessengerEnv(Env):
     name: ClassVar[str] = "messenger"
+    #: the expert answers from any state, off its own path too:
+    #: expert_action reads the current game state
+    expert_any_state: ClassVar[bool] = True
     max_steps: ClassVar[int] = LEVEL_STEPS[2]
     splits: ClassVar[dict[str, range]] = games.SPLITS
     history_len: ClassVar[int] = 10

@@ -282,6 +282,9 @@ class ScienceWorldEnv(Env):
     """One ScienceWorld task type; :func:`_register` makes a subclass per task."""
 
     name: ClassVar[str] = "scienceworld"
+    #: the expert answers from any state, off its own path too:
+    #: a verified plan, followed only while on it
+    expert_any_state: ClassVar[bool] = False
     task: ClassVar[str] = "boil"
     #: a task is won at 70 of its 100 points (the anchor's and MPO's success)
     win_score: ClassVar[float] = SUCCESS_SCORE / 100

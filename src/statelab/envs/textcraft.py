@@ -139,6 +139,9 @@ def parse_inventory(text: str) -> tuple[str, ...]:
 
 class TextcraftEnv(Env):
     name: ClassVar[str] = "textcraft"
+    #: the expert answers from any state, off its own path too:
+    #: the plan is recomputed from the current inventory
+    expert_any_state: ClassVar[bool] = True
     max_steps: ClassVar[int] = 40
     history_len: ClassVar[int] = 40
     facts_type: ClassVar[type] = TextFacts

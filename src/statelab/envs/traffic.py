@@ -104,6 +104,9 @@ class TrafficExpert:
 
 class TrafficEnv(Env):
     name: ClassVar[str] = "traffic"
+    #: the expert answers from any state, off its own path too:
+    #: a geodesic replanned from the current cars
+    expert_any_state: ClassVar[bool] = True
     max_steps: ClassVar[int] = 30
     history_len: ClassVar[int] = 30
     facts_type: ClassVar[type] = TrafficFacts

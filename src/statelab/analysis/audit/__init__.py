@@ -1,0 +1,41 @@
+"""The decision-sufficiency audit of any stored experiment on any env (issue 26).
+
+At sampled decision points of each run's own episodes the reader scores the labelled
+admissible actions under the run's own state, the full history, the true state in the run's
+format and the read-time oracle of the same size: δ for each, β (budget loss), κ (write-time
+regret), the loss against the full history and the relevance lag (docs/audit.md). Seed 003's
+cooking audit (:mod:`statelab.analysis.seed003.audit`) computes the same numbers with the
+same prompts on its cooking runs.
+"""
+
+from statelab.analysis.audit.episode import POINT_COLUMNS, Options, audit_episode
+from statelab.analysis.audit.points import (
+    SKIP_REASONS,
+    Target,
+    answers_anywhere,
+    expert_targets,
+    sample_points,
+)
+from statelab.analysis.audit.run import (
+    EPISODES_TABLE,
+    POINTS_TABLE,
+    Cost,
+    audit_experiment,
+    plan_cost,
+)
+
+__all__ = [
+    "EPISODES_TABLE",
+    "POINTS_TABLE",
+    "POINT_COLUMNS",
+    "SKIP_REASONS",
+    "Cost",
+    "Options",
+    "Target",
+    "answers_anywhere",
+    "audit_episode",
+    "audit_experiment",
+    "expert_targets",
+    "plan_cost",
+    "sample_points",
+]

@@ -1,0 +1,73 @@
+"""On a cooking store the general audit and seed 003's give the same numbers (issue 26)."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+
+import pytest
+
+textworld = pytest.importorskip("textworld")
+
+from tests.analysis.test_seed003 import stored  # noqa: E402,F401 - the shared store fixture
+
+
+def _rows(exp, table):
+    db = sqlite3.connect(exp.out_dir / "store.sqlite")
+    db.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in db.execute(f"SELECT * FROM {table}")]
+    finally:
+        db.close()
+
+
+def test_the_general_audit_gives_seed_003s_numbers_on_a_cooking_store(stored):  # noqa: F811
+    from statelab.analysis.audit import POINTS_TABLE, audit_experiment
+    from statelab.analysis.seed003 import AUDIT_TABLE
+    from statelab.analysis.seed003 import audit_experiment as audit003
+
+    exp, reader, _info = stored
+    audit003(exp, llm=reader, points=1, relevance=True)
+    got = audit_experiment(exp, llm=reader, points=1, how="first", relevance=True, samples=8,
+                           say=lambda s: None)  # fmt: skip
+    assert got["failed"] == [] and got["points"] == 3
+    old = {r["history"]: r for r in _rows(exp, AUDIT_TABLE)}
+    new = {r["history"]: r for r in _rows(exp, POINTS_TABLE)}
+    assert set(old) == set(new) == {"full", "last-k:64", "oracle-readtime:64"}
+    for history, o in old.items():
+        n = new[history]
+        assert n["t"] == o["t"] and n["a_star"] == o["a_star"]
+        pairs = [("nll_own", "nll_writer"), ("nll_full", "nll_full"), ("rel_lag", "rel_lag"),
+                 ("rel_chunk", "rel_chunk")]  # fmt: skip
+        if o["budget"] is not None:  # seed 003 has no read-time oracle for unbudgeted rows
+            pairs += [("nll_readtime", "nll_oracle"), ("beta", "beta"), ("kappa", "kappa")]
+        for a, b in pairs:
+            if o[b] is None:
+                assert n[a] is None, (history, a)
+            else:
+                assert n[a] == pytest.approx(o[b], abs=1e-9), (history, a)
+    # the constructed reader's known values, through the general audit too
+    sure, unsure = math.log(1 + 3 * math.exp(-3)), math.log(4)
+    assert new["last-k:64"]["kappa"] == pytest.approx(unsure - sure, abs=1e-5)
+    assert new["last-k:64"]["lost"] == pytest.approx(unsure - sure, abs=1e-5)
+
+
+def test_a_second_audit_scores_nothing_again(stored):  # noqa: F811
+    from statelab.analysis.audit import POINTS_TABLE, audit_experiment
+
+    exp, reader, _info = stored
+    audit_experiment(exp, llm=reader, points=1, how="first", say=lambda s: None)
+    before = len(_rows(exp, POINTS_TABLE))
+    calls = []
+    orig = reader.score
+
+    async def counted(messages, continuations):
+        calls.append(1)
+        return await orig(messages, continuations)
+
+    reader.score = counted
+    try:
+        again = audit_experiment(exp, llm=reader, points=1, how="first", say=lambda s: None)
+    finally:
+        del reader.score
+    assert again["points"] == 0 and calls == [] and len(_rows(exp, POINTS_TABLE)) == before
