@@ -35,12 +35,22 @@ import os
 import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
-from statelab.core import Completion, ConfigError, GenParams, Message, ModelError, Usage
+from statelab.core import (
+    CompleteRequest,
+    Completion,
+    ConfigError,
+    GenParams,
+    Message,
+    ModelError,
+    ScoreRequest,
+    Usage,
+)
+from statelab.llm._hf_batch import generate_ids, score_ids
 from statelab.llm._model import Provider
 
 #: the file ``statelab train`` writes next to an adapter: its base model spec and provenance
@@ -285,6 +295,29 @@ class TransformersLLM(Provider):
                 out.append(total)
         return out
 
+    async def score_many(self, requests: list[ScoreRequest]) -> list[list[float]]:
+        """Every request's scores from padded batched passes (:mod:`._hf_batch`)."""
+        prompts = [self.render(m) for m, _ in requests]
+        return await asyncio.to_thread(
+            self.score_texts, [(p, list(c)) for p, (_, c) in zip(prompts, requests, strict=True)]
+        )
+
+    def score_texts(self, items: list[tuple[str, list[str]]]) -> list[list[float]]:
+        """:meth:`score_text` of many (rendered prompt, continuations), batched."""
+        import torch
+
+        ids = []
+        for prompt, conts in items:
+            p_ids = self._ids(prompt)
+            ids.append((p_ids, [self._continuation(p_ids, prompt, c) for c in conts]))
+        with self._lock, torch.no_grad():
+            return score_ids(self.model, self._pad(), ids)
+
+    def _pad(self) -> int:
+        pad = self.tok.pad_token_id
+        pad = self.tok.eos_token_id if pad is None else pad
+        return int(pad or 0)
+
     def _continuation(self, p_ids: list[int], prompt: str, cont: str) -> list[int]:
         full = self._ids(prompt + cont)
         if full[: len(p_ids)] == p_ids and len(full) > len(p_ids):
@@ -314,6 +347,52 @@ class TransformersLLM(Provider):
         text, n_in, n_out = self.generate(prompt, params)
         return Completion(text, Usage(n_in, n_out), time.perf_counter() - start)
 
+    async def complete_many(self, requests: list[CompleteRequest]) -> list[Completion]:
+        """Every request's reply, generated (and ``choices`` scored) in batches: each reply
+        is the one :meth:`complete` gives (see :mod:`._hf_batch`)."""
+        prompts = [self.render(m) for m, _ in requests]
+        items = [(p, r.params) for p, r in zip(prompts, requests, strict=True)]
+        return await asyncio.to_thread(self._complete_many, items)
+
+    def _complete_many(self, items: list[tuple[str, GenParams]]) -> list[Completion]:
+        start = time.perf_counter()
+        out: list[Completion | None] = [None] * len(items)
+        chosen = [i for i, (_, p) in enumerate(items) if p.choices]
+        free = [i for i, (_, p) in enumerate(items) if not p.choices]
+        if chosen:
+            asked = [(items[i][0], _options(items[i][1])) for i in chosen]
+            for i, (prompt, conts), scores in zip(chosen, asked, self.score_texts(asked),
+                                                  strict=True):  # fmt: skip
+                best = conts[max(range(len(conts)), key=lambda k: (scores[k], -k))]
+                out[i] = Completion(best, Usage(self.count_tokens(prompt), self.count_tokens(best)))
+        if free:
+            texts = self.generate_many([items[i] for i in free])
+            for i, got in zip(free, texts, strict=True):
+                out[i] = Completion(got[0], Usage(got[1], got[2]))
+        took = (time.perf_counter() - start) / max(1, len(items))
+        return [replace(c, latency=took) for c in out if c is not None]
+
+    def generate_many(self, items: list[tuple[str, GenParams]]) -> list[tuple[str, int, int]]:
+        """:meth:`generate` of many (rendered prompt, params), batched."""
+        import torch
+
+        ids = [(self._ids(prompt), params) for prompt, params in items]
+
+        def decode(toks: list[int]) -> str:
+            return str(self.tok.decode(toks, skip_special_tokens=True))
+
+        with self._lock, torch.no_grad():
+            outs = generate_ids(
+                self.model, self._pad(), self.tok.eos_token_id, decode, _sample, ids
+            )
+        done = []
+        for (p_ids, params), toks in zip(ids, outs, strict=True):
+            text = decode(toks)
+            for s in params.stop:
+                text = text.split(s)[0]
+            done.append((text, len(p_ids), len(toks)))
+        return done
+
     def generate(self, prompt: str, params: GenParams) -> tuple[str, int, int]:
         """A sampled reply to the rendered ``prompt`` (text, prompt tokens, reply tokens)."""
         import torch
@@ -335,15 +414,17 @@ class TransformersLLM(Provider):
                 text = self.tok.decode(out, skip_special_tokens=True)
                 if any(s in text for s in params.stop):
                     break
-                res = self.model(
-                    torch.tensor([[tok]], device=dev), cache=cache, use_cache=True
-                )
+                res = self.model(torch.tensor([[tok]], device=dev), cache=cache, use_cache=True)
                 cache = res.cache
                 logits = res.logits[0, -1].float().cpu()
         text = self.tok.decode(out, skip_special_tokens=True)
         for s in params.stop:
             text = text.split(s)[0]
         return text, len(p_ids), len(out)
+
+
+def _options(params: GenParams) -> list[str]:
+    return [params.choice_prefix + c for c in params.choices or ()]
 
 
 def _sample(logits: Any, temperature: float, top_p: float, gen: Any) -> int:
