@@ -331,21 +331,36 @@ async def score_write_point(
     temperature: float = 0.8,
     phase: str = "b",
     outcome: Outcome | None = None,
+    batched: bool = True,
 ) -> WritePoint:
     """Fork the input state at write point ``(phase, j)``, sample ``candidates`` states, score
     each over the look-ahead ``k`` (per-decision losses kept up to the largest of ``k`` and
-    ``ks``) and, with ``outcome``, by the return of the episode continued from it."""
+    ``ks``) and, with ``outcome``, by the return of the episode continued from it.
+
+    ``batched``: the candidates' writes, their roll-forwards (step by step) and all reader
+    scorings go to the models as batches (:mod:`statelab.train._dssr_batch`); the same
+    requests as one call after another (``batched=False``), so the same point."""
     state_in = traj.input_state(phase, j)
     tr = traj.transition(phase, j)
     if not isinstance(state_in, WrittenState):
         raise TypeError(f"write point {phase}{j}: the logged state is not a written state")
     prompt = writer.messages(state_in, tr)
     reach = max((k, *ks))
+    forks = candidate_writers(writer, candidates, temperature)
+    scored = None
+    if batched:
+        from statelab.train._dssr_batch import score_forks
+
+        scored = await score_forks(traj, j, state_in, tr, forks, writer, writer_llm, reader,
+                                   reach, phase)  # fmt: skip
     cands = []
-    for w in candidate_writers(writer, candidates, temperature):
-        new, _ = await w.write(state_in, tr, writer_llm)
-        rec = await recursive_losses(traj, j, new, writer, writer_llm, reader, reach, phase)
-        win = await window_losses(traj, j, new, writer, reader, reach, phase)
+    for i, w in enumerate(forks):
+        if scored is not None:
+            new, rec, win = scored[i]
+        else:  # one call after another, in the order the unbatched path always made them
+            new, _ = await w.write(state_in, tr, writer_llm)
+            rec = await recursive_losses(traj, j, new, writer, writer_llm, reader, reach, phase)
+            win = await window_losses(traj, j, new, writer, reader, reach, phase)
         ret = await outcome(new) if outcome is not None else None
         cands.append(
             Candidate(new.text, new, mean_within(rec, k), mean_within(win, k), rec, win, ret)
@@ -353,6 +368,22 @@ async def score_write_point(
     n = len(_horizon(traj, j, k, phase))
     looks = tuple(sorted({k, *ks}))
     return WritePoint(traj.run, traj.seed, j, prompt, tuple(cands), n, phase, looks)
+
+
+async def score_write_points(
+    jobs: list[Callable[[], Awaitable[WritePoint]]], concurrency: int = 1
+) -> list[WritePoint]:
+    """Every job's write point, at most ``concurrency`` of them in flight at once (the
+    points are independent), in the jobs' order."""
+    import asyncio
+
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(job: Callable[[], Awaitable[WritePoint]]) -> WritePoint:
+        async with gate:
+            return await job()
+
+    return list(await asyncio.gather(*(one(job) for job in jobs)))
 
 
 def sft_examples(

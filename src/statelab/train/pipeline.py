@@ -28,6 +28,7 @@ Both write ``summary.json`` (what was trained on, the losses, seconds per part) 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import random
 import sys
@@ -49,6 +50,7 @@ from statelab.train.dssr import (
     eligible_points,
     preference_pairs,
     score_write_point,
+    score_write_points,
     sft_examples,
     write_points,
 )
@@ -285,8 +287,8 @@ async def _score_points(
     if cfg.max_points is not None and len(drawn) > cfg.max_points:
         keep = sorted(rng.sample(range(len(drawn)), cfg.max_points))
         drawn = [drawn[i] for i in keep]
-    points = []
-    for traj, at in drawn:
+
+    async def one(traj: Trajectory, at: At) -> WritePoint:
         writer = BoundedWriter(traj.render_obs, "summary", cfg.budget, seed=cfg.seed * 100 + r)
         writer.spelling = f"bounded:summary:{cfg.budget}"
         outcome = None
@@ -297,7 +299,6 @@ async def _score_points(
             traj, at.j, writer, writer_llm, reader, candidates=cfg.candidates, k=cfg.k,
             ks=tuple(cfg.ks), temperature=cfg.temperature, phase=at.phase, outcome=outcome,
         )  # fmt: skip
-        points.append(p)
         got = [c.outcome for c in p.candidates if c.outcome is not None]
         returns = f", returns {min(got):g}..{max(got):g}" if got else ""
         print(
@@ -307,7 +308,14 @@ async def _score_points(
             file=sys.stderr,
             flush=True,
         )
-    return points
+        return p
+
+    # independent points: as many in flight as the busier model serves (a local model: 1);
+    # one at a time where each point also plays continued episodes (their envs' own limits)
+    width = 1 if cfg.measures_outcomes() else max(writer_llm.max_concurrency,
+                                                  reader.max_concurrency)  # fmt: skip
+    jobs = [functools.partial(one, traj, at) for traj, at in drawn]
+    return await score_write_points(jobs, width)
 
 
 def _draw(cfg: WriterConfig, traj: Trajectory, rng: random.Random) -> list[At]:
