@@ -15,7 +15,8 @@ a stop string in its text, its own ``max_tokens``) leaves the batch (its cache r
 Each sequence samples from its own ``torch.Generator`` seeded by its request's seed, with its
 own temperature and top-p, so what it generates does not depend on the batch it ran in.
 
-Padded rows are masked, so a row's numbers are its own up to the float rounding of batched
+A prompt pass computes the logits of its last position only (``logits_to_keep=1``). Padded
+rows are masked, so a row's numbers are its own up to the float rounding of batched
 matrix products (on CPU, float32: log-likelihoods agree with the one-at-a-time path to about
 1e-5 nats; tests/llm/test_hf_batch.py holds them to 1e-4 and generated text to equality).
 """
@@ -109,7 +110,9 @@ def _score_group(model: Any, pad: int, group: list[ScoreIds]) -> list[list[float
 
     dev = model.device
     ids, mask, pos = _left_padded([p for p, _ in group], pad, dev)
-    first = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
+    first = model(
+        input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, logits_to_keep=1
+    )
     last = torch.log_softmax(first.logits[:, -1].float(), -1)
     rows = [(g, c) for g, (_, conts) in enumerate(group) for c in conts]
     firsts = [float(last[g, c[0]]) for g, c in rows]
@@ -187,7 +190,9 @@ def _generate_group(
     gens = [torch.Generator(device="cpu").manual_seed(int(p.seed or 0)) for _, p in items]
     outs: list[list[int]] = [[] for _ in items]
     ids, mask, pos = _left_padded([p for p, _ in items], pad, dev)
-    res = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
+    res = model(
+        input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, logits_to_keep=1
+    )
     cache, logits = res.cache, res.logits[:, -1].float().cpu()
     live = [r for r, (_, p) in enumerate(items) if p.max_tokens > 0]
     at = {r: k for k, r in enumerate(range(len(items)))}  # row of the batch -> row of logits

@@ -315,9 +315,10 @@ class CachedLLM(LLM):
         out: list[Completion | None] = []
         for key, body in keyed:
             hit = self.cache.get(key)
-            ok = hit is not None and _sane(hit)
-            out.append(self._masked(key, body, Completion.from_dict(hit, cached=True)) if ok
-                       else None)  # fmt: skip
+            if hit is not None and _sane(hit):
+                out.append(self._masked(key, body, Completion.from_dict(hit, cached=True)))
+            else:
+                out.append(None)
         missing = _misses(keyed, out)
         self.hits += len(requests) - len(missing)
         self.misses += len(missing)

@@ -26,8 +26,8 @@ from statelab.agents.reader import normalise, options
 from statelab.core import LLM, CompleteRequest, Message, ScoreRequest, Transition
 from statelab.state.bounded import BoundedWriter, WrittenState, fit
 from statelab.state.history import call_seed
+from statelab.train._points import Losses, _horizon, _prelude_after, _start, window_view
 from statelab.train.data import Trajectory, reader_prompt
-from statelab.train.dssr import Losses, _horizon, _prelude_after, _start, window_view
 
 
 async def write_all(

@@ -40,12 +40,13 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
-from statelab.core import LLM, Message, Transition
+from statelab.core import LLM, Message
 from statelab.state.bounded import BoundedWriter, WrittenState
+from statelab.train._points import Losses, _horizon, _prelude_after, _start, window_view
 from statelab.train.data import Trajectory, decision_nll, reader_prompt
 
 #: the seed's minimum score gap of a preference pair (nats)
@@ -53,8 +54,6 @@ GAP = 0.3
 #: what a pair is chosen by: the recursive score (DSSR) or the continued episode's return
 BY = ("recursive", "outcome")
 
-#: per-decision losses of a candidate: (Phase-B steps after the write, loss in nats)
-Losses = tuple[tuple[int, float], ...]
 
 
 def mean_within(losses: Losses, k: int) -> float:
@@ -194,22 +193,6 @@ def write_points(
     return sorted(rng.sample(pool, min(n, len(pool))))
 
 
-def _start(phase: str, j: int) -> int:
-    """The Phase-B step index the write at ``(phase, j)`` stands after (-1: before Phase B)."""
-    return -1 if phase == "a" else j
-
-
-def _horizon(traj: Trajectory, j: int, horizon: int, phase: str = "b") -> list[int]:
-    """The decision steps within the look-ahead ``horizon`` (K) of write point ``(phase, j)``."""
-    points = traj.decision_points()
-    s = _start(phase, j)
-    return [k for k in points if s < k <= s + horizon]
-
-
-def _prelude_after(traj: Trajectory, j: int, phase: str) -> list[Transition]:
-    return list(traj.prelude[j + 1 :]) if phase == "a" else []
-
-
 async def recursive_losses(
     traj: Trajectory,
     j: int,
@@ -255,16 +238,6 @@ async def recursive_score(
     """S_K, recursive: the mean of :func:`recursive_losses` (NaN: no decision within K)."""
     got = await recursive_losses(traj, j, state, writer, writer_llm, reader, horizon, phase)
     return mean_within(got, horizon)
-
-
-def window_view(traj: Trajectory, rendered: str, j: int, k: int, phase: str = "b") -> str:
-    """The candidate unchanged, then the raw steps logged after it and before decision k."""
-    trs = _prelude_after(traj, j, phase)
-    trs += [traj.steps[i].transition for i in range(_start(phase, j) + 1, k)]
-    raw = [f"> {tr.action}\n{traj.render_obs(tr.observation)}" for tr in trs]
-    if not raw:
-        return rendered
-    return f"{rendered}\n\nSteps since:\n" + "\n".join(raw)
 
 
 async def window_losses(
@@ -371,7 +344,7 @@ async def score_write_point(
 
 
 async def score_write_points(
-    jobs: list[Callable[[], Awaitable[WritePoint]]], concurrency: int = 1
+    jobs: Sequence[Callable[[], Awaitable[WritePoint]]], concurrency: int = 1
 ) -> list[WritePoint]:
     """Every job's write point, at most ``concurrency`` of them in flight at once (the
     points are independent), in the jobs' order."""
