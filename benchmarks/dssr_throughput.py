@@ -65,8 +65,8 @@ class Tally(LLM):
     pass and a pass per continuation; batched: per batch, a prompt pass and a pass per
     token of its longest reply; per scoring group, two)."""
 
-    def __init__(self, inner: LLM, hf: Any) -> None:
-        self.inner, self.hf = inner, hf
+    def __init__(self, inner: LLM, hf: Any, batched: bool) -> None:
+        self.inner, self.hf, self.batched = inner, hf, batched
         self.model_id = inner.model_id
         self.context_tokens = inner.context_tokens
         self.n: dict[str, int] = dict.fromkeys(
@@ -99,6 +99,8 @@ class Tally(LLM):
     async def complete_many(self, requests: list[CompleteRequest]) -> list[Completion]:
         from statelab.llm._hf_batch import max_rows
 
+        if not self.batched:  # one call after another, each counted as one
+            return await LLM.complete_many(self, requests)
         done = await self.inner.complete_many(requests)
         self._writes(done)
         rows = max_rows()
@@ -114,6 +116,8 @@ class Tally(LLM):
     async def score_many(self, requests: list[ScoreRequest]) -> list[list[float]]:
         from statelab.llm._hf_batch import _groups, _split, token_budget
 
+        if not self.batched:
+            return await LLM.score_many(self, requests)
         ids = self._scorings(list(requests))
         self.n["passes"] += 2 * len(_groups(_split(ids, token_budget()), token_budget()))
         return await self.inner.score_many(requests)
@@ -304,8 +308,8 @@ def main() -> None:
                               "model": model.model_id, "device": "cpu, 1 torch thread"}  # fmt: skip
     tallies, runs = {}, {}
     for mode in ("unbatched", "batched"):
-        llm = Tally(model if mode == "batched" else OneAtATime(model), hf)
         batched = mode == "batched"
+        llm = Tally(model if batched else OneAtATime(model), hf, batched)
         w_s, pts = _run(f"{mode} write points", score_points(traj, llm, llm, batched, args))
         w_n = dict(llm.n)
         llm.n = dict.fromkeys(llm.n, 0)
