@@ -24,10 +24,12 @@ matrix products (on CPU, float32: log-likelihoods agree with the one-at-a-time p
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
-from statelab.core import GenParams
+from statelab.core import Completion, GenParams, Usage
 
 #: one scoring request as token ids: the prompt's, and each continuation's
 ScoreIds = tuple[list[int], list[list[int]]]
@@ -225,3 +227,43 @@ def _generate_group(
         nxt = nxt + 1
         live, at = going, {r: k for k, r in enumerate(going)}
     return outs
+
+
+# -- one batch of chat requests -------------------------------------------------------------
+
+
+def complete_items(llm: Any, items: list[tuple[str, GenParams]]) -> list[Completion]:
+    """The replies of ``llm`` (the ``hf:`` backend) to (rendered prompt, params) requests:
+    those with ``choices`` scored in one batch (the most likely choice, as ``complete``
+    picks it), the rest generated in batches; each reply's latency the batch's mean."""
+    start = time.perf_counter()
+    out: list[Completion | None] = [None] * len(items)
+    chosen = [i for i, (_, p) in enumerate(items) if p.choices]
+    free = [i for i, (_, p) in enumerate(items) if not p.choices]
+    if chosen:
+        asked = [(items[i][0], _options(items[i][1])) for i in chosen]
+        for i, (prompt, conts), scores in zip(chosen, asked, llm.score_texts(asked), strict=True):
+            best = conts[max(range(len(conts)), key=lambda k: (scores[k], -k))]
+            out[i] = Completion(best, Usage(llm.count_tokens(prompt), llm.count_tokens(best)))
+    if free:
+        for i, got in zip(free, llm.generate_many([items[i] for i in free]), strict=True):
+            out[i] = Completion(got[0], Usage(got[1], got[2]))
+    took = (time.perf_counter() - start) / max(1, len(items))
+    return [replace(c, latency=took) for c in out if c is not None]
+
+
+def _options(params: GenParams) -> list[str]:
+    return [params.choice_prefix + c for c in params.choices or ()]
+
+
+def sample(logits: Any, temperature: float, top_p: float, gen: Any) -> int:
+    """Temperature and nucleus (top-p) sampling; temperature 0 is argmax."""
+    import torch
+
+    if temperature <= 0:
+        return int(torch.argmax(logits))
+    probs = torch.softmax(logits / temperature, -1)
+    sorted_p, order = torch.sort(probs, descending=True)
+    keep = int(torch.searchsorted(torch.cumsum(sorted_p, 0), torch.tensor(top_p))) + 1
+    p = sorted_p[:keep] / sorted_p[:keep].sum()
+    return int(order[int(torch.multinomial(p, 1, generator=gen))])

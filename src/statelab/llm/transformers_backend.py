@@ -35,7 +35,7 @@ import os
 import re
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
@@ -50,7 +50,7 @@ from statelab.core import (
     ScoreRequest,
     Usage,
 )
-from statelab.llm._hf_batch import generate_ids, score_ids
+from statelab.llm._hf_batch import complete_items, generate_ids, sample, score_ids
 from statelab.llm._model import Provider
 
 #: the file ``statelab train`` writes next to an adapter: its base model spec and provenance
@@ -355,22 +355,7 @@ class TransformersLLM(Provider):
         return await asyncio.to_thread(self._complete_many, items)
 
     def _complete_many(self, items: list[tuple[str, GenParams]]) -> list[Completion]:
-        start = time.perf_counter()
-        out: list[Completion | None] = [None] * len(items)
-        chosen = [i for i, (_, p) in enumerate(items) if p.choices]
-        free = [i for i, (_, p) in enumerate(items) if not p.choices]
-        if chosen:
-            asked = [(items[i][0], _options(items[i][1])) for i in chosen]
-            for i, (prompt, conts), scores in zip(chosen, asked, self.score_texts(asked),
-                                                  strict=True):  # fmt: skip
-                best = conts[max(range(len(conts)), key=lambda k: (scores[k], -k))]
-                out[i] = Completion(best, Usage(self.count_tokens(prompt), self.count_tokens(best)))
-        if free:
-            texts = self.generate_many([items[i] for i in free])
-            for i, got in zip(free, texts, strict=True):
-                out[i] = Completion(got[0], Usage(got[1], got[2]))
-        took = (time.perf_counter() - start) / max(1, len(items))
-        return [replace(c, latency=took) for c in out if c is not None]
+        return complete_items(self, items)
 
     def generate_many(self, items: list[tuple[str, GenParams]]) -> list[tuple[str, int, int]]:
         """:meth:`generate` of many (rendered prompt, params), batched."""
@@ -382,9 +367,7 @@ class TransformersLLM(Provider):
             return str(self.tok.decode(toks, skip_special_tokens=True))
 
         with self._lock, torch.no_grad():
-            outs = generate_ids(
-                self.model, self._pad(), self.tok.eos_token_id, decode, _sample, ids
-            )
+            outs = generate_ids(self.model, self._pad(), self.tok.eos_token_id, decode, sample, ids)
         done = []
         for (p_ids, params), toks in zip(ids, outs, strict=True):
             text = decode(toks)
@@ -407,7 +390,7 @@ class TransformersLLM(Provider):
             cache = res.cache
             logits = res.logits[0, -1].float().cpu()
             for _ in range(params.max_tokens):
-                tok = _sample(logits, params.temperature, params.top_p, gen)
+                tok = sample(logits, params.temperature, params.top_p, gen)
                 if tok == eos:
                     break
                 out.append(tok)
@@ -421,20 +404,3 @@ class TransformersLLM(Provider):
         for s in params.stop:
             text = text.split(s)[0]
         return text, len(p_ids), len(out)
-
-
-def _options(params: GenParams) -> list[str]:
-    return [params.choice_prefix + c for c in params.choices or ()]
-
-
-def _sample(logits: Any, temperature: float, top_p: float, gen: Any) -> int:
-    """Temperature and nucleus (top-p) sampling; temperature 0 is argmax."""
-    import torch
-
-    if temperature <= 0:
-        return int(torch.argmax(logits))
-    probs = torch.softmax(logits / temperature, -1)
-    sorted_p, order = torch.sort(probs, descending=True)
-    keep = int(torch.searchsorted(torch.cumsum(sorted_p, 0), torch.tensor(top_p))) + 1
-    p = sorted_p[:keep] / sorted_p[:keep].sum()
-    return int(order[int(torch.multinomial(p, 1, generator=gen))])
