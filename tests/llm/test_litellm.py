@@ -1,20 +1,19 @@
-"""``litellm:<provider>/<model>``: closed models through LiteLLM, against a real HTTP stub on
-127.0.0.1 reached through LiteLLM's OpenAI route: the request it sends, token counts, each
-call's cost from LiteLLM's price table (none for an unpriced model), statelab's retries
-(LiteLLM's and the OpenAI SDK's own are off), masked keys, and a run whose report sums the
-cost (a cache hit costs nothing)."""
+"""``litellm:<provider>/<model>``: closed models through LiteLLM, against the stand-in HTTP
+server on 127.0.0.1 (``tests/llm/_standins.py``) reached through LiteLLM's OpenAI route: the
+request it sends, token counts, each call's cost from LiteLLM's price table (none for an
+unpriced model), statelab's retries (LiteLLM's and the OpenAI SDK's own are off), masked
+keys, and a run whose report sums the cost (a cache hit costs nothing)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.llm._standins import StandIn
 
 pytest.importorskip("litellm", reason="needs the litellm extra")
 
@@ -27,53 +26,30 @@ KEY = "sk-test-0123456789abcdef"
 USAGE = (11, 3)
 
 
-class Stub:
-    """An OpenAI-compatible chat endpoint: answers ``reply`` (after ``fail`` 429s), records
-    each request's body."""
+class Stub(StandIn):
+    """The stand-in server of ``_standins`` (real HTTP on 127.0.0.1, every request body kept
+    in ``seen``), answering as OpenAI does: ``reply`` with :data:`USAGE` tokens, after
+    ``fail`` HTTP 429s."""
 
     def __init__(self) -> None:
-        self.seen: list[dict[str, Any]] = []
+        super().__init__(None)
+        self.seen = self.bodies
         self.reply = "Action: Move the top disk of rod A to the top of rod C"
         self.fail = 0
-        stub = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                stub.seen.append(body)
-                if stub.fail > 0:
-                    stub.fail -= 1
-                    self._send(429, {"error": {"message": "slow down", "type": "rate_limit"}})
-                    return
-                self._send(200, {
-                    "id": "chatcmpl-1", "object": "chat.completion", "created": 1,
-                    "model": body.get("model"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": stub.reply}}],
-                    "usage": {"prompt_tokens": USAGE[0], "completion_tokens": USAGE[1],
-                              "total_tokens": sum(USAGE)},
-                })  # fmt: skip
-
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.01,), daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    def answer(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        if self.fail > 0:
+            self.fail -= 1
+            self.bodies.append(body)
+            return 429, {"error": {"message": "slow down", "type": "rate_limit"}}
+        status, payload = super().answer(path, body)  # records the body
+        payload["choices"][0]["message"]["content"] = self.reply
+        payload["choices"][0]["finish_reason"] = "stop"
+        payload.update(id="chatcmpl-1", object="chat.completion", created=1,
+                       model=body.get("model"))  # fmt: skip
+        payload["usage"] = {"prompt_tokens": USAGE[0], "completion_tokens": USAGE[1],
+                            "total_tokens": sum(USAGE)}  # fmt: skip
+        return status, payload
 
 
 @pytest.fixture

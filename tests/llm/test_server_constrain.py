@@ -72,6 +72,10 @@ def test_the_regex_and_grammar_escape_every_special_character():
     rx = constrain.regex("Action: ", ACTIONS)
     assert [bool(re.fullmatch(rx, "Action: " + a)) for a in ACTIONS] == [True] * 3
     assert not re.fullmatch(rx, "Action: say hi") and not re.fullmatch(rx, "Action: lookx")
+    # '-' and '/' stay bare: literal everywhere outside brackets, and an escaped '-' is what
+    # an older xgrammar regex converter misreads
+    slash = constrain.regex("", ("put mug 1 in/on shelf-2",))
+    assert slash == "(put mug 1 in/on shelf-2)" and re.fullmatch(slash, "put mug 1 in/on shelf-2")
 
 
 def test_a_server_that_enforces_nothing_falls_back_in_one_line(caplog):

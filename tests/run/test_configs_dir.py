@@ -13,10 +13,12 @@ TRAINING = {"train_reader.yaml", "train_writer.yaml", "train_use.yaml", "table2_
             "train_reader_r2.yaml", "diagnostic.yaml"}  # fmt: skip
 # seed 003's analysis plan and retrain file (tests/analysis/test_seed003_tables.py) and the
 # validation experiment that needs the trained adapters
-TRAINING |= {"analysis.yaml", "retrain.yaml", "validation_select.yaml"}
+TRAINING |= {"analysis.yaml", "retrain.yaml", "validation_select.yaml", "lag_grid.yaml"}
 # writer files for K, OUTCOME and Figure 2 (loaded in tests/train/test_train_cli.py)
 TRAINING |= {"train_writer_k1.yaml", "train_writer_k4.yaml", "train_writer_k12.yaml",
              "train_writer_outcome.yaml", "fig2.yaml", "fig2_toy.yaml"}  # fmt: skip
+# the seed-scale training files (one GPU; loaded in tests/train/test_gpu_configs.py)
+TRAINING |= {"train_reader_gpu.yaml", "train_reader_r2_gpu.yaml", "train_writer_gpu.yaml"}
 CONFIGS = sorted(
     p
     for p in (Path(__file__).parents[2] / "configs").rglob("*.yaml")

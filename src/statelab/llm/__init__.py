@@ -43,6 +43,7 @@ from statelab.llm._pool import (
     use_models,
 )
 from statelab.llm._safe import Redactor, public_spec, storable, terminal_safe
+from statelab.llm._thinking import strip_thinking
 from statelab.llm.cache import CachedLLM, ResponseCache
 from statelab.llm.scripted import ScriptedLLM
 
@@ -258,6 +259,7 @@ __all__ = [
     "spec_concurrency",
     "spec_options",
     "storable",
+    "strip_thinking",
     "terminal_safe",
     "use_models",
 ]

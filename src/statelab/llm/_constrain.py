@@ -81,7 +81,10 @@ def grammar(prefix: str, choices: tuple[str, ...]) -> str:
     return f"root ::= {head}({alts})"
 
 
-_REGEX_SPECIAL = set("\\^$.|?*+()[]{}/-")
+# ``-`` and ``/`` are literal outside a bracket in every dialect; escaping them is not: an
+# older xgrammar regex converter misreads ``\-`` (it reads the character after an unknown
+# escape), so they are left as they are.
+_REGEX_SPECIAL = set("\\^$.|?*+()[]{}")
 
 
 def regex(prefix: str, choices: tuple[str, ...]) -> str:

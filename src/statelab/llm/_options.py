@@ -85,6 +85,13 @@ class ModelOptions:
         ">= 1",
         1,
     )
+    thinking: str | None = _opt(
+        "whether a model whose chat template thinks by default is told not to (vLLM/SGLang "
+        "chat_template_kwargs enable_thinking=false): off (always tell it), on (never), auto "
+        "(when the template= or the model's name says it thinks); default auto",
+        "off|on|auto",
+        allowed=("off", "on", "auto"),
+    )
 
     def over(self, base: ModelOptions) -> ModelOptions:
         """These options where set, ``base``'s elsewhere."""
@@ -102,7 +109,7 @@ def _first(a: Any, b: Any) -> Any:
 
 
 _FIELDS = {f.name: f for f in fields(ModelOptions)}
-_TYPES: dict[str, Any] = {"timeout": float, "constrain": str, "template": str}
+_TYPES: dict[str, Any] = {"timeout": float, "constrain": str, "template": str, "thinking": str}
 # every other option is a whole number
 
 

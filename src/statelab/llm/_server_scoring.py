@@ -8,6 +8,8 @@ A continuation's score is the sum over its last tokens, counted with the same to
 it is the local backend's score on the same model to float tolerance. All continuations of
 one call go in one request (``prompt`` as a list) where the server takes it; a server that
 refuses a list (llama-cpp-python's) is sent one request per continuation, concurrently.
+A template that takes ``enable_thinking`` (Qwen3's) is rendered with it false, as the chat
+requests ask the server (:mod:`statelab.llm._thinking`), unless the spec says ``thinking=on``.
 
 :class:`Slots`: a llama.cpp server started with ``-np N`` keeps N prompt caches; a spec with
 ``slots=N`` sends each request ``id_slot`` (and ``cache_prompt``) so that one episode's kinds
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from statelab.core import ConfigError, Message, ModelError
+from statelab.llm._thinking import template_kwargs
 
 __all__ = ["ChatTemplate", "ServerScorer", "Slots", "load_template"]
 
@@ -35,9 +38,12 @@ class ChatTemplate(Protocol):
 
     #: whether the server must not add its own special tokens (the template holds them)
     raw: bool
+    #: the template's own text (Jinja), "" where unknown
+    source: str
 
-    def render(self, messages: list[Message]) -> str:
-        """The chat as the template writes it, ending with the assistant's turn."""
+    def render(self, messages: list[Message], **kwargs: Any) -> str:
+        """The chat as the template writes it, ending with the assistant's turn (``kwargs``:
+        the template's variables, e.g. ``enable_thinking``)."""
         ...
 
     def tokens(self, text: str) -> list[int]:
@@ -57,10 +63,11 @@ class _GGUFTemplate:
 
         self.llm = load_vocab(spec)
         self.formatter = chat_formatter(self.llm)
+        self.source = str(self.llm.metadata.get("tokenizer.chat_template") or "")
 
-    def render(self, messages: list[Message]) -> str:
+    def render(self, messages: list[Message], **kwargs: Any) -> str:
         chat: Any = messages
-        return str(self.formatter(messages=chat).prompt)
+        return str(self.formatter(messages=chat, **kwargs).prompt)
 
     def tokens(self, text: str) -> list[int]:
         return list(self.llm.tokenize(text.encode(), add_bos=True, special=True))
@@ -78,9 +85,12 @@ class _HFTemplate:
         except ImportError as e:  # pragma: no cover - the train extra
             raise ConfigError("template=<folder> needs transformers: statelab[train]") from e
         self.tok = AutoTokenizer.from_pretrained(folder)
+        self.source = str(getattr(self.tok, "chat_template", None) or "")
 
-    def render(self, messages: list[Message]) -> str:
-        text = self.tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    def render(self, messages: list[Message], **kwargs: Any) -> str:
+        text = self.tok.apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=True, **kwargs
+        )
         return str(text)
 
     def tokens(self, text: str) -> list[int]:
@@ -115,10 +125,23 @@ class ServerScorer:
             self._loaded = load_template(self.template)
         return self._loaded
 
+    async def loaded(self) -> ChatTemplate:
+        """The template, loaded once (off the event loop)."""
+        if self._loaded is not None:
+            return self._loaded
+        return await asyncio.to_thread(self._get)
+
+    def render(self, tpl: ChatTemplate, messages: list[Message]) -> str:
+        """The scoring prompt: the template rendered with thinking off where it takes the
+        switch (:mod:`statelab.llm._thinking`), unless the spec says ``thinking=on``."""
+        on = getattr(self.owner, "thinking", None) == "on"
+        kwargs = {} if on else template_kwargs(getattr(tpl, "source", ""), reasoning=False)
+        return tpl.render(messages, **kwargs) if kwargs else tpl.render(messages)
+
     async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
         """Log-likelihood of each continuation as the assistant's reply (see the module)."""
-        tpl = await asyncio.to_thread(self._get)
-        prompt = tpl.render(messages)
+        tpl = await self.loaded()
+        prompt = self.render(tpl, messages)
         p_tok = tpl.tokens(prompt)
         todo = [i for i, c in enumerate(continuations) if c]
         tails = [self._tail(tpl, p_tok, prompt, continuations[i]) for i in todo]

@@ -44,6 +44,7 @@ import numpy as np
 
 from statelab.core import Completion, ConfigError, GenParams, Message, ModelError, Usage
 from statelab.llm._model import Provider
+from statelab.llm._thinking import template_kwargs
 
 
 def resolve_model(spec: str) -> Path:
@@ -230,13 +231,15 @@ class LlamaCppLLM(Provider):
         self._lock = threading.Lock()
 
     # -- helpers --------------------------------------------------------------------------
-    def render(self, messages: list[Message]) -> str:
-        """The chat as the model's template writes it, ending with the assistant's turn."""
+    def render(self, messages: list[Message], reasoning: bool = False) -> str:
+        """The chat as the model's template writes it, ending with the assistant's turn (a
+        template that takes ``enable_thinking`` gets ``reasoning``: see ``llm._thinking``)."""
         for m in messages:
             if not isinstance(m["content"], str):
                 raise ConfigError(f"{self.model_id} takes text only; this run sends images")
         chat: Any = messages
-        return str(self._formatter(messages=chat).prompt)
+        kwargs = template_kwargs(self._formatter.template, reasoning)
+        return str(self._formatter(messages=chat, **kwargs).prompt)
 
     def _tokens(self, text: str, bos: bool) -> list[int]:
         return list(self._slots[0].tokenize(text.encode(), add_bos=bos, special=True))
@@ -271,7 +274,7 @@ class LlamaCppLLM(Provider):
 
     # -- generation -----------------------------------------------------------------------
     async def complete(self, messages: list[Message], params: GenParams) -> Completion:
-        prompt = self.render(messages)
+        prompt = self.render(messages, params.reasoning)
         return await asyncio.to_thread(self._complete, prompt, params)
 
     def _complete(self, prompt: str, params: GenParams) -> Completion:

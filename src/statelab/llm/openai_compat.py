@@ -9,7 +9,10 @@ Options (:class:`~statelab.llm._options.ModelOptions`; a value in the spec wins 
 passed by the caller): ``timeout=<seconds>`` (the whole request, default 60; a connection
 gets at most ``min(timeout, 10)`` seconds to open), ``retries=<n>`` (default 5),
 ``concurrency=<n>`` (requests in flight; default the experiment's, 8 for a backend built
-alone), ``max_body=<bytes>`` (default 16 MiB) and ``max_reply=<chars>`` (default 128 Ki).
+alone), ``max_body=<bytes>`` (default 16 MiB), ``max_reply=<chars>`` (default 128 Ki),
+``constrain``, ``template``, ``slots`` and ``thinking=off|on|auto`` (whether a model whose
+template thinks by default is sent ``chat_template_kwargs: {"enable_thinking": false}``; auto:
+when ``template=`` or the model's name says it thinks; :mod:`statelab.llm._thinking`).
 
 This backend sends one request per call and classifies how it failed; the retries, their
 backoff, the limit on requests in flight and the reply's guard are the model wrapper's
@@ -47,6 +50,7 @@ import httpx
 
 from statelab.core import Completion, ConfigError, GenParams, Message, ModelError, Usage
 from statelab.llm import _constrain as constrain
+from statelab.llm import _thinking as thinking_
 from statelab.llm._http import Clients
 from statelab.llm._http_spec import OPENAI_BASE_URL, check_base_url, parse_compat, parse_openai
 from statelab.llm._lean_http import BodyTooLarge, NestedTooDeep, Reply, TooManyInterim
@@ -116,6 +120,7 @@ class OpenAICompatLLM(Provider):
         constrain: str = "auto",
         template: str | None = None,
         slots: int | None = None,
+        thinking: str | None = None,
     ) -> None:
         if max_concurrency < 1 or not timeout > 0 or max_body < 1:
             raise ConfigError("openai-compat needs timeout > 0, concurrency >= 1, max_body >= 1")
@@ -142,6 +147,12 @@ class OpenAICompatLLM(Provider):
         if constrain != "auto":  # a form asked for by name makes other replies
             self.model_id += f"?constrain={constrain}"
         self._probe_lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+        if thinking not in (None, "auto", *thinking_.THINKING):
+            raise ConfigError(f"thinking={thinking!r}; allowed: off, on, auto")
+        self.thinking = thinking or "auto"
+        if self.thinking != "auto":  # a choice by name makes other replies
+            self.model_id += f"?thinking={self.thinking}"
+        self._thinks: bool | None = None  # auto: decided on the first chat request
         self.scorer = ServerScorer(self, template)
         self.slots = Slots(slots) if slots else None
         self._episode: str | None = None
@@ -177,6 +188,8 @@ class OpenAICompatLLM(Provider):
             body["seed"] = params.seed
         if params.reasoning:
             body.update(self._reasoning_fields())
+        else:
+            body.update(thinking_.server_fields(await self.thinks(), params.reasoning))
         if params.json_schema is not None:
             schema = json.loads(params.json_schema)
             body["response_format"] = {
@@ -237,8 +250,9 @@ class OpenAICompatLLM(Provider):
 
     async def _probe_send(self, body: dict[str, Any]) -> constrain.ProbeReply:
         try:
-            text, _, _ = await self._post("/chat/completions", {"model": self.model, **body},
-                                          _parse_chat)  # fmt: skip
+            quiet = thinking_.server_fields(await self.thinks(), False)  # as the calls will be
+            sent = {"model": self.model, **body, **quiet}
+            text, _, _ = await self._post("/chat/completions", sent, _parse_chat)
         except ModelServerError as e:  # a refusal of the form; anything else fails the call
             if e.kind == "http" and e.status is not None and e.status != 429:
                 return constrain.ProbeReply(None, e.status)
@@ -246,6 +260,21 @@ class OpenAICompatLLM(Provider):
                 return constrain.ProbeReply("")
             raise
         return constrain.ProbeReply(text)
+
+    async def thinks(self) -> bool:
+        """Whether this model is told not to think (``thinking``; auto: the scoring template
+        mentions ``enable_thinking``, or the model's name says it thinks by default)."""
+        if self._thinks is None:
+            if self.thinking != "auto":
+                self._thinks = self.thinking == "off"
+            elif thinking_.name_thinks(self.model):
+                self._thinks = True
+            elif self.scorer.template is not None:
+                tpl = await self.scorer.loaded()
+                self._thinks = thinking_.template_thinks(getattr(tpl, "source", ""))
+            else:
+                self._thinks = False
+        return self._thinks
 
     def _reasoning_fields(self) -> dict[str, Any]:
         """How a request asks for the model's own reasoning mode: OpenAI's reasoning models
@@ -405,8 +434,10 @@ def _constructor(options: dict[str, Any], spec: ModelOptions) -> dict[str, Any]:
 
 
 def _served(spec: ModelOptions) -> dict[str, Any]:
-    """The spec's options about the server: ``constrain``, ``template``, ``slots``."""
-    return {k: v for k, v in spec.given().items() if k in ("constrain", "template", "slots")}
+    """The spec's options about the server: ``constrain``, ``template``, ``slots``,
+    ``thinking``."""
+    names = ("constrain", "template", "slots", "thinking")
+    return {k: v for k, v in spec.given().items() if k in names}
 
 
 def from_spec_compat(arg: str, **options: Any) -> OpenAICompatLLM:

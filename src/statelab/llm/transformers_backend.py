@@ -52,6 +52,7 @@ from statelab.core import (
 )
 from statelab.llm._hf_batch import complete_items, generate_ids, sample, score_ids
 from statelab.llm._model import Provider
+from statelab.llm._thinking import template_kwargs
 
 #: the file ``statelab train`` writes next to an adapter: its base model spec and provenance
 ADAPTER_META = "statelab.json"
@@ -253,11 +254,14 @@ class TransformersLLM(Provider):
             raise ConfigError(f"{self.base} has no chat template")
 
     # -- helpers --------------------------------------------------------------------------
-    def render(self, messages: list[Message]) -> str:
+    def render(self, messages: list[Message], reasoning: bool = False) -> str:
         for m in messages:
             if not isinstance(m["content"], str):
                 raise ConfigError(f"{self.model_id} takes text only; this run sends images")
-        text = self.tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        think = template_kwargs(self.tok.chat_template, reasoning)  # off where it takes it
+        text = self.tok.apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=True, **think
+        )
         return str(text)
 
     def _ids(self, text: str) -> list[int]:
@@ -329,7 +333,7 @@ class TransformersLLM(Provider):
 
     # -- generation -----------------------------------------------------------------------
     async def complete(self, messages: list[Message], params: GenParams) -> Completion:
-        prompt = self.render(messages)
+        prompt = self.render(messages, params.reasoning)
         return await asyncio.to_thread(self._complete, prompt, params)
 
     def _complete(self, prompt: str, params: GenParams) -> Completion:

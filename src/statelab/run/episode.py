@@ -11,19 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from statelab.core import (
-    ACTING,
     FORMAT_ERROR,
     LLM,
     Call,
     Component,
-    Decision,
     Observation,
     PrivilegedView,
     Prompt,
@@ -31,91 +28,31 @@ from statelab.core import (
     Transition,
     WorldHandle,
     frozen_view,
-    tracked_of,
 )
 from statelab.envs import env_class
-from statelab.llm import Role, resolve_role, serving
+from statelab.llm import serving
 from statelab.run._derail import Derail, ended
 from statelab.run._envcall import EnvCallError, blamed, call_timeout, env_call
+from statelab.run._episode_parts import (  # noqa: F401 - re-exported
+    MAX_ACTION,
+    MAX_QUERIES,
+    MAX_REJECTIONS,
+    _call_row,
+    _Step,
+    _tokens,
+    add_cost,
+    capped_action,
+    episode_roles,
+    step_record,
+    tally,
+)
 from statelab.run._live import STEP_HOOK
 from statelab.run.components import Components, TimedLLM, prelude_transitions, reads_privileged
 from statelab.run.config import RunSpec
 from statelab.run.limits import limit_reached
 from statelab.run.spec import env_seed
-from statelab.run.store import EpisodeRecord, StepRecord
+from statelab.run.store import EpisodeRecord
 from statelab.state import call_seed, compose_view
-from statelab.state.grounding import Grounded
-
-#: proposals a component may reject in one step before the last one goes to the env
-MAX_REJECTIONS = 3
-#: world-model questions an agent may ask in one step
-MAX_QUERIES = 10
-#: the longest action sent to an env, in characters: an env may echo what it was sent (Hanoi
-#: says "You tried to <action>"), and an unparsed reply is the action, so without this cap
-#: each echo could carry a whole reply (up to the model's ``max_reply``) into every later
-#: prompt of a full history; no env's action comes near it
-MAX_ACTION = 2048
-
-
-def capped_action(d: Decision) -> Decision:
-    """``d`` with its action cut to :data:`MAX_ACTION` characters (``meta["action-cut"]``:
-    the length it had); ``d`` itself when it is short enough."""
-    if len(d.action) <= MAX_ACTION:
-        return d
-    meta = {**d.meta, "action-cut": len(d.action)}
-    return replace(d, action=d.action[:MAX_ACTION], meta=meta)
-
-
-def _call_row(c: Call) -> dict[str, Any]:
-    return {
-        "kind": c.kind,
-        "messages": c.messages,
-        "text": c.completion.text,
-        "input_tokens": c.completion.usage.input_tokens,
-        "output_tokens": c.completion.usage.output_tokens,
-        "latency": c.completion.latency,
-        "cached": c.completion.cached,
-        # how a reply was held to the admissible actions (trie, a server's form, logprob,
-        # unenforced), or free generation
-        "decoding": c.completion.decoding or "free",
-        "cost": c.completion.cost,
-        # what the model wrapper changed on the way in (reply-cut, redacted ...), if anything
-        **({"flags": list(c.completion.flags)} if c.completion.flags else {}),
-    }
-
-
-def add_cost(ep: EpisodeRecord, calls: list[Call]) -> None:
-    """Add what ``calls`` cost to the episode: the calls not served from the cache whose price
-    is known (the episode's cost stays ``None`` while none is)."""
-    priced = [c.completion for c in calls if c.completion.cost is not None]
-    if priced:  # a priced call served from the cache costs nothing this time
-        ep.cost = (ep.cost or 0.0) + sum(float(c.cost or 0.0) for c in priced if not c.cached)
-
-
-def _tokens(calls: list[Call]) -> tuple[int, int]:
-    return (
-        sum(c.completion.usage.input_tokens for c in calls),
-        sum(c.completion.usage.output_tokens for c in calls),
-    )
-
-
-@dataclass
-class _Step:
-    """What one step accumulates between its stages."""
-
-    view: str
-    prompt: Prompt
-    grounded: Grounded | None = None
-    decision: Decision | None = None
-    calls: list[Call] = field(default_factory=list)
-    rejected: list[dict[str, str]] = field(default_factory=list)
-    world: WorldHandle = field(default_factory=WorldHandle)
-    #: replies answered by a component instead of the env (queries), with their answers
-    exchanges: list[str] = field(default_factory=list)
-    #: why the episode ends after this step (seed 004's derail rule), if it does
-    stopped: str = ""
-    #: how the episode ended, on its last step (:func:`~statelab.run._derail.ended`)
-    ended: str = ""
 
 
 class Episode:
@@ -141,7 +78,7 @@ class Episode:
         self.writer = (
             self.llm if writer is None or writer is llm else TimedLLM(writer.for_episode(key))
         )
-        self.roles = self._roles(key)
+        self.roles = episode_roles(spec, self.llm, self.writer, key)
         self.expert = self.c.env.expert()
         self.record = EpisodeRecord(
             run=spec.key, seed=seed, rollout=rollout, env_seed=self.env_seed, status="done"
@@ -151,24 +88,11 @@ class Episode:
         self.state: Any = None
         self.history = ""
         self._call_base = self.env_seed
-
-    def _roles(self, key: str) -> dict[Role, LLM]:
-        """The model serving each role (:class:`statelab.llm.Role`): acting and writer, and
-        the compressor and scorer the run's axes name (another role's model or a spec: the
-        run's model for it, timed into this episode's model clock)."""
-        if self.llm is None:
-            return {}
-        named: dict[str, LLM | None] = {ACTING: self.llm, "writer": self.writer}
-        roles: dict[Role, LLM] = {Role.ACTING: self.llm}
-        if self.writer is not None:
-            roles[Role.WRITER] = self.writer
-        for role in (Role.COMPRESSOR, Role.SCORER):
-            got = resolve_role(getattr(self.spec, role.value), role, named)
-            if got is not None and not any(got is m for m in named.values()):
-                got = self.llm.sharing(got.for_episode(key))
-            if got is not None:
-                roles[role] = got
-        return roles
+        #: seed 004's derail rule (the world model's limit), the prelude's writer calls not
+        #: yet recorded (they go with the first step), and when the episode began
+        self.derail = Derail(self.c.world.derail_limit)
+        self.pending: list[Call] = []
+        self.started = time.perf_counter()
 
     # -- views -----------------------------------------------------------------------------
     def privileged_for(self, component: Any) -> PrivilegedView | None:
@@ -339,53 +263,16 @@ class Episode:
     def record_step(
         self, step: _Step, reward: float, aux: list[Call], wall: float, model_s: float
     ) -> None:
-        d = step.decision
-        assert d is not None and step.grounded is not None
-        a_in, a_out = _tokens(step.calls)
-        x_in, x_out = _tokens(aux)
-        calls = step.calls + aux
-        meta = dict(d.meta)
-        if step.rejected:
-            meta["rejected"] = step.rejected
-        if step.stopped:
-            meta["stopped"] = step.stopped
-        if step.ended:
-            meta["ended"] = step.ended
+        """Append the finished step to the episode's record and count its calls."""
         ep = self.record
         ep.trajectory.append(
-            StepRecord(
-                t=self.c.env.steps,
-                view=step.view,
-                grounding=step.grounded.record,
-                reply=d.reply,
-                action=d.action,
-                parsed=d.parsed,
-                valid=bool(self.info.get("valid", True)),
-                reward=reward,
-                observation=self.obs.text,
-                memory=self.history,
-                agent_in=a_in,
-                agent_out=a_out,
-                aux_in=x_in,
-                aux_out=x_out,
-                latency=sum(c.completion.latency for c in step.calls),
-                overhead=max(0.0, wall - model_s),
-                gold=_gold(self.info),
-                calls=[_call_row(c) for c in calls],
-                queries=list(step.world.asked),
-                meta=meta,
-                agent_calls=len(step.calls),
+            step_record(
+                step, t=self.c.env.steps, info=self.info, observation=self.obs.text,
+                memory=self.history, reward=reward, aux=aux, wall=wall, model_s=model_s,
             )
-        )
+        )  # fmt: skip
         ep.reward += reward
-        ep.agent_calls += len(step.calls)
-        ep.agent_in += a_in
-        ep.agent_out += a_out
-        ep.aux_in += x_in
-        ep.aux_out += x_out
-        ep.model_calls += sum(not c.completion.cached for c in calls)
-        ep.cached_calls += sum(c.completion.cached for c in calls)
-        add_cost(ep, calls)
+        tally(ep, step.calls, aux)
 
     def stopped(self, step: _Step) -> bool:
         """Whether the agent ended the episode (``meta["stop"]``: e.g. seed 002's anchor stops
@@ -403,12 +290,7 @@ class Episode:
         last.agent_in += a_in
         last.agent_out += a_out
         last.agent_calls += len(step.calls)
-        ep.agent_calls += len(step.calls)
-        ep.agent_in += a_in
-        ep.agent_out += a_out
-        ep.model_calls += sum(not c.completion.cached for c in step.calls)
-        ep.cached_calls += sum(c.completion.cached for c in step.calls)
-        add_cost(ep, step.calls)
+        tally(ep, step.calls)
         return True
 
     def _model_seconds(self) -> float:
@@ -432,57 +314,65 @@ class Episode:
             return await self._play()
 
     async def _play(self) -> EpisodeRecord:
-        started = time.perf_counter()
+        await self.begin()
+        while not await self.play_step():
+            pass
+        return self.finish()
+
+    async def begin(self) -> None:
+        """Reset the env, reset every component, and write the prelude into the memory."""
+        self.started = time.perf_counter()
         self.obs, self.info = await self.env("reset", self.c.env.reset, seed=self.env_seed)
         first = self.compose()
         for comp in self.c.hooked():
             comp.reset(self.context(comp, first))
         self.state = self.c.memory.init(self.obs, self.privileged_for(self.c.memory))
-        pending = await self.write_prelude()
+        self.pending = await self.write_prelude()
         self.history = self.c.memory.render(self.state)
-        done = False
-        derail = Derail(self.c.world.derail_limit)
-        while not done:
-            t0 = time.perf_counter()
-            model_before = self._model_seconds()
-            step = self.compose()
-            await self.ground(step)
-            await self.decide_valid(step)
-            assert step.decision is not None
-            if self.stopped(step):
-                break
-            reward, terminated, truncated = await self.step_env(step.decision.action)
-            aux = await self.update(step, reward, terminated, truncated)
-            action = step.decision.action
-            kind = self.c.env.outcome(self.info) if action.strip() else FORMAT_ERROR
-            step.stopped = step.stopped or derail.see(kind)
-            aux, pending = pending + aux, []  # the prelude's writes go with the first step
-            done = terminated or truncated or bool(step.stopped)
-            if done and derail.limit:  # seed 004's runs say how each episode ended
-                step.ended = ended(step.stopped, self.info, terminated)
-            model_s = self._model_seconds() - model_before
-            self.record_step(step, reward, aux, time.perf_counter() - t0, model_s)
-            hook = STEP_HOOK.get()
-            if hook is not None:  # live progress: the step this episode is at
-                hook(len(self.record.trajectory))
-            limit = "" if done else limit_reached(
-                self.spec.limits, self.record, time.perf_counter() - started
-            )
-            if limit:  # truncated like a used-up step budget; the reason on the last step
-                self.record.trajectory[-1].meta["stopped"] = limit
-                done = True
+
+    async def play_step(self) -> bool:
+        """One step through every stage (compose, ground, decide and validate, step the env,
+        update, record), the derail rule, the live-progress hook and the per-episode limits;
+        whether the episode ends with it (an agent's stop records no step)."""
+        t0 = time.perf_counter()
+        model_before = self._model_seconds()
+        step = self.compose()
+        await self.ground(step)
+        await self.decide_valid(step)
+        assert step.decision is not None
+        if self.stopped(step):
+            return True
+        reward, terminated, truncated = await self.step_env(step.decision.action)
+        aux = await self.update(step, reward, terminated, truncated)
+        action = step.decision.action
+        kind = self.c.env.outcome(self.info) if action.strip() else FORMAT_ERROR
+        step.stopped = step.stopped or self.derail.see(kind)
+        aux, self.pending = self.pending + aux, []  # the prelude's writes go with the first step
+        done = terminated or truncated or bool(step.stopped)
+        if done and self.derail.limit:  # seed 004's runs say how each episode ended
+            step.ended = ended(step.stopped, self.info, terminated)
+        model_s = self._model_seconds() - model_before
+        self.record_step(step, reward, aux, time.perf_counter() - t0, model_s)
+        hook = STEP_HOOK.get()
+        if hook is not None:  # live progress: the step this episode is at
+            hook(len(self.record.trajectory))
+        limit = "" if done else limit_reached(
+            self.spec.limits, self.record, time.perf_counter() - self.started
+        )  # fmt: skip
+        if limit:  # truncated like a used-up step budget; the reason on the last step
+            self.record.trajectory[-1].meta["stopped"] = limit
+            done = True
+        return done
+
+    def finish(self) -> EpisodeRecord:
+        """The episode's record, with its outcome, steps, time and components."""
         ep = self.record
         ep.score = float(self.info["score"])
         ep.success = bool(self.info["success"])
         ep.steps = self.c.env.steps
-        ep.wall_s = time.perf_counter() - started
+        ep.wall_s = time.perf_counter() - self.started
         ep.components = self.c.describe()
         return ep
-
-
-def _gold(info: dict[str, Any]) -> str | None:
-    tracked = tracked_of(info)
-    return None if tracked is None else json.dumps(tracked, sort_keys=True, default=str)
 
 
 async def run_episode(

@@ -8,8 +8,10 @@ action for action and observation for observation, and every replayed step's obs
 reward must equal the log, or :class:`~statelab.run.replay.ReplayMismatch` says where they
 part); the candidate is installed as the writer's current state (for a Phase-A point the writer
 first carries it through the rest of the prelude); then the frozen reader acts and the writer
-carries the state on, each step as an episode runs (:class:`statelab.run.episode.Episode`'s
-stages), until the episode ends or ``steps`` continued actions (the horizon). The return is the
+carries the state on, each step as an episode plays it (:meth:`statelab.run.episode.Episode.
+play_step`: its stages, the run's derail rule, fed the replayed prefix too, its per-episode
+limits, counted over the continuation, and the live-progress hook), until the episode ends or
+``steps`` continued actions (the horizon). The return is the
 sum of the episode's rewards: the replayed prefix's (the same for every candidate of a point)
 plus the continuation's.
 
@@ -20,11 +22,12 @@ is the logged episode itself (the test of this module).
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from statelab.core import LLM, Memory, Transition
+from statelab.core import FORMAT_ERROR, LLM, Memory, Transition
 from statelab.run.components import prelude_transitions
 from statelab.run.config import RunSpec
 from statelab.run.episode import Episode
@@ -42,7 +45,8 @@ class Continuation:
     rewards: tuple[float, ...]
     #: actions taken after the fork (the rest were replayed)
     continued: int
-    #: whether the episode ended (terminated or truncated by the env) rather than the horizon
+    #: whether the episode ended (by the env, the derail rule, a limit or the agent's stop)
+    #: rather than at the horizon
     ended: bool
     success: bool
 
@@ -58,7 +62,10 @@ def continuation_spec(spec: RunSpec, agent: str | None = "reader") -> RunSpec:
     if agent is None or spec.agent == agent:
         return spec
     return RunSpec.make(
-        params=spec.params, max_steps=spec.max_steps, **{**spec.axes_values, "agent": agent}
+        params=spec.params,
+        max_steps=spec.max_steps,
+        limits=spec.limits,
+        **{**spec.axes_values, "agent": agent},
     )
 
 
@@ -87,6 +94,7 @@ async def _replay_to(ep: Episode, traj: Trajectory, upto: int) -> tuple[list[flo
                 f"(reward {reward:g}); the log has {want[:80]!r} (reward {d.transition.reward:g})"
             )
         tr = replace(d.transition, reward=reward, terminated=terminated, truncated=truncated)
+        ep.derail.see(ep.c.env.outcome(ep.info) if d.action.strip() else FORMAT_ERROR)
         for comp in ep.c.hooked():
             if comp is not ep.c.memory:
                 comp.after_step(replace(tr, privileged=ep.privileged_for(comp)))
@@ -144,21 +152,17 @@ async def continue_episode(
         prefix = [d.action for d in traj.steps[: len(rewards)]]
         observations = [d.transition.observation.text for d in traj.steps[: len(rewards)]]
         n = 0
+        ep.started = time.perf_counter()  # per-episode limits count the continuation only
         while not done and (steps is None or n < steps):
-            step = ep.compose()
-            await ep.ground(step)
-            await ep.decide_valid(step)
-            assert step.decision is not None
-            if ep.stopped(step):
+            recorded = len(ep.record.trajectory)
+            done = await ep.play_step()  # the run's derail rule, limits and hook included
+            if len(ep.record.trajectory) == recorded:  # the agent stopped: no step
                 break
-            reward, terminated, truncated = await ep.step_env(step.decision.action)
-            aux = await ep.update(step, reward, terminated, truncated)
-            ep.record_step(step, reward, aux, 0.0, 0.0)
-            prefix.append(step.decision.action)
-            observations.append(ep.obs.text)
-            rewards.append(reward)
+            last = ep.record.trajectory[-1]
+            prefix.append(last.action)
+            observations.append(last.observation)
+            rewards.append(last.reward)
             n += 1
-            done = terminated or truncated
     finally:
         with contextlib.suppress(Exception):
             await ep.env("close", ep.c.env.close)

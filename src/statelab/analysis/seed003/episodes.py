@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from statelab.analysis._components import arguments
 from statelab.analysis.seed003.audit import budget_of, form_of, lag_of
 from statelab.run.store import Store
 
@@ -22,20 +23,30 @@ from statelab.run.store import Store
 class Cells:
     """The episodes of a store's cooking runs and what was left out."""
 
-    #: run, history, form, lag, budget, seed, success, privileged, model, writer, row
+    #: run, history, form, lag, budget, seed, success, privileged, model, writer, protocol, row
     eps: list[dict[str, Any]] = field(default_factory=list)
     #: episodes that failed (run -> count), left out of every statistic
     failed: dict[str, int] = field(default_factory=dict)
     #: run -> its row label (the key audit rows are matched on)
     row_of_run: dict[str, str] = field(default_factory=dict)
-    #: run -> its history, form, lag, budget, model, writer, row
+    #: run -> its history, form, lag, budget, model, writer, protocol (filler), row
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def row_label(form: str, model: str, writer: str, several: bool) -> str:
+def row_label(
+    form: str, model: str, writer: str, several: bool, protocol: str | None = None
+) -> str:
     """A table row: the form, with the reader model and the writer when the store holds more
-    than one (model, writer) pair."""
-    return f"{form} · reader {model} · writer {writer}" if several else form
+    than one (model, writer) pair, and the filler protocol (``post``: F′, the default;
+    ``pre``: the original F) when it holds more than one."""
+    label = f"{form} · reader {model} · writer {writer}" if several else form
+    return f"{label} · filler {protocol}" if protocol else label
+
+
+def protocol_of(env: str, stored: Any = None) -> str:
+    """The filler protocol of a cooking run's env: ``post`` (F′, after the reveal: the
+    default) or ``pre`` (the original F, before it)."""
+    return str(arguments("env", env, stored).get("filler") or "post")
 
 
 def _tags(run: dict[str, Any]) -> set[str]:
@@ -50,7 +61,8 @@ def cooking_cells(st: Store) -> Cells:
     runs: dict[str, dict[str, Any]] = {}
     for r in st.rows("runs", ["run", "spec", "tags", "components"]):
         spec = json.loads(r["spec"] or "{}")
-        lag = lag_of(str(spec.get("env", "")), r["components"])
+        env = str(spec.get("env", ""))
+        lag = lag_of(env, r["components"])
         if lag is None or "floor" in _tags(r):  # the random floor: no form
             continue
         expert = "expert" in _tags(r)
@@ -63,12 +75,18 @@ def cooking_cells(st: Store) -> Cells:
             "privileged": "reads-privileged" in _tags(r),
             "model": str(spec.get("model", "")),
             "writer": str(spec.get("writer", "")),
+            "protocol": protocol_of(env, r["components"]),
         }
     pairs = {(v["model"], v["writer"]) for v in runs.values() if v["form"] != "expert"}
     several = len(pairs) > 1
+    protocols = len({v["protocol"] for v in runs.values()}) > 1
     for run, v in runs.items():
         expert = v["form"] == "expert"
-        v["row"] = "expert" if expert else row_label(v["form"], v["model"], v["writer"], several)
+        tag = v["protocol"] if protocols else None
+        v["row"] = (
+            f"expert · filler {tag}" if expert and tag else "expert" if expert
+            else row_label(v["form"], v["model"], v["writer"], several, tag)
+        )  # fmt: skip
         out.row_of_run[run] = v["row"]
     out.runs = runs
     cols = ["run", "seed", "success", "status", "rollout"]
@@ -102,4 +120,4 @@ def by_game(eps: Iterable[dict[str, Any]], **where: Any) -> dict[int, float]:
     return {e["seed"]: e["success"] for e in eps if all(e.get(k) == v for k, v in where.items())}
 
 
-__all__ = ["Cells", "audit_rows", "by_game", "cooking_cells", "row_label"]
+__all__ = ["Cells", "audit_rows", "by_game", "cooking_cells", "protocol_of", "row_label"]

@@ -1,5 +1,6 @@
 """Seed 003's pre-registered gates, the selection rule, and the whole analysis plan run
-(``statelab gates PLAN``, ``statelab tables PLAN``).
+(``statelab gates PLAN``, ``statelab tables PLAN``: with :mod:`~statelab.analysis.seed003.
+lagtables`).
 
 G1 gates are evaluated on the validation store; G2 gates once on the test store, and only
 when its test split was opened (``statelab open-test``): a test store with no recorded opening
@@ -15,6 +16,7 @@ from typing import Any
 
 from statelab.analysis.seed003.audit import AUDIT_TABLE
 from statelab.analysis.seed003.episodes import Cells, audit_rows, cooking_cells
+from statelab.analysis.seed003.lagtables import lag_sections
 from statelab.analysis.seed003.measures import Interval, paired_bootstrap
 from statelab.analysis.seed003.plan import Gate, Plan
 from statelab.analysis.seed003.tables import (
@@ -92,7 +94,7 @@ def store_path(where: str) -> Path:
     return load_experiment(where).out_dir / "store.sqlite"
 
 
-def _read(where: str) -> tuple[Cells, list[dict[str, Any]], int]:
+def read_store(where: str) -> tuple[Cells, list[dict[str, Any]], int]:
     path = store_path(where)
     if not path.is_file():
         raise ConfigError(f"{path}: no store (run the experiment first)")
@@ -116,7 +118,7 @@ def evaluate_gates(plan: Plan) -> list[GateResult]:
         where = getattr(plan, split)
         if where is None:
             raise ConfigError(f"{plan.name}: gates on {split} need `{split}:` (its store)")
-        cells, _, openings = _read(where)
+        cells, _, openings = read_store(where)
         note = ""
         if split == "test":
             if not openings:
@@ -135,7 +137,7 @@ def select(plan: Plan) -> list[tuple[str, float, int]]:
     sel = plan.selection
     if sel is None or plan.validation is None:
         raise ConfigError(f"{plan.name}: selection needs `selection:` and `validation:`")
-    cells, _, _ = _read(plan.validation)
+    cells, _, _ = read_store(plan.validation)
     model = plan.readers[sel.reader] if sel.reader else None
     eps = [e for e in cells.eps if e["budget"] == sel.budget]
     got = []
@@ -152,13 +154,15 @@ def tables(
 ) -> tuple[list[str], dict[str, Path]]:
     """Tables 2 and 14, Figures 9, 10 and 4 (as far as the plan names them), from the test
     store; Figure 4 from ``fig4_records`` (:func:`statelab.train.retrain.fig4_records` of the
-    plan's score files); markdown lines and the files written."""
+    plan's score files); then Table 7, the κ contrasts, the lag grid and the a*-tie check
+    (:func:`~statelab.analysis.seed003.lagtables.lag_sections`, each from its own store);
+    markdown lines and the files written."""
     out = Path(out or plan.out)
     out.mkdir(parents=True, exist_ok=True)
     md: list[str] = [f"## Seed 003 on the test split: {plan.name}", ""]
     files: dict[str, Path] = {}
     if plan.test is not None:
-        cells, audit, openings = _read(plan.test)
+        cells, audit, openings = read_store(plan.test)
         md.append(f"Test store: {store_path(plan.test)}; test split openings recorded: {openings}.")
         if cells.failed:
             md.append(f"Failed episodes left out: {sum(cells.failed.values())}.")
@@ -186,6 +190,7 @@ def tables(
                 md += [f"![{title}]({path.name})", ""]
     if fig4_records is not None:
         md += fig4_md(fig4(fig4_records))
+    md += lag_sections(plan, read_store, store_path)
     path = out / "seed003_tables.md"
     path.write_text("\n".join(md) + "\n")
     files["tables"] = path
@@ -196,6 +201,7 @@ __all__ = [
     "GateResult",
     "evaluate_gate",
     "evaluate_gates",
+    "read_store",
     "select",
     "store_path",
     "tables",

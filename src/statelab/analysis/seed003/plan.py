@@ -9,6 +9,7 @@ episodes is 10.4%), and κ pools their audited points game by game.
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 from typing import Literal
 
@@ -76,6 +77,64 @@ class Table14(_Strict):
     reader: str | None = None
 
 
+class Table7(_Strict):
+    """Table 7: κ, β and δ_full by relevance-lag bin (``bins``: the bins' lower edges, the
+    last bin open; our choice: the seed names no bins) at ``budget``, on ``split``."""
+
+    split: Literal["validation", "test"] = "validation"
+    #: the experiment config (or store) to read instead of the plan's ``split``
+    experiment: str | None = None
+    bins: list[int] = [0, 5, 10, 20, 40]
+    budget: int | None = 128
+
+    @field_validator("bins")
+    @classmethod
+    def _rising(cls, v: list[int]) -> list[int]:
+        if not v or any(b <= a for a, b in pairwise(v)) or v[0] < 0:
+            raise ValueError("bins: rising lower edges from 0 or more")
+        return v
+
+
+class KappaContrasts(_Strict):
+    """Appendix G's round-by-round κ contrasts: each pair (a, b), the relative change of
+    mean κ (%) at F′ = 0 and pooled over ``pooled_lags``, game-paired, on ``split``."""
+
+    split: Literal["validation", "test"] = "validation"
+    #: the experiment config (or store) to read instead of the plan's ``split``
+    experiment: str | None = None
+    pairs: list[tuple[str, str]] = Field(min_length=1)
+    pooled_lags: list[int] = [20, 40]
+    budget: int | None = 128
+    reader: str | None = None
+
+
+class LagGrid(_Strict):
+    """Appendix I's exploratory grid: success of ``rows`` and ``baseline`` by F′ at
+    ``budget``, the gains over the baseline, and (``by_start_room``) the same split by
+    whether the reader's first decision is in the kitchen (re-simulated)."""
+
+    split: Literal["validation", "test"] = "validation"
+    #: the experiment config (or store) to read instead of the plan's ``split``
+    experiment: str | None = None
+    rows: list[str] = Field(min_length=1)
+    baseline: str
+    budget: int = 256
+    reader: str | None = None
+    by_start_room: bool = True
+
+
+class TieCheck(_Strict):
+    """Appendix F's a*-tie check: ``sample`` steps where the reader's action was not a*
+    (episodes in a ``seed``-ed order, re-simulated), and how often it shortened the plan."""
+
+    split: Literal["validation", "test"] = "validation"
+    #: the experiment config (or store) to read instead of the plan's ``split``
+    experiment: str | None = None
+    sample: int = Field(500, ge=1)
+    seed: int = 0
+    reader: str | None = None
+
+
 class Fig4Source(_Strict):
     scores: str
     store: str
@@ -101,6 +160,10 @@ class Plan(_Strict):
     #: Figure 4: DSSR score files (``scores_round<r>.jsonl``), each with the store of the
     #: episodes it scored (``statelab tables`` re-simulates them to read the recipes)
     fig4: list[Fig4Source] = []
+    table7: Table7 | None = None
+    kappa_contrasts: KappaContrasts | None = None
+    lag_grid: LagGrid | None = None
+    tie_check: TieCheck | None = None
     out: str = "results/seed003-analysis"
 
     @field_validator("writers", mode="before")
@@ -119,11 +182,16 @@ class Plan(_Strict):
         if self.table2:
             used += self.table2.rows + [x for c in self.table2.contrasts for x in c]
         used += list(self.fig9.values()) + list(self.fig10.values())
+        if self.kappa_contrasts:
+            used += [x for c in self.kappa_contrasts.pairs for x in c]
+        if self.lag_grid:
+            used += [*self.lag_grid.rows, self.lag_grid.baseline]
         unknown = [u for u in used if u not in named]
         if unknown:
             raise ValueError(f"writer {unknown[0]!r} is not in writers: {sorted(named)}")
         readers = [g.reader for g in self.gates if g.reader]
-        readers += [x.reader for x in (self.selection, self.table14) if x and x.reader]
+        more = (self.selection, self.table14, self.kappa_contrasts, self.lag_grid, self.tie_check)
+        readers += [x.reader for x in more if x and x.reader]
         bad = [r for r in readers if r not in self.readers]
         if bad:
             raise ValueError(f"reader {bad[0]!r} is not in readers: {sorted(self.readers)}")
@@ -143,4 +211,16 @@ def load_plan(path: str | Path) -> Plan:
         raise ConfigError(f"{path}: {where}: {first['msg']}") from None
 
 
-__all__ = ["Fig4Source", "Gate", "Plan", "Selection", "Table2", "Table14", "load_plan"]
+__all__ = [
+    "Fig4Source",
+    "Gate",
+    "KappaContrasts",
+    "LagGrid",
+    "Plan",
+    "Selection",
+    "Table2",
+    "Table7",
+    "Table14",
+    "TieCheck",
+    "load_plan",
+]

@@ -155,7 +155,7 @@ def seed003_markdown(st: Store, out_dir: Path) -> tuple[list[str], dict[str, Pat
         )
         md += [head, "|" + "---|" * (1 + len(lags))]
         for form in forms:
-            if form in ("expert",):
+            if form.split(" ")[0] == "expert":
                 continue
             b = None if _unbudgeted(form) else b1
             if not any(e["row"] == form and e["budget"] == b for e in eps):
@@ -231,16 +231,21 @@ def _unbudgeted(row: str) -> bool:
     return row.split(" ")[0] in ("full", "expert")
 
 
+def _pair(e: dict[str, Any]) -> tuple[Any, ...]:
+    """What a row shares with its baseline: the reader, the writer and the filler protocol."""
+    return e["model"], e["writer"], e.get("protocol")
+
+
 def _paired_vs_summary(
     eps: list[dict[str, Any]], lags: list[int], budgets: list[int], label: Callable[[str], str]
 ) -> list[str]:
     """Success differences from ``bounded:summary`` at the same B and F′, paired by game."""
     base = "bounded:summary"
-    # the same reader and writer's summary row is each row's baseline
+    # the same reader, writer and filler protocol's summary row is each row's baseline
     base_of = {
         e["row"]: next(
             (z["row"] for z in eps
-             if z["form"] == base and (z["model"], z["writer"]) == (e["model"], e["writer"])),
+             if z["form"] == base and _pair(z) == _pair(e)),
             None,
         )
         for e in eps if e["budget"] is not None and e["form"] != base

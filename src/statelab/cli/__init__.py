@@ -12,21 +12,9 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from statelab.cli import _seed003
+from statelab.cli._common import DEBUG_ENV, _debug, _fail, _line
 from statelab.core import ConfigError, ModelError, prelude_of
-
-#: set to 1 to see the traceback of any error instead of its one line
-DEBUG_ENV = "STATELAB_DEBUG"
-
-
-def _debug() -> bool:
-    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
-
-
-def _line(text: str) -> str:
-    """One terminal-safe line: no escape sequences or control characters, at most 500."""
-    from statelab.llm import terminal_safe
-
-    return " ".join(terminal_safe(text).split())[:500]
 
 
 def _say(text: str, err: bool = False) -> None:
@@ -102,11 +90,6 @@ app = typer.Typer(
     help="Run LLM agents in dynamic environments and compare state representations. "
     "`statelab list` shows every axis a config crosses and what each takes.",
 )
-
-
-def _fail(msg: str) -> typer.Exit:
-    typer.echo(f"error: {_line(msg)}", err=True)
-    return typer.Exit(2)
 
 
 @app.command()
@@ -346,21 +329,7 @@ def train(
     typer.echo(json.dumps(done, indent=1))
 
 
-@app.command()
-def retrain(
-    config: Annotated[Path, typer.Argument(help="retrain YAML (configs/seed003/retrain.yaml)")],
-) -> None:
-    """Seed 003: retrain the selected DSSR writer with several seeds from the same initial
-    adapter and the same stored pairs (pairs_round<r>.jsonl); nothing is rescored."""
-    from statelab.train.retrain import run_retrain
-
-    try:
-        done = run_retrain(config)
-    except (ConfigError, ModelError) as err:
-        if _debug():
-            raise
-        raise _fail(str(err)) from None
-    typer.echo(json.dumps(done, indent=1))
+app.command()(_seed003.retrain)
 
 
 def _dry_run(exp: Any) -> None:
@@ -499,36 +468,7 @@ def export(
 
 
 # -- seed 003: the sealed test split, opened once; the decision-loss audit -----------------
-@app.command("open-test")
-def open_test(
-    config: Annotated[Path, typer.Argument(help="experiment YAML whose seeds are a test split")],
-    force: Annotated[bool, typer.Option("--force", help="open a split opened before")] = False,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="override key=value")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="no progress lines")] = False,
-) -> None:
-    """The only way to run a sealed test split: records when, with which writers and their
-    hashes, once its first episode is stored; a second opening is refused unless --force
-    (and the report says so)."""
-    from statelab.run.config import load_experiment
-    from statelab.run.opening import Opening
-    from statelab.run.runner import run_sync
-
-    exp = load_experiment(config, set_ or [])
-    progress = None if quiet else sys.stderr
-    with Opening(exp, force=force) as opening:
-        for w in opening.warnings:
-            typer.echo(_line(f"warning: {w}"), err=True)
-        res = run_sync(exp, progress=progress, debug=_debug(), open_test=True,
-                       on_stored=opening.stored)  # fmt: skip
-    for e in opening.recorded:
-        typer.echo(f"opened the {e['split']!r} split of {e['family']!r}: opening {e['opening']}"
-                   f"{' (forced)' if e['forced'] else ''}, {e['opened']}")  # fmt: skip
-    if not opening.recorded:
-        typer.echo("no episode was stored: the split was not opened (nothing recorded)", err=True)
-    typer.echo(_line(f"{exp.name}: {res.done} episodes done, {res.failed} failed"
-                     f" | {res.seconds:.1f} s"))  # fmt: skip
-    if not res.ok:
-        raise typer.Exit(1)
+app.command("open-test")(_seed003.open_test)
 
 
 @app.command()
@@ -563,79 +503,13 @@ def audit(
         typer.echo(_line(f"failed: {why}"), err=True)
 
 
-@app.command()
-def amend(
-    config: Annotated[Path, typer.Argument(help="experiment YAML (its out holds the ledgers)")],
-    ident: Annotated[str, typer.Argument(help="the amendment's id, e.g. A5")],
-    text: Annotated[str, typer.Argument(help="what changed after registration")],
-    stage: Annotated[str | None, typer.Option(help="the stage it precedes")] = None,
-) -> None:
-    """Record an amendment (what changed after registration) in <out>/amendments.jsonl,
-    beside the test-split ledger, with how many test openings and audits preceded it."""
-    from statelab.run.config import load_experiment
-    from statelab.run.ledgers import AMENDMENTS, add_amendment
-
-    try:
-        exp = load_experiment(config)
-        e = add_amendment(Path(exp.out), ident, text, stage=stage)
-    except ConfigError as err:
-        raise _fail(str(err)) from None
-    after = f", after {e['openings_before']} test opening(s)" if e["openings_before"] else ""
-    where = Path(exp.out) / AMENDMENTS
-    typer.echo(f"amendment {e['id']} recorded in {where} at {e['recorded']}{after}")
+app.command()(_seed003.amend)
 
 
-@app.command()
-def gates(
-    plan: Annotated[
-        Path, typer.Argument(help="seed-003 analysis plan (configs/seed003/analysis.yaml)")
-    ],
-) -> None:
-    """Seed 003's pre-registered gates (G1 on validation, G2 on the opened test split) with
-    their verdicts, and the selection rule's ranking on validation."""
-    from statelab.analysis.seed003.gates import evaluate_gates, select
-    from statelab.analysis.seed003.plan import load_plan
-
-    try:
-        p = load_plan(plan)
-        for r in evaluate_gates(p):
-            typer.echo(r.line())
-        if p.selection is not None:
-            ranked = select(p)
-            typer.echo(f"selection (validation, B = {p.selection.budget}, mean over F' "
-                       f"{p.selection.lags}): selected {ranked[0][0]}")  # fmt: skip
-            for name, mean, games in ranked:
-                typer.echo(f"  {name}: {100 * mean:.1f}% over {games} games")
-    except ConfigError as err:
-        raise _fail(str(err)) from None
+app.command()(_seed003.gates)
 
 
-@app.command()
-def tables(
-    plan: Annotated[
-        Path, typer.Argument(help="seed-003 analysis plan (configs/seed003/analysis.yaml)")
-    ],
-    out: Annotated[
-        Path | None, typer.Option(help="output folder (default: the plan's out)")
-    ] = None,
-) -> None:
-    """Seed 003's test-split Tables 2 and 14 and Figures 4, 9 and 10, from the stores and
-    score files the plan names (markdown and PNGs)."""
-    from statelab.analysis.seed003.gates import tables as make_tables
-    from statelab.analysis.seed003.plan import load_plan
-
-    try:
-        p = load_plan(plan)
-        records = None
-        if p.fig4:  # the score files' recipes come from their re-simulated episodes
-            from statelab.train.retrain import fig4_from_files
-
-            records = fig4_from_files([(f.scores, f.store) for f in p.fig4])
-        _, files = make_tables(p, out, records)
-    except ConfigError as err:
-        raise _fail(str(err)) from None
-    for f in files.values():
-        typer.echo(str(f))
+app.command()(_seed003.tables)
 
 
 def main() -> None:  # pragma: no cover

@@ -1,0 +1,380 @@
+"""Seed 003's lag tables beside Tables 2 and 14 (``statelab tables``): Table 7 (κ, β and
+δ_full by relevance-lag bin, with how often the cookbook chunk was the most consequential),
+the round-by-round κ contrasts of Appendix G (relative κ change of one writer over another at
+F′ = 0 and pooled over the long lags, game-paired), Appendix I's exploratory validation lag
+grid (success and gain over a baseline by F′ at one budget, and the same split by whether the
+reader's first decision is in the kitchen), and Appendix F's a*-tie check (of sampled steps
+where the reader's action is not a*, how often it still shortened the oracle plan).
+
+Inputs are a store's cells (:mod:`~statelab.analysis.seed003.episodes`: rollout 0, failed
+episodes left out) and its audit rows. The lag grid's start rooms and the tie check's plans
+are privileged, so they come from re-simulating stored episodes
+(:func:`start_rooms`, :func:`tie_records`).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from statelab.analysis._md import md_cell
+from statelab.analysis.seed003.episodes import Cells
+from statelab.analysis.seed003.measures import (
+    BOOT_SEED,
+    RESAMPLES,
+    Interval,
+    clustered_bootstrap,
+    paired_bootstrap,
+)
+from statelab.analysis.seed003.plan import Plan
+from statelab.analysis.seed003.tables import group_success
+from statelab.core import ConfigError
+
+_NAN = Interval(math.nan, math.nan, math.nan, 0, 0)
+
+
+# -- Table 7 --------------------------------------------------------------------------------
+def lag_bin(lag: int | None, edges: Sequence[int]) -> str | None:
+    """The bin label of a relevance lag: ``edges`` [0, 5, 10] give ``0–4``, ``5–9``, ``≥10``;
+    None below the first edge or for an undefined lag."""
+    if lag is None or lag < edges[0]:
+        return None
+    for lo, hi in pairwise(edges):
+        if lo <= lag < hi:
+            return f"{lo}–{hi - 1}"
+    return f"≥{edges[-1]}"
+
+
+def bin_labels(edges: Sequence[int]) -> list[str]:
+    """Every bin's label, in order."""
+    return [f"{lo}–{hi - 1}" for lo, hi in pairwise(edges)] + [f"≥{edges[-1]}"]
+
+
+def _clustered(rows: Iterable[Mapping[str, Any]], key: str) -> Interval:
+    by: dict[int, list[float]] = {}
+    for r in rows:
+        if r.get(key) is not None:
+            by.setdefault(int(r["seed"]), []).append(float(r[key]))
+    return clustered_bootstrap(by)
+
+
+def table7_cells(
+    audit: Sequence[Mapping[str, Any]], edges: Sequence[int], budget: int | None
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per row (form · reader · writer), per relevance-lag bin (and ``undefined``: the lag was
+    tried and no chunk cost 0.5 nats): the points, their κ, β and δ_full (game-clustered) and
+    how many named the cookbook chunk. Only points where the lag was tried (``rel_gain``
+    stored) count; budgeted rows at ``budget`` only, unbudgeted rows at any."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    tried = [r for r in audit if r.get("rel_gain") is not None]
+    for row in sorted({str(r["row"]) for r in tried}):
+        mine = [r for r in tried if r["row"] == row and r["budget"] in (budget, None)]
+        if not mine:
+            continue
+        cells: dict[str, dict[str, Any]] = {}
+        for label in [*bin_labels(edges), "undefined"]:
+            pts = [r for r in mine if (lag_bin(r.get("rel_lag"), edges) or "undefined") == label]
+            cells[label] = {
+                "points": len(pts),
+                "kappa": _clustered(pts, "kappa"),
+                "beta": _clustered(pts, "beta"),
+                "full": _clustered(pts, "nll_full"),
+                "cookbook": sum(int(r.get("rel_is_reveal") or 0) for r in pts),
+            }
+        out[row] = cells
+    return out
+
+
+def table7(
+    audit: Sequence[Mapping[str, Any]], edges: Sequence[int], budget: int | None
+) -> list[str]:
+    """Table 7's markdown: κ, β and δ_full (nats) by relevance-lag bin for every audited row."""
+    cells = table7_cells(audit, edges, budget)
+    md = [
+        f"### Table 7: κ, β and δ_full (nats) by relevance-lag bin (B = {budget})",
+        "",
+        "Relevance lag: leave-one-chunk-out on the full history (`statelab audit --relevance`);"
+        " game-clustered 95% intervals; cookbook: points whose most consequential chunk is the"
+        " reveal.",
+        "",
+        "| history | lag bin | points | κ | β | δ_full | cookbook |",
+        "|---|---|---:|---|---|---|---:|",
+    ]
+    for row, by in cells.items():
+        for label, c in by.items():
+            if not c["points"]:
+                continue
+            md.append(
+                f"| {md_cell(row)} | {label} | {c['points']} | {c['kappa'].text(2)} | "
+                f"{c['beta'].text(2)} | {c['full'].text(2)} | {c['cookbook']} |"
+            )
+    defined = [c for by in cells.values() for k, c in by.items() if k != "undefined"]
+    n = sum(c["points"] for c in defined)
+    book = sum(c["cookbook"] for c in defined)
+    if n:
+        md += ["", f"The cookbook chunk was the most consequential at {book} of {n} points with"
+               f" a defined lag ({100 * book / n:.1f}%)."]  # fmt: skip
+    return [*md, ""]
+
+
+# -- round-by-round κ contrasts (Appendix G) ------------------------------------------------
+def game_kappa(
+    audit: Sequence[Mapping[str, Any]],
+    spellings: Sequence[str],
+    lags: Sequence[int],
+    budget: int | None,
+    runs: Mapping[str, Mapping[str, Any]] | None = None,
+    model: str | None = None,
+) -> dict[int, list[float]]:
+    """Per game: the κ of every audited point of ``spellings`` at ``lags`` and ``budget``
+    (reader ``model`` when given; ``runs``: run -> its cell, for the model)."""
+    by: dict[int, list[float]] = {}
+    for r in audit:
+        if r["history"] not in spellings or r["lag"] not in lags or r["kappa"] is None:
+            continue
+        if budget is not None and r["budget"] != budget:
+            continue
+        if model is not None and (runs or {}).get(str(r["run"]), {}).get("model") != model:
+            continue
+        by.setdefault(int(r["seed"]), []).append(float(r["kappa"]))
+    return by
+
+
+def relative_change(
+    a: Mapping[int, Sequence[float]],
+    b: Mapping[int, Sequence[float]],
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = BOOT_SEED,
+) -> Interval:
+    """100 × (mean κ of ``a`` / mean κ of ``b`` − 1) over the games both have (each side's
+    mean over its points), with a game-paired percentile bootstrap (the same games drawn for
+    both sides). NaN when ``b``'s mean is 0 or no game is shared."""
+    games = sorted(g for g in a if a[g] and g in b and b[g])
+    if not games:
+        return _NAN
+    sa = np.array([float(np.sum(a[g])) for g in games])
+    na = np.array([len(a[g]) for g in games], dtype=float)
+    sb = np.array([float(np.sum(b[g])) for g in games])
+    nb = np.array([len(b[g]) for g in games], dtype=float)
+    mb = sb.sum() / nb.sum()
+    if mb == 0:
+        return _NAN
+    mean = 100.0 * ((sa.sum() / na.sum()) / mb - 1.0)
+    idx = np.random.default_rng(seed).integers(0, len(games), size=(resamples, len(games)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        draws = 100.0 * ((sa[idx].sum(1) / na[idx].sum(1)) / (sb[idx].sum(1) / nb[idx].sum(1)) - 1)
+    draws = draws[np.isfinite(draws)]
+    lo, hi = (float(x) for x in np.percentile(draws, [2.5, 97.5])) if draws.size else (mean, mean)
+    return Interval(float(mean), lo, hi, len(games), int(na.sum() + nb.sum()))
+
+
+def kappa_contrasts(
+    audit: Sequence[Mapping[str, Any]],
+    writers: Mapping[str, Sequence[str]],
+    pairs: Sequence[tuple[str, str]],
+    budget: int | None,
+    pooled: Sequence[int] = (20, 40),
+    runs: Mapping[str, Mapping[str, Any]] | None = None,
+    model: str | None = None,
+) -> list[str]:
+    """Each pair's relative κ change (%) at F′ = 0 and pooled over ``pooled``."""
+    tag = "{" + ", ".join(str(f) for f in pooled) + "}"
+    md = [
+        f"### Round-by-round κ contrasts (B = {budget}): relative change of mean κ (%)",
+        "",
+        "100 × (κ of a / κ of b − 1), each side's mean over its audited points, game-paired"
+        f" bootstrap; the lag contrast pools F′ ∈ {tag}. Negative: a has the lower regret.",
+        "",
+        f"| a vs b | F′=0 | F′ ∈ {tag} |",
+        "|---|---|---|",
+    ]
+    for a, b in pairs:
+        cells = []
+        for lags in ([0], list(pooled)):
+            ka = game_kappa(audit, writers[a], lags, budget, runs, model)
+            kb = game_kappa(audit, writers[b], lags, budget, runs, model)
+            i = relative_change(ka, kb)
+            cells.append(f"{i.text(0)}% ({i.games} games)" if i.games else "–")
+        md.append(f"| {md_cell(a)} vs {md_cell(b)} | " + " | ".join(cells) + " |")
+    return [*md, ""]
+
+
+# -- Appendix I: the exploratory lag grid ---------------------------------------------------
+def lag_grid(
+    eps: Sequence[Mapping[str, Any]],
+    writers: Mapping[str, Sequence[str]],
+    rows: Sequence[str],
+    baseline: str,
+    budget: int,
+    model: str | None = None,
+    rooms: Mapping[tuple[str, int], str] | None = None,
+) -> list[str]:
+    """Success (%) of ``rows`` and of ``baseline`` by F′ at ``budget``, each row's gain over
+    the baseline (points, paired over games); with ``rooms`` ((run, game) -> the room of the
+    reader's first decision) the same split by whether that room is the kitchen."""
+    mine = [e for e in eps if e["budget"] == budget]
+    lags = sorted({int(e["lag"]) for e in mine})
+    head = "| writer | " + " | ".join(f"F′={f}" for f in lags) + " |"
+    md = [f"### Appendix I: validation lag grid at B = {budget}", ""]
+    splits: list[tuple[str, Any]] = [("all episodes", None)]
+    if rooms is not None:
+        splits += [("first decision in the kitchen", True), ("elsewhere", False)]
+    for title, kitchen in splits:
+        sub = [e for e in mine if _in_split(e, rooms, kitchen)]
+        md += [f"Success (%), {title}:", "", head, "|" + "---|" * (1 + len(lags))]
+        for w in [baseline, *rows]:
+            cells = [paired_bootstrap(group_success(sub, writers[w], f, model)).text(1, 100)
+                     for f in lags]  # fmt: skip
+            md.append(f"| {md_cell(w)} | " + " | ".join(cells) + " |")
+        for w in rows:
+            cells = []
+            for f in lags:
+                a = group_success(sub, writers[w], f, model)
+                b = group_success(sub, writers[baseline], f, model)
+                cells.append(paired_bootstrap(a, b).text(1, 100))
+            md.append(f"| {md_cell(w)} − {md_cell(baseline)} | " + " | ".join(cells) + " |")
+        md.append("")
+    return md
+
+
+def _in_split(
+    e: Mapping[str, Any], rooms: Mapping[tuple[str, int], str] | None, kitchen: bool | None
+) -> bool:
+    if kitchen is None:
+        return True
+    room = (rooms or {}).get((str(e["run"]), int(e["seed"])))
+    return room is not None and (room.lower() == "kitchen") == kitchen
+
+
+def start_rooms(store: Path, episodes: Iterable[tuple[str, int]]) -> dict[tuple[str, int], str]:
+    """The room of the reader's first decision of each stored (run, game), re-simulated
+    (the env's privileged ``room``; episodes whose env has none are left out)."""
+    from statelab.run.replay import replay
+
+    out: dict[tuple[str, int], str] = {}
+    for run, seed in episodes:
+        first = next(iter(replay(store, run, seed, history="full")), None)
+        room = first.privileged.get("room") if first is not None else None
+        if isinstance(room, str):
+            out[(run, seed)] = room
+    return out
+
+
+# -- Appendix F: the a*-tie check -----------------------------------------------------------
+def tie_records(
+    store: Path, episodes: Sequence[tuple[str, int]], sample: int, seed: int = 0
+) -> list[dict[str, Any]]:
+    """Up to ``sample`` steps where the reader's action was not a*, from the stored episodes
+    taken in a seeded random order and re-simulated: each step's action, a* and the oracle
+    plan's length before and after it. The last step of an episode has no plan after it and
+    is not sampled."""
+    from statelab.run.replay import replay
+
+    order = list(episodes)
+    random.Random(f"seed003-ties:{seed}").shuffle(order)
+    out: list[dict[str, Any]] = []
+    for run, game in order:
+        steps = list(replay(store, run, game, history="full"))
+        for s, nxt in pairwise(steps):
+            a_star = s.privileged.get("a_star")
+            before, after = s.privileged.get("policy"), nxt.privileged.get("policy")
+            if a_star is None or s.action == a_star or before is None or after is None:
+                continue
+            out.append({"run": run, "seed": game, "t": s.t, "action": s.action,
+                        "a_star": a_star, "before": len(before), "after": len(after)})  # fmt: skip
+            if len(out) >= sample:
+                return out
+    return out
+
+
+def tie_check(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Of the steps where the reader's action was not a*: how many shortened the oracle plan
+    (a tie with a*), left it as long, or lengthened it."""
+    out = {"steps": len(records), "shortened": 0, "same": 0, "longer": 0}
+    for r in records:
+        d = int(r["after"]) - int(r["before"])
+        out["shortened" if d < 0 else "same" if d == 0 else "longer"] += 1
+    return out
+
+
+def tie_md(counts: Mapping[str, int]) -> list[str]:
+    """The tie check as one paragraph."""
+    n = counts["steps"]
+    if not n:
+        return ["a*-tie check: no step where the reader's action differed from a*.", ""]
+    pct = {k: 100 * counts[k] / n for k in ("shortened", "same", "longer")}
+    return [
+        "### a*-tie check (Appendix F)",
+        "",
+        f"Of {n} sampled steps where the reader's action differed from a*, it shortened the"
+        f" oracle plan in {counts['shortened']} ({pct['shortened']:.1f}%), left it as long in"
+        f" {counts['same']} ({pct['same']:.1f}%) and lengthened it in {counts['longer']}"
+        f" ({pct['longer']:.1f}%).",
+        "",
+    ]
+
+
+# -- the plan's lag tables (``statelab tables``) ---------------------------------------------
+def lag_sections(
+    plan: Plan,
+    read_store: Callable[[str], tuple[Cells, list[dict[str, Any]], int]],
+    store_path: Callable[[str], Path],
+) -> list[str]:
+    """Table 7, the κ contrasts, the lag grid and the tie check, as far as the plan names
+    them, each from its store (``read_store``: cells, audit rows, openings; ``store_path``:
+    the store of an experiment config or a store path; :mod:`~statelab.analysis.seed003.
+    gates` passes its own)."""
+    md: list[str] = []
+    for key in ("table7", "kappa_contrasts", "lag_grid", "tie_check"):
+        cfg = getattr(plan, key)
+        if cfg is None:
+            continue
+        where = cfg.experiment or getattr(plan, cfg.split)
+        if where is None:
+            raise ConfigError(
+                f"{plan.name}: {key} on {cfg.split} needs `{cfg.split}:` or `experiment:`"
+            )
+        cells, audit, _ = read_store(where)
+        model = plan.readers[cfg.reader] if getattr(cfg, "reader", None) else None
+        md += [f"Store ({key}, {cfg.split}): {store_path(where)}.", ""]
+        if key == "table7":
+            md += table7(audit, cfg.bins, cfg.budget)
+        elif key == "kappa_contrasts":
+            md += kappa_contrasts(audit, plan.writers, cfg.pairs, cfg.budget, cfg.pooled_lags,
+                                  cells.runs, model)  # fmt: skip
+        elif key == "lag_grid":
+            eps = [e for e in cells.eps if model is None or e["model"] == model]
+            named = {h for w in [cfg.baseline, *cfg.rows] for h in plan.writers[w]}
+            mine = sorted({(e["run"], e["seed"]) for e in eps if e["history"] in named
+                           and e["budget"] == cfg.budget})  # fmt: skip
+            rooms = start_rooms(store_path(where), mine) if cfg.by_start_room else None
+            md += lag_grid(eps, plan.writers, cfg.rows, cfg.baseline, cfg.budget, model, rooms)
+        else:
+            pool = sorted({(e["run"], e["seed"]) for e in cells.eps if e["form"] != "expert"
+                           and (model is None or e["model"] == model)})  # fmt: skip
+            md += tie_md(tie_check(tie_records(store_path(where), pool, cfg.sample, cfg.seed)))
+    return md
+
+
+__all__ = [
+    "bin_labels",
+    "game_kappa",
+    "kappa_contrasts",
+    "lag_bin",
+    "lag_grid",
+    "lag_sections",
+    "relative_change",
+    "start_rooms",
+    "table7",
+    "table7_cells",
+    "tie_check",
+    "tie_md",
+    "tie_records",
+]
