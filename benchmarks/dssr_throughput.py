@@ -13,8 +13,8 @@ writer (no model needed to play it), re-simulated as a training trajectory. Then
   NLL of a* under the full raw history, and the read-time oracle's ``--samples``
   compressions with their scorings (:meth:`ReadTimeOracle.best`), for the first
   ``--audit-points`` decisions; unbatched = the model with its batch methods hidden;
-- *served*: the slot for h24s's served path (an OpenAI-compatible server with a LoRA writer):
-  ``null`` here, not on this branch and no server on a CPU machine.
+- *served*: the slot for the served writer (the writer config's ``serve:``, a vLLM server
+  with LoRA adapters): ``null``, not measured (no server on this CPU machine).
 
 Both paths must give the same candidates and the same oracle picks (checked, ``same``).
 Token counts (requests, prompt and reply tokens, forward passes) are tallied per point and
@@ -322,7 +322,7 @@ def main() -> None:
             "audit_points": len(aud), "audit_points_s": round(a_s, 1),
             "audit_points_per_min": round(60 * len(aud) / a_s, 3),
         }  # fmt: skip
-    result["served"] = None  # the slot for h24s's served path (not on this branch)
+    result["served"] = None  # the slot for the served writer: not measured (no server here)
     u, b = result["unbatched"], result["batched"]
     result["ratios"] = {
         "write_points_per_min": round(b["write_points_per_min"] / u["write_points_per_min"], 2),

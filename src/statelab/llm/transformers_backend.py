@@ -354,8 +354,7 @@ class TransformersLLM(Provider):
     async def complete_many(self, requests: list[CompleteRequest]) -> list[Completion]:
         """Every request's reply, generated (and ``choices`` scored) in batches: each reply
         is the one :meth:`complete` gives (see :mod:`._hf_batch`)."""
-        prompts = [self.render(m) for m, _ in requests]
-        items = [(p, r.params) for p, r in zip(prompts, requests, strict=True)]
+        items = [(self.render(m, p.reasoning), p) for m, p in requests]  # as complete renders
         return await asyncio.to_thread(self._complete_many, items)
 
     def _complete_many(self, items: list[tuple[str, GenParams]]) -> list[Completion]:
