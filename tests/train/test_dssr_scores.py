@@ -138,8 +138,9 @@ def test_candidates_are_forked_and_scored_and_the_best_is_the_one_that_kept_the_
     point = asyncio.run(score_write_point(traj, 0, writer, fake, Reader(), candidates=4, k=2))
     assert len(point.candidates) == 4 and point.decisions == 2
     assert point.prompt == writer.messages(traj.steps[0].state, traj.steps[0].transition)
-    # four forks, four sampling seeds (then the roll-forward writes: one per candidate)
-    first = fake.seeds[::2]
+    # four forks, four sampling seeds (the forks' writes go as one batch, then the
+    # roll-forward writes: one per candidate)
+    first = fake.seeds[:4]
     assert len(set(first)) == 4
     texts = [c.text for c in point.candidates]
     assert texts == ["Recipe: carrot" if s % 2 == 0 else "nothing kept" for s in first]

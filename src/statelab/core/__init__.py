@@ -24,7 +24,16 @@ from statelab.core._env import (
     task_type_of,
     tracked_of,
 )
-from statelab.core._llm import LLM, Completion, GenParams, Message, ModelError, Usage
+from statelab.core._llm import (
+    LLM,
+    CompleteRequest,
+    Completion,
+    GenParams,
+    Message,
+    ModelError,
+    ScoreRequest,
+    Usage,
+)
 from statelab.core._params import (
     REQUIRED,
     Args,
@@ -59,6 +68,7 @@ __all__ = [
     "BuildContext",
     "Call",
     "Capability",
+    "CompleteRequest",
     "Completion",
     "Component",
     "ConfigError",
@@ -76,6 +86,7 @@ __all__ = [
     "PrivilegedView",
     "Prompt",
     "Registry",
+    "ScoreRequest",
     "StepContext",
     "Transition",
     "Usage",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 #: A chat message: ``{"role": "system"|"user"|"assistant", "content": str | list[part]}``
 Message = dict[str, Any]
@@ -114,6 +114,20 @@ def _cost(value: object) -> float | None:
     return v if v >= 0 and v < float("inf") else None
 
 
+class CompleteRequest(NamedTuple):
+    """One item of :meth:`LLM.complete_many`: a chat and its sampling parameters."""
+
+    messages: list[Message]
+    params: GenParams
+
+
+class ScoreRequest(NamedTuple):
+    """One item of :meth:`LLM.score_many`: a chat and the continuations to score after it."""
+
+    messages: list[Message]
+    continuations: list[str]
+
+
 class ModelError(RuntimeError):
     """A model call failed. A backend classifies it: ``retryable`` (the model wrapper may
     try again), ``retry_after`` (seconds the server asked for) and ``kind`` (a word the
@@ -145,6 +159,17 @@ class LLM(abc.ABC):
     async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
         """Log-likelihood of each continuation as the assistant's reply to ``messages``."""
         raise ModelError(f"{self.model_id} cannot score continuations")
+
+    async def complete_many(self, requests: list[CompleteRequest]) -> list[Completion]:
+        """One completion per request, in order: a backend that batches generation answers
+        them together (each reply as :meth:`complete` gives it: sampling is per request's
+        seed, never per batch); by default one :meth:`complete` after another."""
+        return [await self.complete(m, p) for m, p in requests]
+
+    async def score_many(self, requests: list[ScoreRequest]) -> list[list[float]]:
+        """:meth:`score` of each request, in order: a backend that batches scoring runs them
+        in one padded pass; by default one :meth:`score` after another."""
+        return [await self.score(m, c) for m, c in requests]
 
     def count_tokens(self, text: str) -> int:
         """Tokens in ``text`` by the model's tokenizer where available (else an estimate)."""

@@ -29,7 +29,16 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from statelab.core import LLM, Completion, GenParams, Message, ModelError, Usage
+from statelab.core import (
+    LLM,
+    CompleteRequest,
+    Completion,
+    GenParams,
+    Message,
+    ModelError,
+    ScoreRequest,
+    Usage,
+)
 from statelab.llm._options import MAX_REPLY, ModelOptions
 from statelab.llm._safe import Redactor
 from statelab.llm.cache import CACHE_SECONDS
@@ -191,12 +200,46 @@ class Model(LLM):
 
     async def complete(self, messages: list[Message], params: GenParams) -> Completion:
         done = await self._retry(lambda: self.inner.complete(messages, params))
+        return self._finish(messages, params, done)
+
+    def _finish(self, messages: list[Message], params: GenParams, done: Completion) -> Completion:
         if params.choices and not done.decoding:  # a backend that does not say: its flag
             done = replace(done, decoding="trie" if self.constrained else "unenforced")
         return self._guard(messages, done)
 
     async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
         return await self._retry(lambda: self.inner.score(messages, continuations))
+
+    def _batches(self, name: str) -> bool:
+        """Whether the backend answers ``name`` (``complete_many``/``score_many``) itself."""
+        return getattr(type(self.inner), name, None) is not getattr(LLM, name)
+
+    async def complete_many(self, requests: list[CompleteRequest]) -> list[Completion]:
+        """The backend's batch as one request (one slot, retried whole) where it batches;
+        otherwise each request on its own, as many in flight as the backend serves."""
+        reqs = [CompleteRequest(*r) for r in requests]
+        if not reqs:
+            return []
+        if not self._batches("complete_many"):
+            if self.max_concurrency > 1:
+                return list(await asyncio.gather(*(self.complete(*r) for r in reqs)))
+            return [await self.complete(*r) for r in reqs]
+        done = await self._retry(lambda: self.inner.complete_many(reqs))
+        _same_length(len(reqs), len(done))
+        return [self._finish(r.messages, r.params, c) for r, c in zip(reqs, done, strict=True)]
+
+    async def score_many(self, requests: list[ScoreRequest]) -> list[list[float]]:
+        """As :meth:`complete_many`, for scoring."""
+        reqs = [ScoreRequest(*r) for r in requests]
+        if not reqs:
+            return []
+        if not self._batches("score_many"):
+            if self.max_concurrency > 1:
+                return list(await asyncio.gather(*(self.score(*r) for r in reqs)))
+            return [await self.score(*r) for r in reqs]
+        got = await self._retry(lambda: self.inner.score_many(reqs))
+        _same_length(len(reqs), len(got))
+        return got
 
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
@@ -254,6 +297,11 @@ class Model(LLM):
         return dataclasses.replace(c, text=text, usage=Usage(n_in, n_out), flags=tuple(flags))
 
 
+def _same_length(asked: int, got: int) -> None:
+    if asked != got:
+        raise ModelError(f"a batch of {asked} requests came back with {got} answers")
+
+
 def _count_ok(n: Any) -> bool:
     return isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_TOKENS
 
@@ -304,6 +352,12 @@ class TimedLLM(LLM):
 
     async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
         return await self._timed(self.inner.score(messages, continuations))
+
+    async def complete_many(self, requests: list[CompleteRequest]) -> list[Completion]:
+        return await self._timed(self.inner.complete_many(requests))
+
+    async def score_many(self, requests: list[ScoreRequest]) -> list[list[float]]:
+        return await self._timed(self.inner.score_many(requests))
 
     async def _timed(self, call: Awaitable[T]) -> T:
         start, cache_before = time.perf_counter(), CACHE_SECONDS.get()

@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from statelab.core import LLM, Completion, GenParams, Message
+from statelab.core import LLM, CompleteRequest, Completion, GenParams, Message, ScoreRequest
 from statelab.llm._safe import storable
 
 #: seconds the current task spent in the cache (key, lookup, queueing the write): statelab's
@@ -304,6 +304,57 @@ class CachedLLM(LLM):
         _spent(t1 - t0 + time.perf_counter() - t2)
         return scores
 
+    async def complete_many(self, requests: list[CompleteRequest]) -> list[Completion]:
+        """Each request answered from the cache where it is there; only the misses (each
+        distinct one once) go to the backend, as one batch."""
+        t0 = time.perf_counter()
+        keyed = [
+            request_key(self.model_id, "complete", {"messages": m, "params": p.to_dict()})
+            for m, p in requests
+        ]
+        out: list[Completion | None] = []
+        for key, body in keyed:
+            hit = self.cache.get(key)
+            if hit is not None and _sane(hit):
+                out.append(self._masked(key, body, Completion.from_dict(hit, cached=True)))
+            else:
+                out.append(None)
+        missing = _misses(keyed, out)
+        self.hits += len(requests) - len(missing)
+        self.misses += len(missing)
+        t1 = time.perf_counter()
+        fresh = await self.inner.complete_many([CompleteRequest(*requests[i]) for i in missing])
+        t2 = time.perf_counter()
+        for i, c in zip(missing, fresh, strict=True):
+            self.cache.put(keyed[i][0], self.model_id, "complete", keyed[i][1], c.to_dict())
+        answered = _fill(keyed, out, dict(zip(missing, fresh, strict=True)),
+                         lambda c: replace(c, cached=True))  # fmt: skip
+        _spent(t1 - t0 + time.perf_counter() - t2)
+        return answered
+
+    async def score_many(self, requests: list[ScoreRequest]) -> list[list[float]]:
+        """As :meth:`complete_many`, for scoring."""
+        t0 = time.perf_counter()
+        keyed = [
+            request_key(self.model_id, "score", {"messages": m, "continuations": c})
+            for m, c in requests
+        ]
+        out: list[list[float] | None] = []
+        for key, _ in keyed:
+            hit = self.cache.get(key)
+            out.append([float(x) for x in hit["scores"]] if hit is not None else None)
+        missing = _misses(keyed, out)
+        self.hits += len(requests) - len(missing)
+        self.misses += len(missing)
+        t1 = time.perf_counter()
+        fresh = await self.inner.score_many([ScoreRequest(*requests[i]) for i in missing])
+        t2 = time.perf_counter()
+        for i, scores in zip(missing, fresh, strict=True):
+            self.cache.put(keyed[i][0], self.model_id, "score", keyed[i][1], {"scores": scores})
+        answered = _fill(keyed, out, dict(zip(missing, fresh, strict=True)), list)
+        _spent(t1 - t0 + time.perf_counter() - t2)
+        return answered
+
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
 
@@ -317,6 +368,31 @@ class CachedLLM(LLM):
 #: the most tokens a cached row may count (the model wrapper's bound); a row past it (cached
 #: before replies were checked) is asked again, not replayed into every rerun
 _MAX_TOKENS = 10**9
+
+
+def _misses(keyed: list[tuple[str, str]], out: list[Any]) -> list[int]:
+    """The positions of the first request of each distinct key the cache did not answer."""
+    seen: set[str] = set()
+    missing = []
+    for i, ((key, _), got) in enumerate(zip(keyed, out, strict=True)):
+        if got is None and key not in seen:
+            seen.add(key)
+            missing.append(i)
+    return missing
+
+
+def _fill(
+    keyed: list[tuple[str, str]], out: list[Any], fresh: dict[int, Any], again: Any
+) -> list[Any]:
+    """``out`` with each miss answered: the first of a key by the backend, a repeat of it
+    by ``again(answer)`` (what a cache hit on it would have given)."""
+    first = {keyed[i][0]: v for i, v in fresh.items()}
+    done = []
+    for i, ((key, _), got) in enumerate(zip(keyed, out, strict=True)):
+        if got is None:
+            got = fresh[i] if i in fresh else again(first[key])
+        done.append(got)
+    return done
 
 
 def _sane(row: dict[str, Any]) -> bool:

@@ -40,7 +40,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
-from statelab.core import Completion, ConfigError, GenParams, Message, ModelError, Usage
+from statelab.core import (
+    CompleteRequest,
+    Completion,
+    ConfigError,
+    GenParams,
+    Message,
+    ModelError,
+    ScoreRequest,
+    Usage,
+)
+from statelab.llm._hf_batch import complete_items, generate_ids, sample, score_ids
 from statelab.llm._model import Provider
 from statelab.llm._thinking import template_kwargs
 
@@ -289,6 +299,29 @@ class TransformersLLM(Provider):
                 out.append(total)
         return out
 
+    async def score_many(self, requests: list[ScoreRequest]) -> list[list[float]]:
+        """Every request's scores from padded batched passes (:mod:`._hf_batch`)."""
+        prompts = [self.render(m) for m, _ in requests]
+        return await asyncio.to_thread(
+            self.score_texts, [(p, list(c)) for p, (_, c) in zip(prompts, requests, strict=True)]
+        )
+
+    def score_texts(self, items: list[tuple[str, list[str]]]) -> list[list[float]]:
+        """:meth:`score_text` of many (rendered prompt, continuations), batched."""
+        import torch
+
+        ids = []
+        for prompt, conts in items:
+            p_ids = self._ids(prompt)
+            ids.append((p_ids, [self._continuation(p_ids, prompt, c) for c in conts]))
+        with self._lock, torch.no_grad():
+            return score_ids(self.model, self._pad(), ids)
+
+    def _pad(self) -> int:
+        pad = self.tok.pad_token_id
+        pad = self.tok.eos_token_id if pad is None else pad
+        return int(pad or 0)
+
     def _continuation(self, p_ids: list[int], prompt: str, cont: str) -> list[int]:
         full = self._ids(prompt + cont)
         if full[: len(p_ids)] == p_ids and len(full) > len(p_ids):
@@ -318,6 +351,34 @@ class TransformersLLM(Provider):
         text, n_in, n_out = self.generate(prompt, params)
         return Completion(text, Usage(n_in, n_out), time.perf_counter() - start)
 
+    async def complete_many(self, requests: list[CompleteRequest]) -> list[Completion]:
+        """Every request's reply, generated (and ``choices`` scored) in batches: each reply
+        is the one :meth:`complete` gives (see :mod:`._hf_batch`)."""
+        items = [(self.render(m, p.reasoning), p) for m, p in requests]  # as complete renders
+        return await asyncio.to_thread(self._complete_many, items)
+
+    def _complete_many(self, items: list[tuple[str, GenParams]]) -> list[Completion]:
+        return complete_items(self, items)
+
+    def generate_many(self, items: list[tuple[str, GenParams]]) -> list[tuple[str, int, int]]:
+        """:meth:`generate` of many (rendered prompt, params), batched."""
+        import torch
+
+        ids = [(self._ids(prompt), params) for prompt, params in items]
+
+        def decode(toks: list[int]) -> str:
+            return str(self.tok.decode(toks, skip_special_tokens=True))
+
+        with self._lock, torch.no_grad():
+            outs = generate_ids(self.model, self._pad(), self.tok.eos_token_id, decode, sample, ids)
+        done = []
+        for (p_ids, params), toks in zip(ids, outs, strict=True):
+            text = decode(toks)
+            for s in params.stop:
+                text = text.split(s)[0]
+            done.append((text, len(p_ids), len(toks)))
+        return done
+
     def generate(self, prompt: str, params: GenParams) -> tuple[str, int, int]:
         """A sampled reply to the rendered ``prompt`` (text, prompt tokens, reply tokens)."""
         import torch
@@ -332,32 +393,17 @@ class TransformersLLM(Provider):
             cache = res.cache
             logits = res.logits[0, -1].float().cpu()
             for _ in range(params.max_tokens):
-                tok = _sample(logits, params.temperature, params.top_p, gen)
+                tok = sample(logits, params.temperature, params.top_p, gen)
                 if tok == eos:
                     break
                 out.append(tok)
                 text = self.tok.decode(out, skip_special_tokens=True)
                 if any(s in text for s in params.stop):
                     break
-                res = self.model(
-                    torch.tensor([[tok]], device=dev), cache=cache, use_cache=True
-                )
+                res = self.model(torch.tensor([[tok]], device=dev), cache=cache, use_cache=True)
                 cache = res.cache
                 logits = res.logits[0, -1].float().cpu()
         text = self.tok.decode(out, skip_special_tokens=True)
         for s in params.stop:
             text = text.split(s)[0]
         return text, len(p_ids), len(out)
-
-
-def _sample(logits: Any, temperature: float, top_p: float, gen: Any) -> int:
-    """Temperature and nucleus (top-p) sampling; temperature 0 is argmax."""
-    import torch
-
-    if temperature <= 0:
-        return int(torch.argmax(logits))
-    probs = torch.softmax(logits / temperature, -1)
-    sorted_p, order = torch.sort(probs, descending=True)
-    keep = int(torch.searchsorted(torch.cumsum(sorted_p, 0), torch.tensor(top_p))) + 1
-    p = sorted_p[:keep] / sorted_p[:keep].sum()
-    return int(order[int(torch.multinomial(p, 1, generator=gen))])

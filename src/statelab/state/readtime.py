@@ -53,6 +53,7 @@ from statelab.core import (
     Args,
     BuildContext,
     Call,
+    CompleteRequest,
     ConfigError,
     GenParams,
     Memory,
@@ -61,6 +62,7 @@ from statelab.core import (
     Param,
     Params,
     PrivilegedView,
+    ScoreRequest,
     Transition,
     a_star_of,
     count,
@@ -235,20 +237,19 @@ class ReadTimeOracle(Memory[ReadTimeState]):
         msgs = self.compressor_messages(goal, steps, obs, writer)
         texts: list[str] = []
         calls: list[Call] = []
-        for i in range(self.samples):
-            params = replace(self.params, seed=call_seed(self.seed, t, f"readtime-{i}"))
-            completion = await writer.complete(msgs, params)
+        # the samples in one batch, the scorings in another: the same requests as one by one
+        seeds = [call_seed(self.seed, t, f"readtime-{i}") for i in range(self.samples)]
+        reqs = [CompleteRequest(msgs, replace(self.params, seed=s)) for s in seeds]
+        for completion in await writer.complete_many(reqs):
             text, _ = fit(completion.text.strip(), self.budget, writer.count_tokens)
             texts.append(text)
             calls.append(Call("readtime-write", msgs, completion))
-        nlls: list[float | None] = []
-        for text in texts:
-            if a_star is None or not obs.admissible:
-                nlls.append(None)
-                continue
-            nlls.append(
-                await reader_nll(model, self.messages_for(text, obs), obs.admissible, a_star)
-            )
+        nlls: list[float | None] = [None] * len(texts)
+        actions = obs.admissible or ()
+        if a_star is not None and a_star in actions:
+            asked = [ScoreRequest(self.messages_for(x, obs), labelled(actions)) for x in texts]
+            for i, scores in enumerate(await model.score_many(asked)):
+                nlls[i] = -log_softmax(list(scores))[actions.index(a_star)]
         scored = [(v, i) for i, v in enumerate(nlls) if v is not None]
         pick = min(scored)[1] if scored else 0
         return texts[pick], nlls[pick], tuple(nlls), calls

@@ -40,12 +40,13 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
-from statelab.core import LLM, Message, Transition
+from statelab.core import LLM, Message
 from statelab.state.bounded import BoundedWriter, WrittenState
+from statelab.train._points import Losses, _horizon, _prelude_after, _start, window_view
 from statelab.train.data import Trajectory, decision_nll, reader_prompt
 
 #: the seed's minimum score gap of a preference pair (nats)
@@ -53,8 +54,6 @@ GAP = 0.3
 #: what a pair is chosen by: the recursive score (DSSR) or the continued episode's return
 BY = ("recursive", "outcome")
 
-#: per-decision losses of a candidate: (Phase-B steps after the write, loss in nats)
-Losses = tuple[tuple[int, float], ...]
 
 
 def mean_within(losses: Losses, k: int) -> float:
@@ -194,22 +193,6 @@ def write_points(
     return sorted(rng.sample(pool, min(n, len(pool))))
 
 
-def _start(phase: str, j: int) -> int:
-    """The Phase-B step index the write at ``(phase, j)`` stands after (-1: before Phase B)."""
-    return -1 if phase == "a" else j
-
-
-def _horizon(traj: Trajectory, j: int, horizon: int, phase: str = "b") -> list[int]:
-    """The decision steps within the look-ahead ``horizon`` (K) of write point ``(phase, j)``."""
-    points = traj.decision_points()
-    s = _start(phase, j)
-    return [k for k in points if s < k <= s + horizon]
-
-
-def _prelude_after(traj: Trajectory, j: int, phase: str) -> list[Transition]:
-    return list(traj.prelude[j + 1 :]) if phase == "a" else []
-
-
 async def recursive_losses(
     traj: Trajectory,
     j: int,
@@ -255,16 +238,6 @@ async def recursive_score(
     """S_K, recursive: the mean of :func:`recursive_losses` (NaN: no decision within K)."""
     got = await recursive_losses(traj, j, state, writer, writer_llm, reader, horizon, phase)
     return mean_within(got, horizon)
-
-
-def window_view(traj: Trajectory, rendered: str, j: int, k: int, phase: str = "b") -> str:
-    """The candidate unchanged, then the raw steps logged after it and before decision k."""
-    trs = _prelude_after(traj, j, phase)
-    trs += [traj.steps[i].transition for i in range(_start(phase, j) + 1, k)]
-    raw = [f"> {tr.action}\n{traj.render_obs(tr.observation)}" for tr in trs]
-    if not raw:
-        return rendered
-    return f"{rendered}\n\nSteps since:\n" + "\n".join(raw)
 
 
 async def window_losses(
@@ -331,21 +304,36 @@ async def score_write_point(
     temperature: float = 0.8,
     phase: str = "b",
     outcome: Outcome | None = None,
+    batched: bool = True,
 ) -> WritePoint:
     """Fork the input state at write point ``(phase, j)``, sample ``candidates`` states, score
     each over the look-ahead ``k`` (per-decision losses kept up to the largest of ``k`` and
-    ``ks``) and, with ``outcome``, by the return of the episode continued from it."""
+    ``ks``) and, with ``outcome``, by the return of the episode continued from it.
+
+    ``batched``: the candidates' writes, their roll-forwards (step by step) and all reader
+    scorings go to the models as batches (:mod:`statelab.train._dssr_batch`); the same
+    requests as one call after another (``batched=False``), so the same point."""
     state_in = traj.input_state(phase, j)
     tr = traj.transition(phase, j)
     if not isinstance(state_in, WrittenState):
         raise TypeError(f"write point {phase}{j}: the logged state is not a written state")
     prompt = writer.messages(state_in, tr)
     reach = max((k, *ks))
+    forks = candidate_writers(writer, candidates, temperature)
+    scored = None
+    if batched:
+        from statelab.train._dssr_batch import score_forks
+
+        scored = await score_forks(traj, j, state_in, tr, forks, writer, writer_llm, reader,
+                                   reach, phase)  # fmt: skip
     cands = []
-    for w in candidate_writers(writer, candidates, temperature):
-        new, _ = await w.write(state_in, tr, writer_llm)
-        rec = await recursive_losses(traj, j, new, writer, writer_llm, reader, reach, phase)
-        win = await window_losses(traj, j, new, writer, reader, reach, phase)
+    for i, w in enumerate(forks):
+        if scored is not None:
+            new, rec, win = scored[i]
+        else:  # one call after another, in the order the unbatched path always made them
+            new, _ = await w.write(state_in, tr, writer_llm)
+            rec = await recursive_losses(traj, j, new, writer, writer_llm, reader, reach, phase)
+            win = await window_losses(traj, j, new, writer, reader, reach, phase)
         ret = await outcome(new) if outcome is not None else None
         cands.append(
             Candidate(new.text, new, mean_within(rec, k), mean_within(win, k), rec, win, ret)
@@ -353,6 +341,22 @@ async def score_write_point(
     n = len(_horizon(traj, j, k, phase))
     looks = tuple(sorted({k, *ks}))
     return WritePoint(traj.run, traj.seed, j, prompt, tuple(cands), n, phase, looks)
+
+
+async def score_write_points(
+    jobs: Sequence[Callable[[], Awaitable[WritePoint]]], concurrency: int = 1
+) -> list[WritePoint]:
+    """Every job's write point, at most ``concurrency`` of them in flight at once (the
+    points are independent), in the jobs' order."""
+    import asyncio
+
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(job: Callable[[], Awaitable[WritePoint]]) -> WritePoint:
+        async with gate:
+            return await job()
+
+    return list(await asyncio.gather(*(one(job) for job in jobs)))
 
 
 def sft_examples(

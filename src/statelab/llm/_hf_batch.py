@@ -1,0 +1,269 @@
+"""Batched generation and scoring for the ``hf:`` backend (:mod:`.transformers_backend`).
+
+**Scoring** many (prompt, continuations) requests: the prompts of a group run in one
+left-padded forward pass (attention mask, explicit position ids, a KV cache); the cache is
+then gathered once per continuation (``batch_select_indices``) and every continuation of the
+group runs in a second pass, right-padded after its own prompt. A continuation's first token
+is scored from its prompt's last logits, the rest from the second pass. A group holds as many
+requests as fit :func:`token_budget` (prompt and continuation tokens times the rows that
+carry them); a request whose continuations alone do not fit is split into several, each with
+its own copy of the prompt pass.
+
+**Generation**: the prompts of a group run left-padded in one pass, then one forward pass
+per token for every sequence still going; a sequence that ends (its end-of-sequence token,
+a stop string in its text, its own ``max_tokens``) leaves the batch (its cache row dropped).
+Each sequence samples from its own ``torch.Generator`` seeded by its request's seed, with its
+own temperature and top-p, so what it generates does not depend on the batch it ran in.
+
+A prompt pass computes the logits of its last position only (``logits_to_keep=1``). Padded
+rows are masked, so a row's numbers are its own up to the float rounding of batched
+matrix products (on CPU, float32: log-likelihoods agree with the one-at-a-time path to about
+1e-5 nats; tests/llm/test_hf_batch.py holds them to 1e-4 and generated text to equality).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from statelab.core import Completion, GenParams, Usage
+
+#: one scoring request as token ids: the prompt's, and each continuation's
+ScoreIds = tuple[list[int], list[list[int]]]
+
+
+def token_budget() -> int:
+    """Padded tokens one forward pass may carry, over all its rows
+    (``STATELAB_HF_BATCH_TOKENS``; 16,384 by default)."""
+    return max(1, int(os.environ.get("STATELAB_HF_BATCH_TOKENS", "16384")))
+
+
+def max_rows() -> int:
+    """Sequences one generation batch holds at most (``STATELAB_HF_BATCH``; 32 by default)."""
+    return max(1, int(os.environ.get("STATELAB_HF_BATCH", "32")))
+
+
+def _left_padded(seqs: Sequence[list[int]], pad: int, device: Any) -> tuple[Any, Any, Any]:
+    """(ids, attention mask, position ids) of ``seqs`` padded on the left."""
+    import torch
+
+    width = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for r, s in enumerate(seqs):
+        ids[r, width - len(s) :] = torch.tensor(s, dtype=torch.long)
+        mask[r, width - len(s) :] = 1
+    pos = (mask.cumsum(-1) - 1).clamp(min=0)
+    return ids.to(device), mask.to(device), pos.to(device)
+
+
+# -- scoring --------------------------------------------------------------------------------
+
+
+def _split(items: Sequence[ScoreIds], budget: int) -> list[tuple[int, ScoreIds]]:
+    """Each request, with its continuations cut into parts whose rows fit ``budget``
+    (tagged with the request's index)."""
+    out: list[tuple[int, ScoreIds]] = []
+    for i, (p, conts) in enumerate(items):
+        part: list[list[int]] = []
+        for c in conts:
+            if part and (len(part) + 1) * (len(p) + max(len(x) for x in [*part, c])) > budget:
+                out.append((i, (p, part)))
+                part = []
+            part.append(c)
+        out.append((i, (p, part)))
+    return out
+
+
+def _groups(parts: list[tuple[int, ScoreIds]], budget: int) -> list[list[tuple[int, ScoreIds]]]:
+    """Consecutive parts whose second pass (every continuation a row, as wide as the widest
+    prompt plus continuation) fits ``budget``."""
+    groups: list[list[tuple[int, ScoreIds]]] = []
+    cur: list[tuple[int, ScoreIds]] = []
+    for part in parts:
+        trial = [*cur, part]
+        rows = sum(len(c) for _, (_, c) in trial)
+        width = max(len(p) for _, (p, _) in trial) + max(len(x) for _, (_, c) in trial for x in c)
+        if cur and rows * width > budget:
+            groups.append(cur)
+            trial = [part]
+        cur = trial
+    if cur:
+        groups.append(cur)
+    return groups
+
+
+def score_ids(model: Any, pad: int, items: Sequence[ScoreIds]) -> list[list[float]]:
+    """The summed log-probability of each continuation after its prompt, for every request
+    (see the module); a continuation is a non-empty list of token ids."""
+    budget = token_budget()
+    out: list[list[float]] = [[] for _ in items]
+    for group in _groups(_split(items, budget), budget):
+        for (i, _), got in zip(group, _score_group(model, pad, [g for _, g in group]), strict=True):
+            out[i].extend(got)
+    return out
+
+
+def _score_group(model: Any, pad: int, group: list[ScoreIds]) -> list[list[float]]:
+    import torch
+
+    dev = model.device
+    ids, mask, pos = _left_padded([p for p, _ in group], pad, dev)
+    first = model(
+        input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, logits_to_keep=1
+    )
+    last = torch.log_softmax(first.logits[:, -1].float(), -1)
+    rows = [(g, c) for g, (_, conts) in enumerate(group) for c in conts]
+    firsts = [float(last[g, c[0]]) for g, c in rows]
+    rest = None
+    if any(len(c) > 1 for _, c in rows):
+        rest = _rest_of(first.cache, model, pad, [len(p) for p, _ in group], mask, rows)
+    out: list[list[float]] = [[] for _ in group]
+    for r, (g, c) in enumerate(rows):
+        out[g].append(firsts[r] + (float(rest[r]) if rest is not None and len(c) > 1 else 0.0))
+    return out
+
+
+def _rest_of(
+    cache: Any, model: Any, pad: int, plens: list[int], mask: Any, rows: list[tuple[int, list[int]]]
+) -> Any:
+    """The summed log-probability of each row's continuation tokens after its first, from
+    one pass over every row (its prompt's cache gathered to it)."""
+    import torch
+
+    dev = model.device
+    index = torch.tensor([g for g, _ in rows], device=dev)
+    cache.batch_select_indices(index)
+    width = max(len(c) - 1 for _, c in rows) or 1
+    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    cmask = torch.zeros((len(rows), width), dtype=torch.long)
+    for r, (_, c) in enumerate(rows):
+        ids[r, : len(c) - 1] = torch.tensor(c[:-1], dtype=torch.long)
+        cmask[r, : len(c) - 1] = 1
+    plen = torch.tensor([plens[g] for g, _ in rows])
+    pos = plen[:, None] + torch.arange(width)[None, :]
+    full = torch.cat([mask[index].cpu(), cmask], dim=1)
+    res = model(
+        input_ids=ids.to(dev), attention_mask=full.to(dev), position_ids=pos.to(dev),
+        cache=cache, use_cache=True,
+    )  # fmt: skip
+    lp = torch.log_softmax(res.logits.float(), -1)
+    target = torch.full((len(rows), width), 0, dtype=torch.long)
+    for r, (_, c) in enumerate(rows):
+        target[r, : len(c) - 1] = torch.tensor(c[1:], dtype=torch.long)
+    picked = lp.gather(-1, target.to(dev)[..., None])[..., 0]
+    return (picked * cmask.to(dev)).sum(-1).cpu()
+
+
+# -- generation -----------------------------------------------------------------------------
+
+
+def generate_ids(
+    model: Any,
+    pad: int,
+    eos: int | None,
+    decode: Callable[[list[int]], str],
+    sample: Callable[[Any, float, float, Any], int],
+    items: Sequence[tuple[list[int], GenParams]],
+) -> list[list[int]]:
+    """The reply tokens of every (prompt ids, params) request, generated in batches of at
+    most :func:`max_rows` sequences (see the module)."""
+    rows = max_rows()
+    out: list[list[int]] = []
+    for start in range(0, len(items), rows):
+        out += _generate_group(model, pad, eos, decode, sample, items[start : start + rows])
+    return out
+
+
+def _generate_group(
+    model: Any,
+    pad: int,
+    eos: int | None,
+    decode: Callable[[list[int]], str],
+    sample: Callable[[Any, float, float, Any], int],
+    items: Sequence[tuple[list[int], GenParams]],
+) -> list[list[int]]:
+    import torch
+
+    dev = model.device
+    gens = [torch.Generator(device="cpu").manual_seed(int(p.seed or 0)) for _, p in items]
+    outs: list[list[int]] = [[] for _ in items]
+    ids, mask, pos = _left_padded([p for p, _ in items], pad, dev)
+    res = model(
+        input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, logits_to_keep=1
+    )
+    cache, logits = res.cache, res.logits[:, -1].float().cpu()
+    live = [r for r, (_, p) in enumerate(items) if p.max_tokens > 0]
+    at = {r: k for k, r in enumerate(range(len(items)))}  # row of the batch -> row of logits
+    nxt = pos[:, -1] + 1
+    while live:
+        going, toks = [], []
+        for r in live:
+            params = items[r][1]
+            tok = sample(logits[at[r]], params.temperature, params.top_p, gens[r])
+            if tok == eos:
+                continue
+            outs[r].append(tok)
+            text = decode(outs[r])
+            if any(s in text for s in params.stop) or len(outs[r]) >= params.max_tokens:
+                continue
+            going.append(r)
+            toks.append(tok)
+        if not going:
+            break
+        keep = torch.tensor([at[r] for r in going], device=dev)
+        if len(going) < mask.shape[0]:
+            cache.batch_select_indices(keep)
+        mask = torch.cat([mask[keep], torch.ones((len(going), 1), dtype=mask.dtype, device=dev)], 1)
+        nxt = nxt[keep]
+        res = model(
+            input_ids=torch.tensor(toks, device=dev)[:, None], attention_mask=mask,
+            position_ids=nxt[:, None], cache=cache, use_cache=True,
+        )  # fmt: skip
+        cache, logits = res.cache, res.logits[:, -1].float().cpu()
+        nxt = nxt + 1
+        live, at = going, {r: k for k, r in enumerate(going)}
+    return outs
+
+
+# -- one batch of chat requests -------------------------------------------------------------
+
+
+def complete_items(llm: Any, items: list[tuple[str, GenParams]]) -> list[Completion]:
+    """The replies of ``llm`` (the ``hf:`` backend) to (rendered prompt, params) requests:
+    those with ``choices`` scored in one batch (the most likely choice, as ``complete``
+    picks it), the rest generated in batches; each reply's latency the batch's mean."""
+    start = time.perf_counter()
+    out: list[Completion | None] = [None] * len(items)
+    chosen = [i for i, (_, p) in enumerate(items) if p.choices]
+    free = [i for i, (_, p) in enumerate(items) if not p.choices]
+    if chosen:
+        asked = [(items[i][0], _options(items[i][1])) for i in chosen]
+        for i, (prompt, conts), scores in zip(chosen, asked, llm.score_texts(asked), strict=True):
+            best = conts[max(range(len(conts)), key=lambda k: (scores[k], -k))]
+            out[i] = Completion(best, Usage(llm.count_tokens(prompt), llm.count_tokens(best)))
+    if free:
+        for i, got in zip(free, llm.generate_many([items[i] for i in free]), strict=True):
+            out[i] = Completion(got[0], Usage(got[1], got[2]))
+    took = (time.perf_counter() - start) / max(1, len(items))
+    return [replace(c, latency=took) for c in out if c is not None]
+
+
+def _options(params: GenParams) -> list[str]:
+    return [params.choice_prefix + c for c in params.choices or ()]
+
+
+def sample(logits: Any, temperature: float, top_p: float, gen: Any) -> int:
+    """Temperature and nucleus (top-p) sampling; temperature 0 is argmax."""
+    import torch
+
+    if temperature <= 0:
+        return int(torch.argmax(logits))
+    probs = torch.softmax(logits / temperature, -1)
+    sorted_p, order = torch.sort(probs, descending=True)
+    keep = int(torch.searchsorted(torch.cumsum(sorted_p, 0), torch.tensor(top_p))) + 1
+    p = sorted_p[:keep] / sorted_p[:keep].sum()
+    return int(order[int(torch.multinomial(p, 1, generator=gen))])

@@ -1,0 +1,49 @@
+"""The GPU-hours of a DSSR round at the seed's scale (benchmarks/dssr_throughput.py and
+docs/seed003.md, "Cost of a round"), recomputed by hand from its per-call token counts."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).parents[2] / "benchmarks" / "dssr_throughput.py"
+
+
+def _bench():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("dssr_throughput", BENCH)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_round_arithmetic_matches_the_hand_computation() -> None:
+    b = _bench()
+    tok = {"write_prompt": 299.0, "write_reply": 160, "score_prompt": 423.0, "conts": 4.0,
+           "cont_tokens": 14.0}  # fmt: skip
+    got = b.seed_round(tok)
+    # 12 candidates x (1 fork + 11 roll-forward writes); 12 x 12 decisions x 2 forms
+    assert (got["writes_per_point"], got["scorings_per_point"]) == (144, 288)
+    assert got["prefill_tokens_per_point"] == 144 * 299 + 288 * (423 + 14) == 168912
+    # one at a time: a prompt pass and 160 reply passes per write, 1 + 4 passes per scoring
+    assert got["unbatched"]["passes_per_point"] == 144 * 161 + 288 * 5
+    assert got["unbatched"]["gpu_s_per_point"] == pytest.approx(
+        24624 / 25 + 168912 / 20000, abs=0.05
+    )
+    assert got["unbatched"]["gpu_hours_per_round"] == pytest.approx(993.4 * 2529 / 3600, abs=0.1)
+    # batched: 12 write batches of 161 passes; 1152 rows x 426.5 tokens in 2 groups of 262144
+    assert got["batched"]["passes_per_point"] == 12 * 161 + 2 * 2
+    assert got["batched"]["gpu_hours_per_round"] == pytest.approx(
+        (1936 / 25 + 168912 / 20000) * 2529 / 3600, abs=0.1
+    )
+
+
+def test_per_call_tokens_grow_the_states_to_the_seeds_budget() -> None:
+    b = _bench()
+    n = {"writes": 4, "write_in": 1000, "write_out": 90, "scorings": 10, "score_prompt": 4000,
+         "score_conts": 40, "score_cont_tokens": 150, "passes": 0}  # fmt: skip
+    per = b.per_call(n, toy_budget=32)
+    assert per == {"write_prompt": 250 + 96, "write_reply": 160, "score_prompt": 400 + 96,
+                   "conts": 4.0, "cont_tokens": 15.0}  # fmt: skip
