@@ -44,7 +44,9 @@ package (1.2.3: the simulator's jar ships in the wheel and runs on a JRE).
   early breaks the timing of a life cycle, the walk is kept and only the rest applies). Each
   candidate is verified by replaying it; the first that wins within the budget is played,
   else the best-scoring one (``identify-life-stages-1``: 0.95 in its 30 steps, 1.0 in 36).
-  Where no candidate wins, the plan's unmatched actions are repaired, and at last the object
+  Where no candidate wins, the gold path without the attempts its agent abandoned is tried
+  (mercury: straight to the workshop's freezer, not first the kitchen's), then the plan's
+  unmatched actions are repaired, and at last the object
   it focuses on is searched for among the simulator's valid ``focus on`` actions
   (:mod:`statelab.envs._scienceworld_expert`).
   ``privileged["walkthrough"]`` is the rest of that plan while the episode has followed it.
@@ -64,7 +66,7 @@ from statelab.core import ConfigError, Env, Observation
 from statelab.envs import _scienceworld_server as server
 from statelab.envs._options import Option, on_off, option_parser
 from statelab.envs._registry import Needs, register_env
-from statelab.envs._scienceworld_expert import substitutions
+from statelab.envs._scienceworld_expert import substitutions, without_retries
 from statelab.facts import TextFacts
 
 #: task -> (budget, first dev variation, first test variation, number of variations)
@@ -394,11 +396,14 @@ class ScienceWorldEnv(Env):
 
             teleport = "teleportAction" in self.flags or self.flags == "easy"
             candidates = distillations(gold, teleport)
-            if not tried(candidates):
+            won = tried(candidates)
+            direct = without_retries(gold)
+            if not won and direct != gold:  # straight to the device that worked
+                won = tried(distillations(direct, teleport))
+            if not won:
                 # the gold agent's names for objects are its own random draws (unique
                 # referents): an unmatched action gets the simulator's valid actions most
                 # like it, each verified by a replay from a fresh load
-                won = False
                 for _ in range(REPAIRS):
                     fixes = _repairs(sim, best[2], load)
                     won = bool(fixes) and tried(fixes)
