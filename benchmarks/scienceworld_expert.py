@@ -3,7 +3,7 @@ time of a reset and of a step (through statelab's env: server step + room + inve
 resident memory of the simulator's JVM.
 
     PYTHONPATH=src python benchmarks/scienceworld_expert.py [--tasks T ...] [--seeds S ...]
-        [--out benchmarks/results/scienceworld_expert.jsonl]
+        [--out benchmarks/scienceworld_expert.jsonl]
 
 Default: every task of :data:`TASKS` on its ``test`` split (the anchor's 211 episodes). One
 line per episode is appended to ``--out`` as it finishes; an episode already there (same task,
@@ -24,7 +24,7 @@ from statelab.envs import _scienceworld_server as server
 from statelab.envs import make_env
 from statelab.envs.scienceworld import TASKS, env_class
 
-OUT = Path(__file__).parent / "results" / "scienceworld_expert.jsonl"
+OUT = Path(__file__).parent / "scienceworld_expert.jsonl"
 
 
 def jvm_memory(env: Any) -> dict[str, int]:

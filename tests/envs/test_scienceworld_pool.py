@@ -149,10 +149,10 @@ def test_a_discarded_jvm_is_never_contacted_when_its_objects_are_collected():
 
 
 def test_the_jvm_heap_cap_is_a_setting(monkeypatch):
-    """-Xmx of STATELAB_SCIENCEWORLD_XMX (default 1g; "none": the JVM's own, a quarter of the
+    """-Xmx of STATELAB_SCIENCEWORLD_XMX (default 512m; "none": the JVM's own, a quarter of the
     machine's memory), after the constant identity hash; a malformed size fails in one line."""
     monkeypatch.delenv("STATELAB_SCIENCEWORLD_XMX", raising=False)
-    assert server.java_opts() == [*server.JAVA_OPTS, "-Xmx1g"]
+    assert server.java_opts() == [*server.JAVA_OPTS, "-Xmx512m"]
     monkeypatch.setenv("STATELAB_SCIENCEWORLD_XMX", "768m")
     assert server.java_opts()[-1] == "-Xmx768m"
     monkeypatch.setenv("STATELAB_SCIENCEWORLD_XMX", "none")

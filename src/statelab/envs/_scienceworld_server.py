@@ -48,9 +48,12 @@ PING_S = 5.0
 #: plays the same way on every load, and a stored episode replays.
 JAVA_OPTS = ["-XX:+UnlockExperimentalVMOptions", "-XX:hashCode=2"]
 #: the JVM's heap cap (``-Xmx``) unless ``STATELAB_SCIENCEWORLD_XMX`` sets another
-#: (:func:`java_opts`); without one the JVM takes up to a quarter of the machine's memory and
-#: grew to 3.5 GB resident while playing (benchmarks/results/scienceworld_xmx.json)
-DEFAULT_XMX = "1g"
+#: (:func:`java_opts`). Without one the JVM may take a quarter of the machine's memory (JVMs
+#: reached 3.5 GB resident): one boil episode (gold path, verification, 36 steps) peaked at
+#: 1,305 MB uncapped, 1,005 MB at 1g, 588 MB at 512m, 338 MB at 256m, with the same plan and
+#: score; identify-life-stages-1's full search 523 MB at 512m
+#: (benchmarks/scienceworld_xmx.json)
+DEFAULT_XMX = "512m"
 _XMX = re.compile(r"^[1-9][0-9]*[kKmMgG]?$")
 #: what the parser answers to an input that matches no action (a no-op: no move is made)
 NO_MATCH = "No known action matches that input."
