@@ -1,5 +1,6 @@
 """The ScienceWorld expert's plans beyond the distilled gold path: the gold path without the
-attempts its agent abandoned (:func:`without_retries`), and, as the last resort, a search over
+attempts its agent abandoned (:func:`without_retries`) or the watering self-watering pots do
+not need (:func:`without_watering`), and, as the last resort, a search over
 the simulator's valid actions.
 
 When neither the distilled gold path nor its repairs win within the budget, the object the
@@ -63,6 +64,23 @@ def without_retries(plan: list[str]) -> list[str]:
     return out
 
 
+def without_watering(plan: list[str]) -> list[str]:
+    """``plan`` without its watering rounds (from ``activate sink`` to ``deactivate sink``),
+    for simplifications whose flower pots water themselves (``selfWateringFlowerPots``, part
+    of ``easy``): the gold agent waters them anyway. grow-fruit variation 95: 39 steps
+    instead of more than its 60."""
+    out: list[str] = []
+    skipping = False
+    for a in plan:
+        if a == "activate sink":
+            skipping = True
+        elif not skipping:
+            out.append(a)
+        elif a == "deactivate sink":
+            skipping = False
+    return out
+
+
 def substitutions(sim: _Sim, plan: list[str], load: tuple[str, int, str]) -> list[list[str]]:
     """``plan`` with its first focused object replaced by each other object the simulator
     lets the agent focus on at that step (every later mention replaced too); [] when the
@@ -86,4 +104,4 @@ def substitutions(sim: _Sim, plan: list[str], load: tuple[str, int, str]) -> lis
     return out
 
 
-__all__ = ["MAX_PLAN", "MAX_SUBSTITUTIONS", "substitutions", "without_retries"]
+__all__ = ["MAX_PLAN", "MAX_SUBSTITUTIONS", "substitutions", "without_retries", "without_watering"]
