@@ -43,7 +43,8 @@ package (1.2.3: the simulator's jar ships in the wheel and runs on a JRE).
   a row that only watch (``examine``, reading a thermometer) while a pot heats (or, where arriving
   early breaks the timing of a life cycle, the walk is kept and only the rest applies). Each
   candidate is verified by replaying it; the first that wins within the budget is played,
-  else the best-scoring one (``identify-life-stages-1``: 0.95 in its 30 steps, 1.0 in 36).
+  else the best-scoring one (``identify-life-stages-1`` variations 9-12: 0.95 in its 30
+  steps; the shortest win is 33).
   Where no candidate wins, the gold path without the attempts its agent abandoned is tried
   (mercury: straight to the workshop's freezer, not first the kitchen's) and without the
   watering of self-watering flower pots (grow-fruit variation 95), then the plan's
