@@ -98,6 +98,50 @@ def test_distillation_teleports_drops_looks_and_waits_in_tens():
     assert distillations(gold, teleport=False)[-1] == gold
 
 
+def test_an_abandoned_attempt_is_cut_from_the_gold_path():
+    """The gold path of melting mercury: the kitchen's freezer for rounds of watching, then
+    the workshop's (the same name), where it freezes; without the first attempt the plan
+    goes straight to the workshop (melt variation 24: 1.0 in 33 of 80, was 0.37 at 80)."""
+    from statelab.envs._scienceworld_expert import without_retries
+
+    watch = ["examine mercury", "use thermometer in inventory on mercury", "wait"]
+    second = [
+        "go to workshop",
+        "open freezer",
+        "move metal pot to freezer",
+        "examine solid mercury",
+        "pick up metal pot",
+        "go to kitchen",
+        "move metal pot to stove",
+    ]
+    gold = [
+        "focus on mercury",
+        "pick up metal pot",
+        "open freezer",
+        "move metal pot to freezer",
+        *watch * 20,
+        "pick up metal pot",
+        *second,
+    ]
+    assert without_retries(gold) == ["focus on mercury", "pick up metal pot", *second]
+    assert without_retries(second) == second  # nothing abandoned
+    # the same move twice without a pick-up between them is no abandoned attempt
+    twice = ["move metal pot to freezer", "wait", "move metal pot to freezer"]
+    assert without_retries(twice) == twice
+
+
+def test_self_watering_pots_need_no_watering_rounds():
+    """grow-fruit variation 95 (``easy``: self-watering pots): the gold path's three watering
+    rounds cut, 39 steps of its 60 (the distilled gold path needs 70)."""
+    from statelab.envs._scienceworld_expert import without_watering
+
+    water = ["activate sink", "move jug to sink", "pour jug into flower pot 1", "deactivate sink"]
+    grow = ["move orange seed in seed jar to flower pot 1", "0"]
+    gold = [*grow, *water, "wait1", *water, "open bee hive", *water, "focus on orange"]
+    assert without_watering(gold) == [*grow, "wait1", "open bee hive", "focus on orange"]
+    assert without_watering(grow) == grow
+
+
 @pytest.fixture(scope="module")
 def lifespan():
     from statelab.envs import make_env
@@ -196,22 +240,72 @@ def _play_expert(task: str, seed: int = 0) -> str:
     return res.output.strip().splitlines()[-1]
 
 
-def test_the_configs_name_only_tasks_whose_expert_wins():
-    """identify-life-stages-1 (needs 35 of its 30 steps), find-living-thing (a bee leaves the
-    inventory on variation 226) and grow-fruit (variation 95 needs more than its 60 steps)
-    are left out of the configs (docs/seed004.md)."""
-    import yaml
+#: the expert on the anchor's test episodes, one line each (benchmarks/scienceworld_expert.py)
+RECORD = Path(__file__).parents[2] / "benchmarks" / "scienceworld_expert.jsonl"
 
-    assert CONFIG_TASKS and set(CONFIG_TASKS) <= set(TASKS)
-    assert not {"identify-life-stages-1", "find-living-thing", "grow-fruit"} & set(CONFIG_TASKS)
-    # and the test variations whose expert loses (measured, seeds 0-9) are not config seeds
-    # (find-animal's variations 231 and 232 win since the expert's focus search: 1.0 in 5)
-    losing = {"change-the-state-of-matter-of": {3, 4}, "freeze": {3, 4}, "melt": {3, 4}}
+
+def _record() -> dict[tuple[str, int], dict]:
+    """The latest record of each (task, seed)."""
+    import json
+
+    rows = [json.loads(line) for line in RECORD.read_text().splitlines() if line.strip()]
+    return {(r["task"], r["seed"]): r for r in rows}
+
+
+def _config_episodes(name: str) -> set[tuple[str, int]]:
+    from statelab.run.config import load_experiment
+
+    exp = load_experiment(Path(__file__).parents[2] / "configs" / "seed004" / f"{name}.yaml")
+    return {
+        (env.split(":")[0].split("/", 1)[1], seed)
+        for env in exp.grid.env
+        if env.startswith("scienceworld/")
+        for seed in exp.env_seeds(env)
+    }
+
+
+def test_the_configs_play_every_measured_episode_whose_expert_wins_and_no_other():
+    """Every episode of the record the expert wins (1.0 within the task's budget) is in the
+    seed-004 configs, and no episode it does not win."""
+    record = _record()
+    won = {k for k, r in record.items() if r["won"]}
+    lost = set(record) - won
+    assert all(record[k]["score"] == 1.0 and record[k]["steps"] <= record[k]["budget"] for k in won)
     for name in ("fig3_benchmarks", "fig4_memory_vs_belief"):
-        path = Path(__file__).parents[2] / "configs" / "seed004" / f"{name}.yaml"
-        seeds = yaml.safe_load(path.read_text())["seeds"]
-        for task, bad in losing.items():
-            assert not bad & set(seeds[f"scienceworld/{task}:start=task"]), (name, task)
+        played = _config_episodes(name)
+        assert won <= played, sorted(won - played)
+        assert not lost & played, sorted(lost & played)
+
+
+def test_the_episodes_the_expert_cannot_win_are_the_explained_ones():
+    """identify-life-stages-1 variations 9-12: the fourth life stage first exists after 32
+    actions (each action advances the life cycle one tick, a ``wait`` no more), so the
+    shortest win is 33 steps against the task's budget of 30 (MPO's, which the authors
+    read); each scores 0.95, a success (docs/seed004.md)."""
+    record = _record()
+    lost = {k: r for k, r in record.items() if not r["won"]}
+    ils = {("identify-life-stages-1", s) for s in range(4)}
+    assert ils <= set(lost)
+    assert all(lost[k]["score"] == 0.95 and lost[k]["budget"] == 30 for k in ils)
+    assert set(lost) - ils <= EXPLAINED_LOSSES, sorted(set(lost) - ils - EXPLAINED_LOSSES)
+
+
+#: losses beyond identify-life-stages-1, each explained in docs/seed004.md
+EXPLAINED_LOSSES: set[tuple[str, int]] = set()
+
+
+#: fixed episodes (issue 20, item 15): the expert wins each through `statelab play`
+FIXED = [
+    ("melt", 3),  # mercury: straight to the workshop's freezer
+    ("identify-life-stages-1", 4),  # the brown bear's three stages in 24 of 30
+    ("find-living-thing", 1),  # the focus search
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("task", "seed"), FIXED)
+def test_statelab_play_expert_wins_a_fixed_episode(task, seed):
+    assert _play_expert(task, seed).split()[0] in ("score=1", "score=1.0")
 
 
 @pytest.mark.parametrize("task", [t for t in FAST if t in CONFIG_TASKS])

@@ -146,3 +146,36 @@ def test_a_discarded_jvm_is_never_contacted_when_its_objects_are_collected():
     mine = f"{client.address}{client.port}o"
     assert not [k for k in ThreadSafeFinalizer.finalizers if k.startswith(mine)]
     del busy, kept
+
+
+def test_the_jvm_heap_cap_is_a_setting(monkeypatch):
+    """-Xmx of STATELAB_SCIENCEWORLD_XMX (default 512m; "none": the JVM's own, a quarter of the
+    machine's memory), after the constant identity hash; a malformed size fails in one line."""
+    monkeypatch.delenv("STATELAB_SCIENCEWORLD_XMX", raising=False)
+    assert server.java_opts() == [*server.JAVA_OPTS, "-Xmx512m"]
+    monkeypatch.setenv("STATELAB_SCIENCEWORLD_XMX", "768m")
+    assert server.java_opts()[-1] == "-Xmx768m"
+    monkeypatch.setenv("STATELAB_SCIENCEWORLD_XMX", "none")
+    assert server.java_opts() == server.JAVA_OPTS
+    for bad in ("1.5g", "-Xmx2g", "lots", "0g"):
+        monkeypatch.setenv("STATELAB_SCIENCEWORLD_XMX", bad)
+        with pytest.raises(RuntimeError, match="expected a heap size"):
+            server.java_opts()
+
+
+def test_the_simulator_starts_its_jvm_with_the_cap(monkeypatch):
+    """The package's launch_gateway receives the options (its own call passes none)."""
+    package = pytest.importorskip("scienceworld.scienceworld")
+    if server.shutil.which("java") is None:
+        pytest.skip("no java")
+    seen: list[list[str]] = []
+
+    class Started:  # the package's ScienceWorldEnv launches its JVM through launch_gateway
+        def __init__(self, *args: Any, **kw: Any) -> None:
+            package.launch_gateway(classpath="scienceworld.jar")
+
+    monkeypatch.setattr(package, "launch_gateway", lambda **kw: seen.append(kw["javaopts"]))
+    monkeypatch.setattr(package, "ScienceWorldEnv", Started)
+    monkeypatch.setenv("STATELAB_SCIENCEWORLD_XMX", "2g")
+    server._start()
+    assert seen == [[*server.JAVA_OPTS, "-Xmx2g"]]

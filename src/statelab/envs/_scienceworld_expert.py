@@ -1,4 +1,7 @@
-"""The ScienceWorld expert's last resort: a search over the simulator's valid actions.
+"""The ScienceWorld expert's plans beyond the distilled gold path: the gold path without the
+attempts its agent abandoned (:func:`without_retries`) or the watering self-watering pots do
+not need (:func:`without_watering`), and, as the last resort, a search over
+the simulator's valid actions.
 
 When neither the distilled gold path nor its repairs win within the budget, the object the
 plan focuses on may be the wrong instance on replay (a bee that flies out of the inventory,
@@ -28,6 +31,56 @@ class _Sim(Protocol):
     def valid_actions(self) -> tuple[str, ...]: ...
 
 
+def _retry_at(plan: list[str]) -> tuple[int, int] | None:
+    """(start, end) of the first attempt the plan abandons, or None: where it moves the same
+    thing into a device of the same name twice, the actions from the first move (and the
+    device's opening just before it) up to the pick-up of that thing that ends the attempt."""
+    for j, a in enumerate(plan):
+        if not a.startswith("move ") or " to " not in a or a not in plan[:j]:
+            continue
+        i = plan.index(a)
+        thing, _, device = a.removeprefix("move ").partition(" to ")
+        ends = [k for k in range(i + 1, j) if plan[k] == f"pick up {thing}"]
+        if ends:
+            start = i - 1 if i > 0 and plan[i - 1] == f"open {device}" else i
+            return start, ends[-1]
+    return None
+
+
+def without_retries(plan: list[str]) -> list[str]:
+    """``plan`` without the attempts its gold agent abandoned, so it goes straight to what
+    worked: the package's gold path for freezing mercury (freezing point -38.8 C) puts it in
+    the kitchen's freezer and watches it for twenty rounds of examine, thermometer and
+    ``wait`` (60 actions), then, as it stays liquid, carries it to the workshop's freezer
+    (the same name), where it freezes. Each attempt is cut from its ``move X to D`` (with the
+    ``open D`` before it) to the ``pick up X`` that ends it; a pick-up left twice in a row is
+    kept once. The plan itself when it abandons nothing."""
+    out = list(plan)
+    while (cut := _retry_at(out)) is not None:
+        start, end = cut
+        out = out[:start] + out[end:]
+        if start > 0 and out[start - 1] == out[start]:
+            del out[start]
+    return out
+
+
+def without_watering(plan: list[str]) -> list[str]:
+    """``plan`` without its watering rounds (from ``activate sink`` to ``deactivate sink``),
+    for simplifications whose flower pots water themselves (``selfWateringFlowerPots``, part
+    of ``easy``): the gold agent waters them anyway. grow-fruit variation 95: 39 steps
+    instead of more than its 60."""
+    out: list[str] = []
+    skipping = False
+    for a in plan:
+        if a == "activate sink":
+            skipping = True
+        elif not skipping:
+            out.append(a)
+        elif a == "deactivate sink":
+            skipping = False
+    return out
+
+
 def substitutions(sim: _Sim, plan: list[str], load: tuple[str, int, str]) -> list[list[str]]:
     """``plan`` with its first focused object replaced by each other object the simulator
     lets the agent focus on at that step (every later mention replaced too); [] when the
@@ -51,4 +104,4 @@ def substitutions(sim: _Sim, plan: list[str], load: tuple[str, int, str]) -> lis
     return out
 
 
-__all__ = ["MAX_PLAN", "MAX_SUBSTITUTIONS", "substitutions"]
+__all__ = ["MAX_PLAN", "MAX_SUBSTITUTIONS", "substitutions", "without_retries", "without_watering"]

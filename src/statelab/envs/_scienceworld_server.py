@@ -1,7 +1,8 @@
 """ScienceWorld's simulator (a JVM behind py4j) as the env drives it: a per-process pool of
 started simulators, and the few server calls on the hot path.
 
-Starting a simulator costs about 3.4 s and 280 MB (its JVM runs with :data:`JAVA_OPTS`), so
+Starting a simulator costs about 3.4 s and 280 MB (its JVM runs with :func:`java_opts`: a
+constant identity hash and a heap cap, ``STATELAB_SCIENCEWORLD_XMX``), so
 a process keeps the ones its envs gave back (at most :data:`MAX_IDLE`) and hands them to the
 next env: an env takes one at its first reset and gives it back on :meth:`close` or when it is
 garbage-collected. One simulator serves one env at a time (a load replaces its task), so
@@ -29,6 +30,7 @@ import functools
 import io
 import logging
 import os
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -45,6 +47,14 @@ PING_S = 5.0
 #: toad on four loads). With a constant hash the order is the insertion order: a variation
 #: plays the same way on every load, and a stored episode replays.
 JAVA_OPTS = ["-XX:+UnlockExperimentalVMOptions", "-XX:hashCode=2"]
+#: the JVM's heap cap (``-Xmx``) unless ``STATELAB_SCIENCEWORLD_XMX`` sets another
+#: (:func:`java_opts`). Without one the JVM may take a quarter of the machine's memory (JVMs
+#: reached 3.5 GB resident): one boil episode (gold path, verification, 36 steps) peaked at
+#: 1,305 MB uncapped, 1,005 MB at 1g, 588 MB at 512m, 338 MB at 256m, with the same plan and
+#: score; identify-life-stages-1's full search 523 MB at 512m
+#: (benchmarks/scienceworld_xmx.json)
+DEFAULT_XMX = "512m"
+_XMX = re.compile(r"^[1-9][0-9]*[kKmMgG]?$")
 #: what the parser answers to an input that matches no action (a no-op: no move is made)
 NO_MATCH = "No known action matches that input."
 _LOCK = threading.Lock()  # the idle list and the counts
@@ -61,8 +71,22 @@ _IDLE: list[Any] = []
 _OUT = {"now": 0, "peak": 0}
 
 
+def java_opts() -> list[str]:
+    """The JVM options a simulator starts with: :data:`JAVA_OPTS` and the heap cap,
+    ``-Xmx`` of ``STATELAB_SCIENCEWORLD_XMX`` (a size as java writes it: ``1g``, ``768m``;
+    ``none`` for no cap, the JVM's own default), else :data:`DEFAULT_XMX`."""
+    setting = os.environ.get("STATELAB_SCIENCEWORLD_XMX", "").strip() or DEFAULT_XMX
+    if setting.lower() == "none":
+        return list(JAVA_OPTS)
+    if not _XMX.match(setting):
+        raise RuntimeError(
+            f"STATELAB_SCIENCEWORLD_XMX={setting!r}: expected a heap size (1g, 768m) or none"
+        )
+    return [*JAVA_OPTS, f"-Xmx{setting}"]
+
+
 def _start() -> Any:
-    """A new simulator, its JVM started with :data:`JAVA_OPTS`."""
+    """A new simulator, its JVM started with :func:`java_opts`."""
     try:
         import scienceworld.scienceworld as package
     except ImportError as err:  # pragma: no cover - depends on the installation
@@ -72,10 +96,11 @@ def _start() -> Any:
         ) from err
     if shutil.which("java") is None:
         raise RuntimeError("scienceworld envs need a Java runtime 11+ (e.g. openjdk-17)")
+    opts = java_opts()
     _quiet_py4j()
     with _START, contextlib.redirect_stdout(io.StringIO()):
         launch = package.launch_gateway  # the package passes no JVM options of its own
-        package.launch_gateway = functools.partial(launch, javaopts=JAVA_OPTS)
+        package.launch_gateway = functools.partial(launch, javaopts=opts)
         try:
             return package.ScienceWorldEnv("", envStepLimit=10**9)
         finally:

@@ -43,8 +43,12 @@ package (1.2.3: the simulator's jar ships in the wheel and runs on a JRE).
   a row that only watch (``examine``, reading a thermometer) while a pot heats (or, where arriving
   early breaks the timing of a life cycle, the walk is kept and only the rest applies). Each
   candidate is verified by replaying it; the first that wins within the budget is played,
-  else the best-scoring one (``identify-life-stages-1``: 0.95 in its 30 steps, 1.0 in 36).
-  Where no candidate wins, the plan's unmatched actions are repaired, and at last the object
+  else the best-scoring one (``identify-life-stages-1`` variations 9-12: 0.95 in its 30
+  steps; the shortest win is 33).
+  Where no candidate wins, the gold path without the attempts its agent abandoned is tried
+  (mercury: straight to the workshop's freezer, not first the kitchen's) and without the
+  watering of self-watering flower pots (grow-fruit variation 95), then the plan's
+  unmatched actions are repaired, and at last the object
   it focuses on is searched for among the simulator's valid ``focus on`` actions
   (:mod:`statelab.envs._scienceworld_expert`).
   ``privileged["walkthrough"]`` is the rest of that plan while the episode has followed it.
@@ -64,7 +68,11 @@ from statelab.core import ConfigError, Env, Observation
 from statelab.envs import _scienceworld_server as server
 from statelab.envs._options import Option, on_off, option_parser
 from statelab.envs._registry import Needs, register_env
-from statelab.envs._scienceworld_expert import substitutions
+from statelab.envs._scienceworld_expert import (
+    substitutions,
+    without_retries,
+    without_watering,
+)
 from statelab.facts import TextFacts
 
 #: task -> (budget, first dev variation, first test variation, number of variations)
@@ -397,11 +405,13 @@ class ScienceWorldEnv(Env):
 
             teleport = "teleportAction" in self.flags or self.flags == "easy"
             candidates = distillations(gold, teleport)
-            if not tried(candidates):
+            won = tried(candidates)
+            for direct in self._shortcuts(gold):
+                won = won or tried(distillations(direct, teleport))
+            if not won:
                 # the gold agent's names for objects are its own random draws (unique
                 # referents): an unmatched action gets the simulator's valid actions most
                 # like it, each verified by a replay from a fresh load
-                won = False
                 for _ in range(REPAIRS):
                     fixes = _repairs(sim, best[2], load)
                     won = bool(fixes) and tried(fixes)
@@ -413,6 +423,14 @@ class ScienceWorldEnv(Env):
                     tried(substitutions(sim, best[2], load))
             _PLANS[key] = best[2]
         return _PLANS[key]
+
+    def _shortcuts(self, gold: list[str]) -> list[list[str]]:
+        """Shorter plans than the gold path (tried when no distillation of it wins): without
+        its abandoned attempts, and without watering where the pots water themselves."""
+        out = [without_retries(gold)]
+        if "selfWateringFlowerPots" in self.flags or self.flags == "easy":
+            out.append(without_watering(gold))
+        return [p for p in out if p != gold]
 
     @_calls_simulator
     def would_accept(self, action: str) -> bool:

@@ -118,4 +118,6 @@ def spec_dict(spec: RunSpec) -> dict[str, Any]:
     if not spec.uses_model:
         values["model"] = MODEL_FREE
     out = {**values, "params": spec.params, "max_steps": spec.max_steps}
+    if spec.replay:
+        out["replay"] = True
     return {**out, "limits": spec.limits} if spec.limits else out

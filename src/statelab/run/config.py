@@ -135,6 +135,9 @@ class Experiment(BaseModel):
     #: one (:func:`~statelab.run.spec.env_seed`), and a seed's score is the mean over its
     #: rollouts
     rollouts: int | dict[str, int] = 1
+    #: every rollout of a seed replays the seed's own instance (the same game, level or
+    #: variation), with sampling seeds of its own (seed 004's three runs over one test set)
+    replay: bool = False
     grid: Grid
     baseline: dict[str, str] | None = None
     params: Params = Params()
@@ -351,6 +354,7 @@ class Experiment(BaseModel):
                     params=self.params.model_dump(),
                     max_steps=self.budget(values["env"]),
                     limits=limits,
+                    replay=self.replay,
                     **values,
                 )
             )
@@ -366,6 +370,7 @@ class Experiment(BaseModel):
                         format=resolve_format(env, "default"),
                         max_steps=self.budget(env),
                         limits=limits,
+                        replay=self.replay,
                     )
                 )
         return out

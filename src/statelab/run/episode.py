@@ -50,7 +50,7 @@ from statelab.run._live import STEP_HOOK
 from statelab.run.components import Components, TimedLLM, prelude_transitions, reads_privileged
 from statelab.run.config import RunSpec
 from statelab.run.limits import limit_reached
-from statelab.run.spec import env_seed
+from statelab.run.spec import env_seed, sampling_seed
 from statelab.run.store import EpisodeRecord
 from statelab.state import call_seed, compose_view
 
@@ -58,7 +58,8 @@ from statelab.state import call_seed, compose_view
 class Episode:
     """One episode of ``spec`` with ``seed``; :meth:`play` runs the stages until done.
 
-    ``rollout`` > 0 plays another instance of the env (:func:`~statelab.run.spec.env_seed`);
+    ``rollout`` > 0 plays another instance of the env (:func:`~statelab.run.spec.env_seed`),
+    or with the spec's ``replay`` the seed's own with sampling seeds of its own;
     ``writer`` is the model that writes the memory (default: the acting model)."""
 
     def __init__(
@@ -71,8 +72,9 @@ class Episode:
         rollout: int = 0,
     ) -> None:
         self.spec, self.seed, self.rollout = spec, seed, rollout
-        self.env_seed = env_seed(spec.env, seed, rollout)
-        self.c = Components.build(spec, self.env_seed)
+        self.env_seed = env_seed(spec.env, seed, rollout, spec.replay)
+        sampling = sampling_seed(self.env_seed, rollout, spec.replay)
+        self.c = Components.build(spec, sampling)
         key = f"{spec.key}/{seed}/{rollout}"
         self.llm = TimedLLM(llm.for_episode(key)) if llm is not None else None
         self.writer = (
@@ -87,7 +89,7 @@ class Episode:
         self.info: dict[str, Any] = {}
         self.state: Any = None
         self.history = ""
-        self._call_base = self.env_seed
+        self._call_base = sampling
         #: seed 004's derail rule (the world model's limit), the prelude's writer calls not
         #: yet recorded (they go with the first step), and when the episode began
         self.derail = Derail(self.c.world.derail_limit)

@@ -35,7 +35,7 @@ from statelab.core import (
 )
 from statelab.run.components import Components, prelude_transitions
 from statelab.run.config import RunSpec
-from statelab.run.spec import env_seed
+from statelab.run.spec import env_seed, sampling_seed
 from statelab.run.store import Store
 
 
@@ -78,8 +78,8 @@ def spec_of(row: dict[str, Any]) -> RunSpec:
     """The RunSpec of a stored run (its ``spec`` column)."""
     data = json.loads(row["spec"]) if isinstance(row["spec"], str) else dict(row["spec"])
     params, max_steps = data.pop("params", {}), data.pop("max_steps", None)
-    limits = data.pop("limits", None)
-    return RunSpec.make(params=params, max_steps=max_steps, limits=limits, **data)
+    limits, again = data.pop("limits", None), data.pop("replay", False)
+    return RunSpec.make(params=params, max_steps=max_steps, limits=limits, replay=again, **data)
 
 
 def replay(
@@ -103,6 +103,7 @@ def replay(
                 params=spec.params,
                 max_steps=spec.max_steps,
                 limits=spec.limits,
+                replay=spec.replay,
                 **{**spec.axes_values, "history": history},
             )
         cols = ["t", "action", "reply", "observation", "reward", "agent_calls"]
@@ -129,8 +130,8 @@ def _simulate(
     calls: dict[int, list[str]],
     writer: LLM | None,
 ) -> Iterator[ReplayStep]:
-    first = env_seed(spec.env, seed, rollout)
-    c = Components.build(spec, first)
+    first = env_seed(spec.env, seed, rollout, spec.replay)
+    c = Components.build(spec, sampling_seed(first, rollout, spec.replay))
     env, memory = c.env, c.memory
     expert = env.expert()
     stored = StoredReplies()

@@ -14,7 +14,7 @@ from statelab.llm import public_spec
 from statelab.run.axes import AXES, BY_NAME, NAMES
 
 
-def env_seed(env: str, seed: int, rollout: int) -> int:
+def env_seed(env: str, seed: int, rollout: int, replay: bool = False) -> int:
     """The env seed of rollout ``rollout`` of config seed ``seed`` (seed 000's "rollouts":
     several episodes per run, each on an instance of its own).
 
@@ -22,14 +22,24 @@ def env_seed(env: str, seed: int, rollout: int) -> int:
     splits plays another seed of that split (drawn by a hash of seed and rollout: a test seed's
     rollouts stay test games, never train ones); a seed outside every split plays
     ``seed * 1000 + rollout``. Everything else of the episode (sampling seeds included)
-    derives from this env seed."""
-    if rollout == 0:
+    derives from this env seed (:func:`sampling_seed`). With ``replay`` (a config's
+    ``replay: true``) every rollout plays the seed itself."""
+    if rollout == 0 or replay:
         return seed
     for split in env_class(env).splits.values():
         if seed in split:
             h = int(hashlib.sha256(f"{seed}/{rollout}".encode()).hexdigest()[:15], 16)
             return split[h % len(split)]
     return seed * 1000 + rollout
+
+
+def sampling_seed(env_seed: int, rollout: int, replay: bool = False) -> int:
+    """The seed an episode's sampling derives from (its model calls' seeds, the components'):
+    the env seed, except for a replayed rollout (``replay``, rollout > 0), which plays the
+    seed's own instance with sampling seeds of its own (a hash of env seed and rollout)."""
+    if rollout == 0 or not replay:
+        return env_seed
+    return int(hashlib.sha256(f"{env_seed}/{rollout}/sampling".encode()).hexdigest()[:15], 16)
 
 
 def resolve_format(env: str, fmt: str) -> str:
@@ -46,6 +56,8 @@ class RunSpec:
     max_steps: int | None = None
     #: per-episode limits (:mod:`statelab.run.limits`): wall_s, tokens, dollars
     limits: dict[str, Any] = field(default_factory=dict, hash=False)
+    #: every rollout replays the seed's instance with its own sampling seeds (:func:`env_seed`)
+    replay: bool = False
 
     @classmethod
     def make(
@@ -54,6 +66,7 @@ class RunSpec:
         params: dict[str, Any] | None = None,
         max_steps: int | None = None,
         limits: Any = None,  # a mapping of limit names (Any: axes come as **str)
+        replay: Any = False,  # a bool (Any: axes come as **str)
         **axes: str,
     ) -> RunSpec:
         """A spec from axis values by name; an axis left out takes its default."""
@@ -68,7 +81,7 @@ class RunSpec:
             if a.name == "format":  # "default": the env's own format, named
                 v = resolve_format(axes["env"], v)
             values.append((a.name, v))
-        return cls(tuple(values), dict(params or {}), max_steps, dict(limits or {}))
+        return cls(tuple(values), dict(params or {}), max_steps, dict(limits or {}), bool(replay))
 
     def __getattr__(self, name: str) -> str:
         if name in BY_NAME:
@@ -92,6 +105,8 @@ class RunSpec:
         body.update(params=self.params, max_steps=self.max_steps)
         if self.limits:  # only when set: runs without limits keep their keys
             body["limits"] = self.limits
+        if self.replay:  # only when set, as limits
+            body["replay"] = True
         return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
