@@ -21,6 +21,7 @@ NAMES = [c.name for c in CAPABILITIES]
 def test_every_capability_is_off_on_the_bare_contract():
     class Bare(HanoiEnv):
         privileged_map: ClassVar[bool] = False
+        expert_any_state: ClassVar[bool] = False
 
         render_rgb = Env.render_rgb
 
@@ -36,13 +37,14 @@ def test_every_capability_is_off_on_the_bare_contract():
 @pytest.mark.parametrize(
     ("env", "offers"),
     [
-        ("hanoi", ("images", "map")),
-        ("textcraft", ("splits", "tracked")),
-        ("cooking", ("splits", "sealed-splits", "a-star", "prelude")),
-        ("household", ("splits", "kind", "tracked", "task-types", "goal-types", "fewshot-expert")),
+        ("hanoi", ("expert-any-state", "images", "map")),
+        ("textcraft", ("splits", "tracked", "expert-any-state")),
+        ("cooking", ("splits", "sealed-splits", "a-star", "expert-any-state", "prelude")),
+        ("household", ("splits", "kind", "tracked", "task-types", "goal-types", "expert-any-state",
+                       "fewshot-expert")),
         ("scienceworld/boil", ("splits", "kind", "tracked", "oracle")),
-        ("babyai/goto", ("kind", "images", "map")),
-        ("traffic", ("images",)),
+        ("babyai/goto", ("kind", "expert-any-state", "images", "map")),
+        ("traffic", ("expert-any-state", "images")),
     ],
 )
 def test_the_report_names_what_each_env_offers_and_what_it_lacks(env, offers):
@@ -61,7 +63,7 @@ def test_an_env_without_a_train_split_is_reported_to_lack_few_shot_examples():
 
 
 def test_check_env_returns_the_report():
-    assert check_env(HanoiEnv()) == EnvReport("hanoi", ("images", "map"), capability_report(
+    assert check_env(HanoiEnv()) == EnvReport("hanoi", ("expert-any-state", "images", "map"), capability_report(
         HanoiEnv).lacks)  # fmt: skip
 
 
@@ -111,7 +113,7 @@ def test_statelab_envs_capabilities_prints_one_line_per_env_and_a_legend():
     legend = lines[1 : 1 + len(NAMES)]
     assert [x.split()[0] for x in legend] == NAMES
     (hanoi,) = [x for x in lines if x.startswith("hanoi ")]
-    assert hanoi.split("+")[1].split("-")[0].split() == ["images", "map"]
+    assert hanoi.split("+")[1].split(" - ")[0].split() == ["expert-any-state", "images", "map"]
     (house,) = [x for x in lines if x.startswith("household ")]
     assert house.split("  - ")[1].split() == ["sealed-splits", "a-star", "prelude", "oracle",
                                               "images", "map"]  # fmt: skip

@@ -103,6 +103,9 @@ class Env(gym.Env[Observation, str], abc.ABC):
     #: ``info["prelude"]`` after a reset holds scripted ``(action, Observation)`` steps played
     #: before the agent acts (:func:`prelude_of`; seed 003's Phase A)
     scripted_prelude: ClassVar[bool] = False
+    #: the expert answers from any state reached by replaying actions, not only on its own
+    #: path (``statelab audit`` asks it there; ``tests/conformance`` checks the claim)
+    expert_any_state: ClassVar[bool] = False
 
     metadata = {"render_modes": ["ansi"]}  # noqa: RUF012 - Gymnasium's own attribute
 
@@ -314,6 +317,11 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(
         "a-star", "the privileged optimal next command (optimal_action)",
         "oracle-readtime and DSSR's decision loss have no target", lambda c: c.optimal_action,
+    ),
+    Capability(
+        "expert-any-state", "an expert that answers from any state (expert_any_state)",
+        "statelab audit has a* only while the agent stayed on the expert's path",
+        lambda c: c.expert_any_state,
     ),
     Capability(
         "prelude", "scripted steps before the agent acts (scripted_prelude)",

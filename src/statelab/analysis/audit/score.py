@@ -1,27 +1,26 @@
 """The audit's one door to the model's scoring: every reader NLL it computes passes here.
 
-:func:`score_requests` scores a list of (messages, continuations) requests. Today it calls the
-single-request ``LLM.score`` once per request, in order; a backend's batched scoring replaces
-this one function's body (the requests of a decision point, or of a leave-one-chunk-out sweep,
-arrive together for that). With h24b's contract at merge the body becomes
-``return await model.score_many([ScoreRequest(m, c) for m, c in requests])``
-(``ScoreRequest`` from ``statelab.core``); the read-time oracle's compressions go through
-``ReadTimeOracle.best``, which h24b batches itself.
+:func:`score_requests` hands a list of (messages, continuations) requests to the model's
+``score_many`` at once (the requests of a decision point, or of a leave-one-chunk-out sweep,
+arrive together): a batching backend (``hf:``) scores them in padded passes, the cache answers
+what it has, every other backend loops. The read-time oracle's compressions go through
+``ReadTimeOracle.best``, which batches its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from statelab.core import LLM, Message
+from statelab.core import LLM, Message, ScoreRequest
 from statelab.state.readtime import labelled, log_softmax
 
 Request = tuple[list[Message], list[str]]
 
 
 async def score_requests(model: LLM, requests: Sequence[Request]) -> list[list[float]]:
-    """Log-likelihoods of each request's continuations, request by request."""
-    return [list(await model.score(messages, conts)) for messages, conts in requests]
+    """Log-likelihoods of each request's continuations, in request order (one batch)."""
+    got = await model.score_many([ScoreRequest(m, list(c)) for m, c in requests])
+    return [list(s) for s in got]
 
 
 async def nlls(
