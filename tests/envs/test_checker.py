@@ -63,8 +63,8 @@ def test_an_env_without_a_train_split_is_reported_to_lack_few_shot_examples():
 
 
 def test_check_env_returns_the_report():
-    assert check_env(HanoiEnv()) == EnvReport("hanoi", ("expert-any-state", "images", "map"), capability_report(
-        HanoiEnv).lacks)  # fmt: skip
+    offers = ("expert-any-state", "images", "map")
+    assert check_env(HanoiEnv()) == EnvReport("hanoi", offers, capability_report(HanoiEnv).lacks)
 
 
 class _Tracking(HanoiEnv):
