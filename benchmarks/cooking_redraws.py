@@ -3,7 +3,7 @@
 Resets ``cooking:lag=0`` on each seed of the splits asked for (generating any game the cache
 lacks: 4-12 s each) and writes one JSON line per seed: the draw the env settled on (0: the
 seed's own game passed), whether it passed, its rooms and recipe size, and the seconds the
-reset took. ``--summary FILE`` prints the per-split counts of a finished file.
+reset took. ``--summary FILE [FILE ...]`` prints the per-split counts of finished files (pooled).
 
     python benchmarks/cooking_redraws.py validation test train --out results/cooking_redraws.jsonl
     python benchmarks/cooking_redraws.py --summary results/cooking_redraws.jsonl
@@ -44,8 +44,8 @@ def measure(splits: list[str], out: Path, limit: int | None = None) -> None:
                 fh.flush()
 
 
-def summary(path: Path) -> None:
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line]
+def summary(paths: list[Path]) -> None:
+    rows = [json.loads(line) for p in paths for line in p.read_text().splitlines() if line]
     for split in games.SPLITS:
         got = [r for r in rows if r["split"] == split]
         if not got:
@@ -63,7 +63,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("splits", nargs="*", default=["validation", "test", "train"])
     ap.add_argument("--out", type=Path, default=Path("results/cooking_redraws.jsonl"))
-    ap.add_argument("--summary", type=Path)
+    ap.add_argument("--summary", type=Path, nargs="+", help="finished files (several: pooled)")
     ap.add_argument("--limit", type=int, help="the first N seeds of each split only")
     a = ap.parse_args()
     if a.summary:

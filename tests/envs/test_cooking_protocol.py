@@ -1,9 +1,10 @@
 """Seed 003's Phase-A check and the two filler protocols (Appendices A and F).
 
 - The check that every ingredient and tool appeared before the reveal reads what the writer
-  is shown (the prelude's observations), not the reset text no memory receives; a game that
-  fails it is redrawn, deterministically from the env seed (validation seed 1006: its first
-  draw, a one-room game, names the needed items only in the reset text).
+  is shown (the prelude's observations), not the reset text no memory receives; Phase A opens
+  with ``look`` so the starting room is shown (validation seed 1006, a one-room game, names
+  the needed items only in the reset text and its ``look``); a game that fails the check is
+  redrawn, deterministically from the env seed.
 - ``filler=pre`` (the original protocol F) takes the same seeded walk as F' but before the
   reveal: exploration and the walk to the kitchen, F filler steps, the walk back to the
   kitchen, the cookbook; F' (``filler=post``, the default) reads the cookbook before the walk.
@@ -20,40 +21,61 @@ from statelab.envs import _cooking_games as games
 from statelab.envs import make_env
 from statelab.envs.cooking import CookingEnv, clean
 
-#: validation: its first draw fails the check (found by benchmarks/cooking_redraws.py)
-REDRAWN = 1006
+#: validation, one room: the needed items are named in the reset text and the room's ``look``
+#: only (before Phase A opened with ``look``, its first draw failed the check and was redrawn)
+ONE_ROOM = 1006
 
 
 def test_draw_zero_is_the_seeds_own_game_and_a_redraw_is_deterministic():
     assert games.spec_for(0).key == "train-0-r3-g12-405b9309e1"  # unchanged: cached games hold
     assert games.spec_for(0, 0) == games.spec_for(0)
-    a, b = games.spec_for(REDRAWN, 1), games.spec_for(REDRAWN, 1)
-    assert a == b and a.draw == 1 and a.split == games.spec_for(REDRAWN).split == "valid"
-    assert a.seed == REDRAWN + games.REDRAW_STRIDE and a.key != games.spec_for(REDRAWN).key
-    assert games.spec_for(REDRAWN, 2).seed != a.seed
+    a, b = games.spec_for(ONE_ROOM, 1), games.spec_for(ONE_ROOM, 1)
+    assert a == b and a.draw == 1 and a.split == games.spec_for(ONE_ROOM).split == "valid"
+    assert a.seed == ONE_ROOM + games.REDRAW_STRIDE and a.key != games.spec_for(ONE_ROOM).key
+    assert games.spec_for(ONE_ROOM, 2).seed != a.seed
 
 
-def test_the_check_reads_the_prelude_not_the_reset_text_and_a_failing_game_is_redrawn():
-    env = CookingEnv(lag=0)
-    env._spec = games.spec_for(REDRAWN, 0)
-    env._open(games.ensure_game(env._spec))
-    env._gs = env._tw.reset()
-    intro = clean(env._gs.feedback).lower()
-    prelude = env._phase_a_steps(REDRAWN)
-    phase = env._phase_a
-    shown = "\n".join(o.text for _, o in prelude[: phase["reveal"]]).lower()
-    hidden = [t for t in phase["targets"] if t.lower() not in shown]
-    assert hidden and all(t.lower() in intro for t in hidden)  # only the reset text had them
-    assert phase["all_observed"] is False
+def test_phase_a_opens_with_look_so_a_one_room_game_shows_its_room_to_the_writer():
+    env = make_env("cooking")
+    _, info = env.reset(seed=ONE_ROOM)
+    prelude, phase = info["prelude"], info["privileged"]["phase_a"]
+    assert games.spec_for(ONE_ROOM).rooms == 1 and phase["draw"] == 0  # its own game now
+    assert prelude[0][0] == "look"
+    intro = clean(env._tw.reset().feedback).lower()  # the reset text (no memory gets it)
+    after_look = "\n".join(o.text for _, o in prelude[1 : phase["reveal"]]).lower()
+    hidden = [t for t in phase["targets"] if t.lower() not in after_look]
+    assert hidden and all(t.lower() in intro for t in hidden)  # the reset text had them ...
+    assert all(t.lower() in prelude[0][1].text.lower() for t in hidden)  # ... and so has look
+    assert phase["all_observed"] is True and phase["explore_steps"] >= 1
     env.close()
-    _, info = make_env("cooking").reset(seed=REDRAWN)
+
+
+def test_the_check_reads_the_prelude_and_a_failing_game_is_redrawn(tmp_path, monkeypatch):
+    # a private cache holding draws 0 and 1 of ONE_ROOM (the rejection mark lands there)
+    draws = [games.spec_for(ONE_ROOM, d) for d in (0, 1)]
+    paths = [games.ensure_game(s) for s in draws]
+    monkeypatch.setenv("STATELAB_CACHE", str(tmp_path))
+    for spec, path in zip(draws, paths, strict=True):
+        games.game_path(spec).parent.mkdir(parents=True, exist_ok=True)
+        for suffix in (".z8", ".json", ".ni"):
+            if path.with_suffix(suffix).exists():
+                games.game_path(spec).with_suffix(suffix).symlink_to(path.with_suffix(suffix))
+    real = CookingEnv.needed
+
+    def needed(self):  # draw 0 needs a thing no observation names: it must fail the check
+        ingredients, tools = real(self)
+        return (ingredients, [*tools, "unicorn"]) if self._spec.draw == 0 else (ingredients, tools)
+
+    monkeypatch.setattr(CookingEnv, "needed", needed)
+    _, info = make_env("cooking").reset(seed=ONE_ROOM)
     got = info["privileged"]["phase_a"]
-    assert got["draw"] >= 1 and got["all_observed"] is True
-    assert games.rejected(games.spec_for(REDRAWN, 0))
-    assert info["privileged"]["game"] == games.spec_for(REDRAWN, got["draw"]).key
-    reveal = got["reveal"]
-    shown = "\n".join(o.text for _, o in info["prelude"][:reveal]).lower()
+    assert got["draw"] == 1 and got["all_observed"] is True
+    assert games.rejected(draws[0]) and not games.rejected(draws[1])
+    assert info["privileged"]["game"] == draws[1].key
+    shown = "\n".join(o.text for _, o in info["prelude"][: got["reveal"]]).lower()
     assert all(t.lower() in shown for t in got["targets"])
+    _, again = make_env("cooking").reset(seed=ONE_ROOM)  # the mark skips draw 0 next time
+    assert again["privileged"]["game"] == draws[1].key
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -102,7 +102,7 @@ def spec_for(seed: int, draw: int = 0) -> GameSpec:
 
 
 #: bump when the env's Phase-A check changes (older rejection marks are then ignored)
-CHECK_VERSION = 1
+CHECK_VERSION = 2  # 2: Phase A opens with ``look``
 
 
 def _rejected_mark(spec: GameSpec) -> Path:

@@ -4,7 +4,9 @@ The games are TextWorld's own ``tw-cooking`` games (:mod:`statelab.envs._cooking
 generated once, cached on disk, one game per env seed; rooms 1, 6, 9 or 12; recipes of 1 to 3
 ingredients). An episode has two phases:
 
-**Phase A (scripted, played by the env during ``reset``).** The env explores: it walks to the
+**Phase A (scripted, played by the env during ``reset``).** The env explores: it opens with
+``look`` (the reset text, which names what the starting room holds, reaches no memory, so
+without it a one-room game's knife on the counter is never shown to the writer), then walks to the
 nearest unvisited room (opening closed doors on the way) and opens every closed container in
 each room it enters, until every recipe ingredient and every tool or appliance the recipe
 needs (knife, stove, oven, BBQ) has been named in an observation; it then walks to the kitchen
@@ -247,6 +249,7 @@ class CookingEnv(Env):
                 moves = sorted(a for a in self._gs.admissible_commands if a.startswith("go "))
                 do(rng.choice(moves or ["look", "inventory"]))
 
+        do("look")  # the starting room: the reset text reaches no memory (see the module)
         visited: set[str] = set()
         while len(steps) < MAX_EXPLORE:
             facts = Facts(self._gs.facts)

@@ -428,6 +428,17 @@ def _train_round(
     return where
 
 
+def point_final(out: Path, adapter: Path) -> Path:
+    """``<out>/final``: a link to the writer's last adapter (a round that trains nothing, when no
+    pair reaches the gap, leaves the previous round's), so later configs can name the writer
+    before the rounds' outcome is known; the link is replaced on a rerun."""
+    final = out / "final"
+    if final.is_symlink() or final.exists():
+        final.unlink()
+    final.symlink_to(Path(adapter).name, target_is_directory=True)
+    return final
+
+
 def train_writer(cfg: WriterConfig) -> dict[str, Any]:
     out = cfg.out_dir()
     out.mkdir(parents=True, exist_ok=True)
@@ -479,8 +490,9 @@ def train_writer(cfg: WriterConfig) -> dict[str, Any]:
                 info["vllm"] = vllm_info(cfg, adapter, r)
     if adapter is not None:
         summary["adapter"] = str(adapter)
-        summary["writer"] = f"bounded:dssr={adapter}:{cfg.budget}"
-        summary["vllm"] = vllm_info(cfg, adapter, int(adapter.name.removeprefix("round")))
+        summary["writer"] = f"bounded:dssr={point_final(out, adapter)}:{cfg.budget}"
+        if adapter.name.removeprefix("round").isdigit():  # one this job trained
+            summary["vllm"] = vllm_info(cfg, adapter, int(adapter.name.removeprefix("round")))
     summary["seconds"]["total"] = round(time.perf_counter() - t0, 1)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
