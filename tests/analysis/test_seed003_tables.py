@@ -254,6 +254,38 @@ def test_g2_is_refused_on_a_test_store_never_opened(tmp_path):
         evaluate_gates(plan)
 
 
+def test_gates_before_the_test_opening_evaluate_g1_and_say_g2_is_pending(store, tmp_path):
+    """The seed's order: G1 and the selection on validation, then the test opening; the
+    command runs before a test store exists and prints G2 as pending, not evaluated."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from statelab.analysis.seed003.gates import test_pending
+    from statelab.cli import app
+
+    gates = [
+        {"id": "G1a", "split": "validation", "what": "R1 level", "kind": "level", "a": "DSSR",
+         "lags": [0], "reader": "R1"},
+        {"id": "G2a", "split": "test", "what": "R1 gain", "a": "DSSR", "b": "SUMMARY",
+         "lags": [0], "reader": "R1"},
+    ]  # fmt: skip
+    missing = tmp_path / "nothing" / "store.sqlite"
+    plan = _plan(store, gates=gates).model_dump(exclude_none=True) | {"test": str(missing)}
+    (tmp_path / "plan.yaml").write_text(yaml.safe_dump(plan))
+    assert "no test store yet" in (test_pending(Plan.model_validate(plan)) or "")
+    res = CliRunner().invoke(app, ["gates", str(tmp_path / "plan.yaml")])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    g1 = evaluate_gates(_plan(store, gates=gates[:1]))[0].line()
+    assert g1 in lines and g1.startswith("G1a (validation) R1 level: ")
+    assert [x for x in lines if x.startswith("G2a")] == [
+        f"G2a (test) R1 gain: not evaluated: no test store yet ({missing}): run the test "
+        "opening after G1 and the selection"
+    ]
+    # the fixture's store records a test opening: nothing pending, G2 is evaluated
+    assert test_pending(_plan(store, gates=gates)) is None
+
+
 def test_selection_takes_the_best_validation_mean_and_ties_keep_the_order(store):
     plan = _plan(store, selection={"candidates": ["SUMMARY", "DSSR", "DSSR again"],
                                    "lags": [0, 20, 40], "reader": "R1"})  # fmt: skip

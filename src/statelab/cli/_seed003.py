@@ -88,14 +88,18 @@ def gates(
     ],
 ) -> None:
     """Seed 003's pre-registered gates (G1 on validation, G2 on the opened test split) with
-    their verdicts, and the selection rule's ranking on validation."""
-    from statelab.analysis.seed003.gates import evaluate_gates, select
+    their verdicts, and the selection rule's ranking on validation. Before the test opening,
+    G1 and the selection are evaluated and each G2 line says it is pending."""
+    from statelab.analysis.seed003.gates import evaluate_gates, select, test_pending
     from statelab.analysis.seed003.plan import load_plan
 
     try:
         p = load_plan(plan)
-        for r in evaluate_gates(p):
+        pending = test_pending(p)
+        for r in evaluate_gates(p, ("validation",) if pending else ("validation", "test")):
             typer.echo(r.line())
+        for g in (g for g in p.gates if pending and g.split == "test"):
+            typer.echo(f"{g.id} ({g.split}) {g.what}: not evaluated: {pending}")
         if p.selection is not None:
             ranked = select(p)
             typer.echo(f"selection (validation, B = {p.selection.budget}, mean over F' "

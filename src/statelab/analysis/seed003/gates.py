@@ -108,10 +108,29 @@ def read_store(where: str) -> tuple[Cells, list[dict[str, Any]], int]:
     return cells, audit, openings
 
 
-def evaluate_gates(plan: Plan) -> list[GateResult]:
-    """Every gate of the plan on its split's store (G2: refused unless the split was opened)."""
+def test_pending(plan: Plan) -> str | None:
+    """Why the plan's G2 gates cannot be evaluated yet (no test store, or its split never
+    opened), or None when they can: G1 and the selection come first, on validation, and the
+    test split is opened only after them."""
+    if not any(g.split == "test" for g in plan.gates) or plan.test is None:
+        return None
+    path = store_path(plan.test)
+    if not path.is_file():
+        return f"no test store yet ({path}): run the test opening after G1 and the selection"
+    st = Store(path, readonly=True)
+    try:
+        opened = bool(st.rows("test_openings"))
+    finally:
+        st.close()
+    return None if opened else "the test split is not opened yet (`statelab open-test`)"
+
+
+def evaluate_gates(
+    plan: Plan, splits: tuple[str, ...] = ("validation", "test")
+) -> list[GateResult]:
+    """Every gate of the plan on ``splits``' stores (G2: refused unless the split was opened)."""
     out: list[GateResult] = []
-    for split in ("validation", "test"):
+    for split in splits:
         gates = [g for g in plan.gates if g.split == split]
         if not gates:
             continue
