@@ -156,12 +156,12 @@ def test_continuations_are_generic_a_hanoi_episode_without_a_prelude(tmp_path):
         _check_every_point_reproduces(path, model, traj)
 
 
-ONION = "take purple potato from counter"  # +1 point in train game 4 (its redrawn game, F' = 0)
+ONION = "take white onion from fridge"  # +1 point in train game 4 (F' = 0, Phase A opening with look)
 
 
 class Steered(LLM):
     """The reader takes the onion when its state says so, else looks; the writer writes
-    "take purple potato" for an even sampling seed (``parity``) or always "look around"."""
+    "take white onion" for an even sampling seed (``parity``) or always "look around"."""
 
     model_id = "steered"
 
@@ -170,11 +170,11 @@ class Steered(LLM):
 
     async def complete(self, messages, params: GenParams) -> Completion:
         onion = self.parity and params.seed % 2 == 0
-        return Completion("take purple potato" if onion else "look around")
+        return Completion("take white onion" if onion else "look around")
 
     async def score(self, messages, continuations):
         state = messages[-1]["content"].split("Current observation:")[0]
-        want = ONION if "take purple potato" in state else "look"
+        want = ONION if "take white onion" in state else "look"
         return [0.0 if c.endswith(f". {want}") else -5.0 for c in continuations]
 
     def count_tokens(self, text: str) -> int:
@@ -280,5 +280,5 @@ def test_the_outcome_writer_scores_by_continuations_and_pairs_by_return(
     # the onion candidates win a point within the one continued action, the others none
     for r in rows0 + rows:
         for c in r["candidates"]:
-            assert c["outcome"] == (1.0 if c["text"] == "take purple potato" else 0.0)
-    assert expect and all(c == "take purple potato" for c, _ in expect)
+            assert c["outcome"] == (1.0 if c["text"] == "take white onion" else 0.0)
+    assert expect and all(c == "take white onion" for c, _ in expect)
