@@ -156,7 +156,7 @@ def test_continuations_are_generic_a_hanoi_episode_without_a_prelude(tmp_path):
         _check_every_point_reproduces(path, model, traj)
 
 
-ONION = "take white onion from fridge"  # +1 point in train game 4 (F' = 0, Phase A opening with look)
+ONION = "take white onion from fridge"  # +1 in train game 4 (F' = 0; Phase A opens with look)
 
 
 class Steered(LLM):
