@@ -37,8 +37,11 @@ def test_native_thinking_asks_the_server_for_its_reasoning_mode_and_reads_after_
         assert d.action == "RRRRR"  # not the DDDDD inside the reasoning
         assert d.reply.startswith("<think>Tool: DDDDD would crash.</think>")
         assert "thinks" in AGENTS.build("tools:think=native").tags
-        # the written-rationale form still asks for no reasoning mode
+        # the written-rationale form asks for no reasoning mode: a Qwen3 hybrid (thinks by
+        # default) is told not to think, a model that does not think is sent nothing
         _decide("tools:think=64", llm)
+        assert server.seen[-1].body["chat_template_kwargs"] == {"enable_thinking": False}
+        _decide("tools:think=64", OpenAICompatLLM(server.url, "llama-3.1-8b"))
         assert "chat_template_kwargs" not in server.seen[-1].body
     finally:
         server.close()

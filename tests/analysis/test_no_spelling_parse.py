@@ -24,6 +24,7 @@ PATTERNS = {
 ALLOWED = (
     ("analysis/agentmetrics.py", 're.sub(r"[^a-z0-9 ]+"', "normalises a model's written state"),
     ("analysis/agentmetrics.py", 're.split(r",|\\band\\b"', "splits a model's inventory"),
+    ("analysis/audit/stateacc.py", 're.sub(r"[^a-z0-9 ]+"', "normalises a model's written state"),
     ("analysis/budget.py", 're.sub(r"[^A-Za-z0-9_.-]+"', "a file name from a family name"),
     ("run/store.py", 're.fullmatch(r"[a-z][a-z0-9_]*"', "checks an axis name for SQL"),
     ("run/provenance.py", 'spelling.partition(":")', "model specs: the model backends' grammar"),

@@ -180,7 +180,7 @@ def test_the_authors_start_shows_the_task_description_alone():
         assert obs.text == obs.goal and "longest life span" in obs.text
         assert "This room is called" not in obs.text
         ad = adapter_for(env.kind, obs)
-        assert ad is not None and ad.rooms == {} and ad.location is None
+        assert ad is not None and ad.state.rooms == {} and ad.state.location is None
         assert info["privileged"]["walkthrough"][0] == "teleport to outside"
         obs, *_ = env.step("look around")
         assert obs.text.startswith(f"This room is called the {obs.facts.location}.")

@@ -19,6 +19,8 @@ TRAINING |= {"train_writer_k1.yaml", "train_writer_k4.yaml", "train_writer_k12.y
              "train_writer_outcome.yaml", "fig2.yaml", "fig2_toy.yaml"}  # fmt: skip
 # the seed-scale training files (one GPU; loaded in tests/train/test_gpu_configs.py)
 TRAINING |= {"train_reader_gpu.yaml", "train_reader_r2_gpu.yaml", "train_writer_gpu.yaml"}
+# the toy line's training files (loaded in tests/train/test_toy_configs.py)
+TRAINING |= {"reader.yaml", "writer_dssr.yaml", "writer_outcome.yaml"}
 CONFIGS = sorted(
     p
     for p in (Path(__file__).parents[2] / "configs").rglob("*.yaml")
