@@ -1,0 +1,50 @@
+"""``statelab audit`` through the command line on a stored experiment (Hanoi, a scripted
+model): the cost line before it starts, one stored point per sampled decision, the report's
+audit section from them, and a second call that scores nothing."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+from typer.testing import CliRunner
+
+from statelab.cli import app
+from statelab.run.store import Store
+
+MOVE = "Move the top disk of rod A to the top of rod C"
+
+
+def test_statelab_audit_scores_each_sampled_point_once_and_resumes(tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([MOVE]))
+    cfg = {
+        "name": "aud", "model": f"scripted:{script}", "seeds": [0, 1], "max_steps": 4,
+        "grid": {"env": ["hanoi"], "agent": ["act"], "history": ["full", "last-k:32"]},
+        "out": str(tmp_path / "results"), "cache": None, "expert": False, "random": False,
+    }  # fmt: skip
+    path = tmp_path / "aud.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    runner = CliRunner()
+    assert runner.invoke(app, ["run", str(path)]).exit_code == 0
+    args = ["audit", str(path), "--points", "2", "--samples", "2", "--kind", "general"]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    # 2 runs x 2 seeds x 2 points; the cost is printed before any scoring
+    assert "aud: 8 decision points audited in 4 episodes, 0 failed" in first.output
+    cost = [x for x in first.output.splitlines() if "points" in x and "scorings" in x]
+    assert cost and first.output.index(cost[0]) < first.output.index("decision points audited")
+    st = Store(tmp_path / "results" / "aud" / "store.sqlite", readonly=True)
+    try:
+        rows = st.rows("audit_points")
+    finally:
+        st.close()
+    assert len(rows) == 8 and {r["seed"] for r in rows} == {0, 1}
+    # the hindsight reference and the full history are scored at every point
+    assert all(r["nll_full"] is not None for r in rows)
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0, again.output
+    assert "aud: 0 decision points audited" in again.output  # nothing rescored
+    report = runner.invoke(app, ["report", str(tmp_path / "results" / "aud")])
+    assert report.exit_code == 0, report.output
+    assert "## Decision sufficiency (statelab audit)" in report.output  # from the points
