@@ -142,6 +142,19 @@ def test_self_watering_pots_need_no_watering_rounds():
     assert without_watering(grow) == grow
 
 
+def test_the_sink_is_left_on_between_watering_rounds():
+    """grow-fruit variation 101 (its pots need watering): the gold path switches the sink off
+    and on between its three rounds; left on, 59 steps of its 60 (the gold path needs 63)."""
+    from statelab.envs._scienceworld_expert import with_sink_left_on
+
+    pour = ["move jug to sink", "pour jug into flower pot 1"]
+    gold = ["activate sink", *pour, "deactivate sink", "wait1", "activate sink", *pour,
+            "deactivate sink", "focus on orange"]  # fmt: skip
+    assert with_sink_left_on(gold) == ["activate sink", *pour, "wait1", *pour,
+                                       "deactivate sink", "focus on orange"]  # fmt: skip
+    assert with_sink_left_on(pour) == pour
+
+
 @pytest.fixture(scope="module")
 def lifespan():
     from statelab.envs import make_env

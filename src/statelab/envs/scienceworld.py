@@ -70,6 +70,7 @@ from statelab.envs._options import Option, on_off, option_parser
 from statelab.envs._registry import Needs, register_env
 from statelab.envs._scienceworld_expert import (
     substitutions,
+    with_sink_left_on,
     without_retries,
     without_watering,
 )
@@ -426,10 +427,12 @@ class ScienceWorldEnv(Env):
 
     def _shortcuts(self, gold: list[str]) -> list[list[str]]:
         """Shorter plans than the gold path (tried when no distillation of it wins): without
-        its abandoned attempts, and without watering where the pots water themselves."""
+        its abandoned attempts, without watering where the pots water themselves, and with the
+        sink left running between watering rounds."""
         out = [without_retries(gold)]
         if "selfWateringFlowerPots" in self.flags or self.flags == "easy":
             out.append(without_watering(gold))
+        out.append(with_sink_left_on(gold))
         return [p for p in out if p != gold]
 
     @_calls_simulator
