@@ -242,7 +242,7 @@ def test_a_refused_runtime_load_says_how_to_start_the_server():
     srv = NoRuntime()
     try:
         with pytest.raises(ModelError, match="VLLM_ALLOW_RUNTIME_LORA_UPDATING=True"):
-            asyncio.run(load_adapter(srv.url, "w-round0", "/tmp/x"))
+            asyncio.run(load_adapter(srv.url, "w-round0", "results/w/round0"))
     finally:
         srv.close()
 
