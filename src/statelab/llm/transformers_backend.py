@@ -72,8 +72,11 @@ class HFSpec:
         return f"hf:{self.model}" + (f"?adapter={self.adapter}" if self.adapter else "")
 
 
-def parse_hf(arg: str) -> HFSpec:
-    """``<model>[?adapter=<dir>]`` (the adapter directory must exist)."""
+def parse_hf(arg: str, *, planned: bool = False) -> HFSpec:
+    """``<model>[?adapter=<dir>]``: the adapter directory must hold a peft adapter; with
+    ``planned`` (checking a config before its run) a directory that does not exist yet is
+    taken as one a stage before this one writes (the toy line's reader); an existing
+    directory without ``adapter_config.json`` is refused either way."""
     model, _, query = arg.partition("?")
     if not model:
         raise ConfigError("model 'hf:' needs a model: hf:<dir|file.gguf|package|owner/name>")
@@ -83,8 +86,12 @@ def parse_hf(arg: str) -> HFSpec:
         names = ", ".join(sorted(unknown))
         raise ConfigError(f"hf: model option(s) {names} unknown; known: adapter")
     adapter = opts.get("adapter") or None
-    if adapter is not None and not (Path(adapter).expanduser() / "adapter_config.json").is_file():
-        raise ConfigError(f"hf: adapter {adapter!r} is not a peft adapter directory")
+    if adapter is not None:
+        where = Path(adapter).expanduser()
+        if not where.exists() and not planned:
+            raise ConfigError(f"hf: adapter {adapter!r} not found (has its training run?)")
+        if where.exists() and not (where / "adapter_config.json").is_file():
+            raise ConfigError(f"hf: adapter {adapter!r} is not a peft adapter directory")
     return HFSpec(model, adapter)
 
 

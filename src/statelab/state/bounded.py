@@ -276,10 +276,11 @@ class DSSRWriter(BoundedWriter):
         budget: int,
         seed: int = 0,
         params: GenParams | None = None,
+        planned: bool = False,
     ) -> None:
         super().__init__(render_obs, "summary", budget, seed, params)
         self.adapter = adapter
-        self.model_spec = dssr_model_spec(adapter)
+        self.model_spec = dssr_model_spec(adapter, planned=planned)
         self._model: LLM | None = None
 
     def own_model(self) -> LLM:
@@ -308,11 +309,13 @@ class DSSRWriter(BoundedWriter):
         return new, [Call("write-dssr", msgs, completion)]
 
 
-def dssr_model_spec(adapter: str) -> str:
+def dssr_model_spec(adapter: str, *, planned: bool = False) -> str:
     """``hf:<base>?adapter=<dir>`` for a DSSR adapter directory (its ``statelab.json`` names
     the base); a model spec as it is (the adapter served by name, e.g.
     ``openai-compat:http://127.0.0.1:8000/v1#seed003-writer-round1``: vLLM's
-    ``--lora-modules``); a one-line ConfigError for anything else."""
+    ``--lora-modules``); a one-line ConfigError for anything else. With ``planned`` (a
+    config checked before its run) a directory that does not exist yet is one a training
+    stage before this one writes: its spec is ``hf:?adapter=<dir>`` until it exists."""
     import json
     from pathlib import Path
 
@@ -324,6 +327,8 @@ def dssr_model_spec(adapter: str) -> str:
         return adapter
     where = Path(adapter).expanduser()
     meta = where / "statelab.json"
+    if planned and not where.exists():
+        return f"hf:?adapter={where}"
     if not (where / "adapter_config.json").is_file() or not meta.is_file():
         raise ConfigError(
             f"history 'bounded:dssr={adapter}': not an adapter written by statelab train "
@@ -407,8 +412,9 @@ def _bounded(args: Args, c: BuildContext) -> Memory:
             f"bounded:<{'|'.join(FORMS)}>:<B> otherwise"
         )
     if args.form == "dssr":
-        dssr_model_spec(args.adapter)  # refuse a bad directory at check time
-        return DSSRWriter(c.render_obs, args.adapter, args.budget, c.seed, c.params)
+        # refuse a bad directory at check time; one not written yet is a stage's output
+        dssr_model_spec(args.adapter, planned=c.dry)
+        return DSSRWriter(c.render_obs, args.adapter, args.budget, c.seed, c.params, c.dry)
     return BoundedWriter(c.render_obs, args.form, args.budget, c.seed, c.params)
 
 
