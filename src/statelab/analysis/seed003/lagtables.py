@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from statelab.analysis._md import md_cell
-from statelab.analysis.seed003.episodes import Cells
+from statelab.analysis.seed003.episodes import Cells, by_protocol, tag_headers
 from statelab.analysis.seed003.measures import (
     BOOT_SEED,
     RESAMPLES,
@@ -330,7 +330,7 @@ def lag_sections(
     """Table 7, the κ contrasts, the lag grid and the tie check, as far as the plan names
     them, each from its store (``read_store``: cells, audit rows, openings; ``store_path``:
     the store of an experiment config or a store path; :mod:`~statelab.analysis.seed003.
-    gates` passes its own)."""
+    gates` passes its own), once per filler protocol when the store holds several."""
     md: list[str] = []
     for key in ("table7", "kappa_contrasts", "lag_grid", "tie_check"):
         cfg = getattr(plan, key)
@@ -342,25 +342,32 @@ def lag_sections(
                 f"{plan.name}: {key} on {cfg.split} needs `{cfg.split}:` or `experiment:`"
             )
         cells, audit, _ = read_store(where)
-        model = plan.readers[cfg.reader] if getattr(cfg, "reader", None) else None
         md += [f"Store ({key}, {cfg.split}): {store_path(where)}.", ""]
-        if key == "table7":
-            md += table7(audit, cfg.bins, cfg.budget)
-        elif key == "kappa_contrasts":
-            md += kappa_contrasts(audit, plan.writers, cfg.pairs, cfg.budget, cfg.pooled_lags,
-                                  cells.runs, model)  # fmt: skip
-        elif key == "lag_grid":
-            eps = [e for e in cells.eps if model is None or e["model"] == model]
-            named = {h for w in [cfg.baseline, *cfg.rows] for h in plan.writers[w]}
-            mine = sorted({(e["run"], e["seed"]) for e in eps if e["history"] in named
-                           and e["budget"] == cfg.budget})  # fmt: skip
-            rooms = start_rooms(store_path(where), mine) if cfg.by_start_room else None
-            md += lag_grid(eps, plan.writers, cfg.rows, cfg.baseline, cfg.budget, model, rooms)
-        else:
-            pool = sorted({(e["run"], e["seed"]) for e in cells.eps if e["form"] != "expert"
-                           and (model is None or e["model"] == model)})  # fmt: skip
-            md += tie_md(tie_check(tie_records(store_path(where), pool, cfg.sample, cfg.seed)))
+        for protocol, mine, rows in by_protocol(cells, audit):
+            got = _section(key, cfg, plan, mine, rows, store_path(where))
+            md += tag_headers(got, protocol)
     return md
+
+
+def _section(
+    key: str, cfg: Any, plan: Plan, cells: Cells, audit: list[dict[str, Any]], store: Path
+) -> list[str]:
+    model = plan.readers[cfg.reader] if getattr(cfg, "reader", None) else None
+    if key == "table7":
+        return table7(audit, cfg.bins, cfg.budget)
+    if key == "kappa_contrasts":
+        return kappa_contrasts(audit, plan.writers, cfg.pairs, cfg.budget, cfg.pooled_lags,
+                               cells.runs, model)  # fmt: skip
+    if key == "lag_grid":
+        eps = [e for e in cells.eps if model is None or e["model"] == model]
+        named = {h for w in [cfg.baseline, *cfg.rows] for h in plan.writers[w]}
+        mine = sorted({(e["run"], e["seed"]) for e in eps if e["history"] in named
+                       and e["budget"] == cfg.budget})  # fmt: skip
+        rooms = start_rooms(store, mine) if cfg.by_start_room else None
+        return lag_grid(eps, plan.writers, cfg.rows, cfg.baseline, cfg.budget, model, rooms)
+    pool = sorted({(e["run"], e["seed"]) for e in cells.eps if e["form"] != "expert"
+                   and (model is None or e["model"] == model)})  # fmt: skip
+    return tie_md(tie_check(tie_records(store, pool, cfg.sample, cfg.seed)))
 
 
 __all__ = [

@@ -44,6 +44,9 @@ class Gate(_Strict):
     reader: str | None = None
     above: float = 0.0
     rule: Literal["lower", "mean"] = "lower"
+    #: the filler protocol of the episodes it reads (``post``: F′, the pre-registered one;
+    #: ``pre``: the original F): a store holding both never mixes them in a gate
+    protocol: Literal["post", "pre"] = "post"
 
     @model_validator(mode="after")
     def _shape(self) -> Gate:
@@ -63,6 +66,7 @@ class Selection(_Strict):
     budget: int = 128
     lags: list[int] = [0, 10, 20, 40]
     reader: str | None = None
+    protocol: Literal["post", "pre"] = "post"
 
 
 class Table2(_Strict):
@@ -135,6 +139,23 @@ class TieCheck(_Strict):
     reader: str | None = None
 
 
+class Pairwise(_Strict):
+    """§5.5's ablations: every pairwise success difference among the trained writers
+    ``rows`` (points, paired over games) at F′ = 0 and pooled over ``pooled_lags``, at
+    ``budget``, on ``split``; with ``spread`` (a label of several spellings: the DSSR seeds)
+    each spelling's success at F′ = 0 ("the zero-lag test seed spread"); with
+    ``ceiling_budget`` the highest success of any LLM-written state at that budget, over
+    every F′ ("at B = 64 no LLM writer wins more than 2.2%")."""
+
+    split: Literal["validation", "test"] = "test"
+    rows: list[str] = Field(min_length=2)
+    pooled_lags: list[int] = [20, 40]
+    budget: int = 128
+    reader: str | None = None
+    spread: str | None = None
+    ceiling_budget: int | None = 64
+
+
 class Fig4Source(_Strict):
     scores: str
     store: str
@@ -164,6 +185,7 @@ class Plan(_Strict):
     kappa_contrasts: KappaContrasts | None = None
     lag_grid: LagGrid | None = None
     tie_check: TieCheck | None = None
+    pairwise: Pairwise | None = None
     out: str = "results/seed003-analysis"
 
     @field_validator("writers", mode="before")
@@ -186,11 +208,14 @@ class Plan(_Strict):
             used += [x for c in self.kappa_contrasts.pairs for x in c]
         if self.lag_grid:
             used += [*self.lag_grid.rows, self.lag_grid.baseline]
+        if self.pairwise:
+            used += self.pairwise.rows + ([self.pairwise.spread] if self.pairwise.spread else [])
         unknown = [u for u in used if u not in named]
         if unknown:
             raise ValueError(f"writer {unknown[0]!r} is not in writers: {sorted(named)}")
         readers = [g.reader for g in self.gates if g.reader]
-        more = (self.selection, self.table14, self.kappa_contrasts, self.lag_grid, self.tie_check)
+        more = (self.selection, self.table14, self.kappa_contrasts, self.lag_grid, self.tie_check,
+                self.pairwise)  # fmt: skip
         readers += [x.reader for x in more if x and x.reader]
         bad = [r for r in readers if r not in self.readers]
         if bad:
@@ -216,6 +241,7 @@ __all__ = [
     "Gate",
     "KappaContrasts",
     "LagGrid",
+    "Pairwise",
     "Plan",
     "Selection",
     "Table2",
