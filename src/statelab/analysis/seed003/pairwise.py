@@ -116,7 +116,7 @@ def pairwise_md(
         pairs = pair_differences(mine, writers, cfg.rows, cfg.pooled_lags, model or None)
         for a, b, zero, pool in pairs:
             md.append(f"| {md_cell(a)} − {md_cell(b)} | {who} | {_cell(zero)} | {_cell(pool)} |")
-        sig = [sum(excludes_zero(p[k]) for p in pairs) for k in (2, 3)]
+        sig = [sum(excludes_zero(p[2]) for p in pairs), sum(excludes_zero(p[3]) for p in pairs)]
         notes.append(
             f"Reader {who}: {sig[0]} of {len(pairs)} pairwise intervals exclude 0 at F′ = 0,"
             f" {sig[1]} of {len(pairs)} pooled over F′ ∈ {tag}."
