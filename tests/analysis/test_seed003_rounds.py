@@ -100,3 +100,32 @@ def test_every_pair_of_the_shipped_plan_is_computed(store, tmp_path):
         assert got[f"{label} vs SUMMARY"] == (
             f"| {label} vs SUMMARY | {zero}% (2 games) | {pooled}% (2 games) |"
         ), label
+
+
+def test_every_trained_validation_writer_is_a_round_a_shipped_writer_job_writes():
+    """validation_select.yaml's adapters and retrain.yaml's pairs are `<out>/<name>/round<r>`
+    (and `pairs_round<r>.jsonl`) of a shipped writer job that runs round r; the one exception
+    is the main line's round 2, which the CPU-sized train_writer.yaml (rounds 0-1) does not
+    reach (docs/seed003.md, "Not built")."""
+    from statelab.train.pipeline import WriterConfig, load_config
+
+    jobs = {}
+    for path in sorted((ROOT / "configs/seed003").glob("train_writer*.yaml")):
+        cfg = load_config(path, "writer")
+        assert isinstance(cfg, WriterConfig)
+        jobs[str(cfg.out_dir())] = cfg
+    a4 = jobs["results/train/seed003-writer-a4"]
+    assert (a4.arm, a4.rounds, a4.gap) == ("a4", 3, 0.3)
+    val = yaml.safe_load((ROOT / "configs/seed003/validation_select.yaml").read_text())
+    retrain = yaml.safe_load((ROOT / "configs/seed003/retrain.yaml").read_text())
+    named = [h.removeprefix("bounded:dssr=").rsplit(":", 1)[0]
+             for h in val["grid"]["history"] if h.startswith("bounded:dssr=")]  # fmt: skip
+    named += [retrain["init"], *(p.replace("pairs_round", "round").removesuffix(".jsonl")
+                                 for p in retrain["rounds"])]  # fmt: skip
+    missing = set()
+    for where in named:
+        job, _, rnd = where.rpartition("/round")
+        assert job in jobs, where
+        if int(rnd) >= jobs[job].rounds:
+            missing.add(where)
+    assert len(named) == 8 and missing <= {"results/train/seed003-writer/round2"}
