@@ -262,3 +262,70 @@ def test_gates_and_selection_read_one_protocol(two_protocols):
     # the selection (post): GUIDE (1 + 0) / 2 per game = 50%; SUMMARY (2 + 1) / 8 = 37.5%
     ranked = select(plan)
     assert [(c, m, n) for c, m, n in ranked] == [("GUIDE", 0.5, 4), ("SUMMARY", 0.375, 4)]
+
+
+def test_appendix_f_kappa_at_f40_minus_f0_per_protocol(tmp_path):
+    """κ at F = 40 minus F = 0 per writer, per protocol: pre SUMMARY (0.9 + 0.5) / 2 − (1.0 +
+    1.2 + 0.8) / 3 = −0.30 over games 1 and 2 (game 3 has no F = 0 point: not in the
+    difference, but in the F = 40 mean); post SUMMARY 1.5 − 1.0 = +0.50; another reader's
+    point is left out."""
+    path = tmp_path / "f" / "store.sqlite"
+    path.parent.mkdir()
+    st = Store(path, ("env", "model", "history", "writer"))
+    points = {  # (protocol, lag) -> [(game, κ)]
+        ("pre", 0): [(1, 1.0), (1, 1.2), (2, 0.8)],
+        ("pre", 40): [(1, 0.9), (2, 0.5), (3, 3.0)],
+        ("post", 0): [(1, 1.0), (2, 1.0)],
+        ("post", 40): [(1, 1.5), (2, 1.5)],
+    }
+    rows = []
+    for (proto, lag), pts in points.items():
+        for model in ("m1", "m2"):
+            run = f"{model}|{proto}|{lag}"
+            _save(st, run, model, S, f"cooking:lag={lag}+filler={proto}")
+            for t, (g, k) in enumerate(pts):
+                kappa = k if model == "m1" else 9.0
+                p = AuditPoint(run, g, t, S, lag, 128, 0, "look", None, None, None, None, kappa)
+                rows.append(p.__dict__)
+    st.append({AUDIT_TABLE: rows})
+    st.close()
+    plan = Plan.model_validate({
+        "name": "t", "validation": str(path), "readers": {"R1": "m1"},
+        "writers": {"SUMMARY": [S]},
+        "filler_kappa": {"rows": ["SUMMARY"], "lags": [0, 40], "reader": "R1"},
+    })  # fmt: skip
+    md, _ = tables(plan, tmp_path / "o")
+    pre = md.index("### Appendix F: κ at F = 40 minus F = 0 (B = 128), nats · filler pre")
+    post = md.index("### Appendix F: κ at F = 40 minus F = 0 (B = 128), nats · filler post")
+    line = next(x for x in md[pre:] if x.startswith("| SUMMARY |"))
+    cols = _cols(line)
+    assert cols[1].startswith("1.00 [") and cols[2].startswith("1.47 [")  # (0.9+0.5+3)/3
+    assert cols[3].startswith("-0.30 [") and cols[3].endswith("(2 games)")
+    line = next(x for x in md[post:] if x.startswith("| SUMMARY |"))
+    assert (
+        line == "| SUMMARY | 1.00 [1.00, 1.00] | 1.50 [1.50, 1.50] | 0.50 [0.50, 0.50] (2 games) |"
+    )
+
+
+def test_the_shipped_plan_names_the_writers_its_experiments_run_for_these_sections():
+    from pathlib import Path
+
+    import yaml
+
+    from statelab.analysis.seed003.plan import load_plan
+
+    root = Path(__file__).parents[2]
+    plan = load_plan(root / "configs/seed003/analysis.yaml")
+    assert plan.pairwise is not None and plan.filler_kappa is not None
+    test = yaml.safe_load((root / str(plan.test)).read_text())
+    assert plan.pairwise.split == "test" and test["seeds"] == "test"
+    for w in [*plan.pairwise.rows, plan.pairwise.spread]:
+        assert set(plan.writers[str(w)]) <= set(test["grid"]["history"]), w
+    assert len(plan.writers["DSSR"]) == 3 and plan.pairwise.ceiling_budget == 64
+    assert any(h.endswith(":64") for h in test["grid"]["history"] if not h.startswith("oracle"))
+    cfg = yaml.safe_load((root / str(plan.filler_kappa.experiment)).read_text())
+    assert cfg["seeds"] == "validation" and cfg["model"] == plan.readers["R1"]
+    envs = set(cfg["grid"]["env"])
+    assert {f"cooking:lag={f}" for f in plan.filler_kappa.lags} <= envs
+    assert {f"cooking:lag={f}+filler=pre" for f in plan.filler_kappa.lags} <= envs
+    assert all(set(plan.writers[w]) <= set(cfg["grid"]["history"]) for w in plan.filler_kappa.rows)

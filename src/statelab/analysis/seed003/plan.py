@@ -112,6 +112,21 @@ class KappaContrasts(_Strict):
     reader: str | None = None
 
 
+class FillerKappa(_Strict):
+    """Appendix F's κ contrasts: for each writer of ``rows``, mean κ at F = ``lags[1]`` minus
+    at F = ``lags[0]`` (nats) at ``budget``, game-clustered over the games audited at both,
+    once per filler protocol of the store ("for F = 40 minus F = 0 at B = 128, the contrasts
+    were −0.20, −0.34 and +0.24 nats for SUMMARY, BELIEF and SLOTS" under protocol F)."""
+
+    split: Literal["validation", "test"] = "validation"
+    #: the experiment config (or store) to read instead of the plan's ``split``
+    experiment: str | None = None
+    rows: list[str] = Field(min_length=1)
+    lags: tuple[int, int] = (0, 40)
+    budget: int | None = 128
+    reader: str | None = None
+
+
 class LagGrid(_Strict):
     """Appendix I's exploratory grid: success of ``rows`` and ``baseline`` by F′ at
     ``budget``, the gains over the baseline, and (``by_start_room``) the same split by
@@ -183,6 +198,7 @@ class Plan(_Strict):
     fig4: list[Fig4Source] = []
     table7: Table7 | None = None
     kappa_contrasts: KappaContrasts | None = None
+    filler_kappa: FillerKappa | None = None
     lag_grid: LagGrid | None = None
     tie_check: TieCheck | None = None
     pairwise: Pairwise | None = None
@@ -208,6 +224,8 @@ class Plan(_Strict):
             used += [x for c in self.kappa_contrasts.pairs for x in c]
         if self.lag_grid:
             used += [*self.lag_grid.rows, self.lag_grid.baseline]
+        if self.filler_kappa:
+            used += self.filler_kappa.rows
         if self.pairwise:
             used += self.pairwise.rows + ([self.pairwise.spread] if self.pairwise.spread else [])
         unknown = [u for u in used if u not in named]
@@ -215,7 +233,7 @@ class Plan(_Strict):
             raise ValueError(f"writer {unknown[0]!r} is not in writers: {sorted(named)}")
         readers = [g.reader for g in self.gates if g.reader]
         more = (self.selection, self.table14, self.kappa_contrasts, self.lag_grid, self.tie_check,
-                self.pairwise)  # fmt: skip
+                self.pairwise, self.filler_kappa)  # fmt: skip
         readers += [x.reader for x in more if x and x.reader]
         bad = [r for r in readers if r not in self.readers]
         if bad:
@@ -238,6 +256,7 @@ def load_plan(path: str | Path) -> Plan:
 
 __all__ = [
     "Fig4Source",
+    "FillerKappa",
     "Gate",
     "KappaContrasts",
     "LagGrid",
