@@ -17,6 +17,8 @@ TRAINING |= {"analysis.yaml", "retrain.yaml", "validation_select.yaml", "lag_gri
 # writer files for K, OUTCOME and Figure 2 (loaded in tests/train/test_train_cli.py)
 TRAINING |= {"train_writer_k1.yaml", "train_writer_k4.yaml", "train_writer_k12.yaml",
              "train_writer_outcome.yaml", "fig2.yaml", "fig2_toy.yaml"}  # fmt: skip
+# the A4 arm's writer file (loaded in tests/analysis/test_seed003_rounds.py)
+TRAINING |= {"train_writer_a4.yaml"}
 # the seed-scale training files (one GPU; loaded in tests/train/test_gpu_configs.py)
 TRAINING |= {"train_reader_gpu.yaml", "train_reader_r2_gpu.yaml", "train_writer_gpu.yaml"}
 # the toy line's training files (loaded in tests/train/test_toy_configs.py)

@@ -290,6 +290,7 @@ def audit_experiment(
         if cspec not in compressors:
             compressors[cspec] = make_llm(cspec, cache=exp.cache)
         return compressors[cspec]
+
     n_eps = n_points = n_leaks = 0
     failed: list[str] = []
     try:

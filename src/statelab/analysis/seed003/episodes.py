@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from statelab.analysis._components import arguments
+from statelab.analysis._components import arguments, tags
 from statelab.analysis.seed003.audit import budget_of, form_of, lag_of
 from statelab.run.store import Store
 
@@ -31,6 +31,24 @@ class Cells:
     row_of_run: dict[str, str] = field(default_factory=dict)
     #: run -> its history, form, lag, budget, model, writer, protocol (filler), row
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def protocols(self) -> list[str | None]:
+        """The filler protocols to print apart: each one when the store holds several, else
+        ``[None]`` (one table, as before)."""
+        found = sorted({str(v["protocol"]) for v in self.runs.values()})
+        return list(found) if len(found) > 1 else [None]
+
+    def only(self, protocol: str | None) -> Cells:
+        """The cells of one filler protocol (``None``: all of them)."""
+        if protocol is None:
+            return self
+        runs = {r: v for r, v in self.runs.items() if v["protocol"] == protocol}
+        return Cells(
+            [e for e in self.eps if e["run"] in runs],
+            {r: n for r, n in self.failed.items() if r in runs},
+            {r: x for r, x in self.row_of_run.items() if r in runs},
+            runs,
+        )
 
 
 def row_label(
@@ -53,6 +71,11 @@ def _tags(run: dict[str, Any]) -> set[str]:
     return set(json.loads(run["tags"] or "[]"))
 
 
+def _llm_written(history: str, stored: Any) -> bool:
+    got = tags("history", history, stored)
+    return "needs-model" in got and "reads-privileged" not in got
+
+
 def cooking_cells(st: Store) -> Cells:
     """Every finished rollout-0 episode of the store's cooking runs (not the random floor)."""
     out = Cells()
@@ -73,6 +96,8 @@ def cooking_cells(st: Store) -> Cells:
             "lag": lag,
             "budget": budget_of(history, r["components"]),
             "privileged": "reads-privileged" in _tags(r),
+            # an LLM writes the state (the history needs a model and reads nothing privileged)
+            "llm_written": _llm_written(history, r["components"]),
             "model": str(spec.get("model", "")),
             "writer": str(spec.get("writer", "")),
             "protocol": protocol_of(env, r["components"]),
@@ -115,9 +140,43 @@ def audit_rows(st: Store, row_of_run: dict[str, str], table: str) -> list[dict[s
     ]
 
 
+def of_runs(rows: Iterable[dict[str, Any]], cells: Cells) -> list[dict[str, Any]]:
+    """The audit rows of ``cells``' runs (after :meth:`Cells.only`: one protocol's)."""
+    return [r for r in rows if str(r["run"]) in cells.runs]
+
+
+def tag_headers(md: list[str], protocol: str | None) -> list[str]:
+    """``md`` with every section heading marked with the filler protocol (none: as it is)."""
+    if protocol is None:
+        return md
+    return [f"{x} · filler {protocol}" if x.startswith("### ") else x for x in md]
+
+
+def by_protocol(
+    cells: Cells, audit: list[dict[str, Any]]
+) -> list[tuple[str | None, Cells, list[dict[str, Any]]]]:
+    """(protocol, its cells, its audit rows) for each filler protocol of a store holding
+    several, else one entry (``None``, everything): no table mixes F and F′ episodes."""
+    out = []
+    for p in cells.protocols():
+        mine = cells.only(p)
+        out.append((p, mine, audit if p is None else of_runs(audit, mine)))
+    return out
+
+
 def by_game(eps: Iterable[dict[str, Any]], **where: Any) -> dict[int, float]:
     """Success per game of the episodes matching ``where`` (one per game in a cell)."""
     return {e["seed"]: e["success"] for e in eps if all(e.get(k) == v for k, v in where.items())}
 
 
-__all__ = ["Cells", "audit_rows", "by_game", "cooking_cells", "protocol_of", "row_label"]
+__all__ = [
+    "Cells",
+    "audit_rows",
+    "by_game",
+    "by_protocol",
+    "cooking_cells",
+    "of_runs",
+    "protocol_of",
+    "row_label",
+    "tag_headers",
+]

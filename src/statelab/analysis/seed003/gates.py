@@ -15,9 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from statelab.analysis.seed003.audit import AUDIT_TABLE
-from statelab.analysis.seed003.episodes import Cells, audit_rows, cooking_cells
+from statelab.analysis.seed003.episodes import (
+    Cells,
+    audit_rows,
+    by_protocol,
+    cooking_cells,
+    tag_headers,
+)
 from statelab.analysis.seed003.lagtables import lag_sections
 from statelab.analysis.seed003.measures import Interval, paired_bootstrap
+from statelab.analysis.seed003.pairwise import pairwise_md
 from statelab.analysis.seed003.plan import Gate, Plan
 from statelab.analysis.seed003.tables import (
     fig4,
@@ -66,7 +73,8 @@ def verdict(gate: Gate, interval: Interval) -> str:
 def gate_interval(gate: Gate, plan: Plan, eps: list[dict[str, Any]]) -> Interval:
     """The gate's statistic over games, from the split's episodes."""
     model = plan.readers[gate.reader] if gate.reader else None
-    mine = [e for e in eps if gate.budget is None or e["budget"] == gate.budget]
+    mine = [e for e in eps if (gate.budget is None or e["budget"] == gate.budget)
+            and e.get("protocol", "post") == gate.protocol]  # fmt: skip
     a = plan.writers[gate.a]
     if gate.kind == "level":
         return paired_bootstrap(pooled_success(mine, a, gate.lags, model))
@@ -158,7 +166,7 @@ def select(plan: Plan) -> list[tuple[str, float, int]]:
         raise ConfigError(f"{plan.name}: selection needs `selection:` and `validation:`")
     cells, _, _ = read_store(plan.validation)
     model = plan.readers[sel.reader] if sel.reader else None
-    eps = [e for e in cells.eps if e["budget"] == sel.budget]
+    eps = [e for e in cells.eps if e["budget"] == sel.budget and e["protocol"] == sel.protocol]
     got = []
     for c in sel.candidates:
         per = pooled_success(eps, plan.writers[c], sel.lags, model)
@@ -168,14 +176,59 @@ def select(plan: Plan) -> list[tuple[str, float, int]]:
 
 
 # -- the tables and figures -----------------------------------------------------------------
+def _test_tables(
+    plan: Plan, cells: Cells, audit: list[dict[str, Any]], out: Path, suffix: str
+) -> tuple[list[str], dict[str, Path]]:
+    """Tables 2 and 14 and Figures 9 and 10 of one protocol's test cells."""
+    md: list[str] = []
+    files: dict[str, Path] = {}
+    if plan.table2:
+        t = plan.table2
+        eps = [e for e in cells.eps if e["budget"] == t.budget]
+        md += table2(eps, plan.writers, t.rows, plan.readers, t.contrasts, t.pooled_lags)
+    if plan.table14:
+        r = plan.table14.reader
+        md += table14(cells.eps, plan.table14.budgets, plan.readers[r] if r else None)
+    models = {run: v["model"] for run, v in cells.runs.items()}
+    lags = sorted({int(e["lag"]) for e in cells.eps})
+    for key, title in (("fig9", "Figure 9: κ by F′ for K"), ("fig10", "Figure 10: κ by F′")):
+        groups = getattr(plan, key)
+        if not groups:
+            continue
+        lines = kappa_lines(audit, {k: plan.writers[w] for k, w in groups.items()}, lags, models)
+        md += lines_md(lines, f"### {title} (test split, game-clustered 95% intervals)")
+        path = out / f"seed003_{key}{suffix}.png"
+        if plot_lines(lines, path, title + suffix.replace("_", " · filler ")):
+            files[key + suffix.replace("_", " ")] = path
+            md += [f"![{title}]({path.name})", ""]
+    return md, files
+
+
+def _pairwise(plan: Plan) -> list[str]:
+    cfg = plan.pairwise
+    assert cfg is not None
+    where = getattr(plan, cfg.split)
+    if where is None:
+        raise ConfigError(f"{plan.name}: pairwise on {cfg.split} needs `{cfg.split}:`")
+    cells, _, _ = read_store(where)
+    readers = {cfg.reader: plan.readers[cfg.reader]} if cfg.reader else plan.readers
+    md = [f"Store (pairwise, {cfg.split}): {store_path(where)}.", ""]
+    for p, c, _ in by_protocol(cells, []):
+        md += tag_headers(pairwise_md(c.eps, plan.writers, cfg, readers), p)
+    return md
+
+
 def tables(
     plan: Plan, out: Path | None = None, fig4_records: list[dict[str, Any]] | None = None
 ) -> tuple[list[str], dict[str, Path]]:
     """Tables 2 and 14, Figures 9, 10 and 4 (as far as the plan names them), from the test
     store; Figure 4 from ``fig4_records`` (:func:`statelab.train.retrain.fig4_records` of the
-    plan's score files); then Table 7, the κ contrasts, the lag grid and the a*-tie check
-    (:func:`~statelab.analysis.seed003.lagtables.lag_sections`, each from its own store);
-    markdown lines and the files written."""
+    plan's score files); §5.5's pairwise differences
+    (:mod:`~statelab.analysis.seed003.pairwise`); then Table 7, the κ contrasts, the lag grid
+    and the a*-tie check (:func:`~statelab.analysis.seed003.lagtables.lag_sections`, each
+    from its own store); markdown lines and the files written. A store holding both filler
+    protocols gives each section once per protocol (headings marked ``· filler pre|post``,
+    figures ``seed003_fig9_<protocol>.png``)."""
     out = Path(out or plan.out)
     out.mkdir(parents=True, exist_ok=True)
     md: list[str] = [f"## Seed 003 on the test split: {plan.name}", ""]
@@ -186,29 +239,14 @@ def tables(
         if cells.failed:
             md.append(f"Failed episodes left out: {sum(cells.failed.values())}.")
         md.append("")
-        if plan.table2:
-            t = plan.table2
-            eps = [e for e in cells.eps if e["budget"] == t.budget]
-            md += table2(eps, plan.writers, t.rows, plan.readers, t.contrasts, t.pooled_lags)
-        if plan.table14:
-            r = plan.table14.reader
-            md += table14(cells.eps, plan.table14.budgets, plan.readers[r] if r else None)
-        models = {run: v["model"] for run, v in cells.runs.items()}
-        lags = sorted({int(e["lag"]) for e in cells.eps})
-        for key, title in (("fig9", "Figure 9: κ by F′ for K"), ("fig10", "Figure 10: κ by F′")):
-            groups = getattr(plan, key)
-            if not groups:
-                continue
-            lines = kappa_lines(
-                audit, {k: plan.writers[w] for k, w in groups.items()}, lags, models
-            )
-            md += lines_md(lines, f"### {title} (test split, game-clustered 95% intervals)")
-            path = out / f"seed003_{key}.png"
-            if plot_lines(lines, path, title):
-                files[key] = path
-                md += [f"![{title}]({path.name})", ""]
+        for p, c, a in by_protocol(cells, audit):
+            got, figs = _test_tables(plan, c, a, out, f"_{p}" if p else "")
+            md += tag_headers(got, p)
+            files.update(figs)
     if fig4_records is not None:
         md += fig4_md(fig4(fig4_records))
+    if plan.pairwise is not None:
+        md += _pairwise(plan)
     md += lag_sections(plan, read_store, store_path)
     path = out / "seed003_tables.md"
     path.write_text("\n".join(md) + "\n")

@@ -1,7 +1,7 @@
 """Seed 003's lag tables beside Tables 2 and 14 (``statelab tables``): Table 7 (κ, β and
 δ_full by relevance-lag bin, with how often the cookbook chunk was the most consequential),
-the round-by-round κ contrasts of Appendix G (relative κ change of one writer over another at
-F′ = 0 and pooled over the long lags, game-paired), Appendix I's exploratory validation lag
+the κ contrasts (:mod:`~statelab.analysis.seed003.kappas`: Appendix G's round by round,
+Appendix F's F = 40 minus F = 0), Appendix I's exploratory validation lag
 grid (success and gain over a baseline by F′ at one budget, and the same split by whether the
 reader's first decision is in the kitchen), and Appendix F's a*-tie check (of sampled steps
 where the reader's action is not a*, how often it still shortened the oracle plan).
@@ -14,20 +14,21 @@ are privileged, so they come from re-simulating stored episodes
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from statelab.analysis._md import md_cell
-from statelab.analysis.seed003.episodes import Cells
+from statelab.analysis.seed003.episodes import Cells, by_protocol, tag_headers
+from statelab.analysis.seed003.kappas import (
+    filler_kappa,
+    game_kappa,
+    kappa_contrasts,
+    relative_change,
+)
 from statelab.analysis.seed003.measures import (
-    BOOT_SEED,
-    RESAMPLES,
     Interval,
     clustered_bootstrap,
     paired_bootstrap,
@@ -35,8 +36,6 @@ from statelab.analysis.seed003.measures import (
 from statelab.analysis.seed003.plan import Plan
 from statelab.analysis.seed003.tables import group_success
 from statelab.core import ConfigError
-
-_NAN = Interval(math.nan, math.nan, math.nan, 0, 0)
 
 
 # -- Table 7 --------------------------------------------------------------------------------
@@ -120,89 +119,6 @@ def table7(
     if n:
         md += ["", f"The cookbook chunk was the most consequential at {book} of {n} points with"
                f" a defined lag ({100 * book / n:.1f}%)."]  # fmt: skip
-    return [*md, ""]
-
-
-# -- round-by-round κ contrasts (Appendix G) ------------------------------------------------
-def game_kappa(
-    audit: Sequence[Mapping[str, Any]],
-    spellings: Sequence[str],
-    lags: Sequence[int],
-    budget: int | None,
-    runs: Mapping[str, Mapping[str, Any]] | None = None,
-    model: str | None = None,
-) -> dict[int, list[float]]:
-    """Per game: the κ of every audited point of ``spellings`` at ``lags`` and ``budget``
-    (reader ``model`` when given; ``runs``: run -> its cell, for the model)."""
-    by: dict[int, list[float]] = {}
-    for r in audit:
-        if r["history"] not in spellings or r["lag"] not in lags or r["kappa"] is None:
-            continue
-        if budget is not None and r["budget"] != budget:
-            continue
-        if model is not None and (runs or {}).get(str(r["run"]), {}).get("model") != model:
-            continue
-        by.setdefault(int(r["seed"]), []).append(float(r["kappa"]))
-    return by
-
-
-def relative_change(
-    a: Mapping[int, Sequence[float]],
-    b: Mapping[int, Sequence[float]],
-    *,
-    resamples: int = RESAMPLES,
-    seed: int = BOOT_SEED,
-) -> Interval:
-    """100 × (mean κ of ``a`` / mean κ of ``b`` − 1) over the games both have (each side's
-    mean over its points), with a game-paired percentile bootstrap (the same games drawn for
-    both sides). NaN when ``b``'s mean is 0 or no game is shared."""
-    games = sorted(g for g in a if a[g] and g in b and b[g])
-    if not games:
-        return _NAN
-    sa = np.array([float(np.sum(a[g])) for g in games])
-    na = np.array([len(a[g]) for g in games], dtype=float)
-    sb = np.array([float(np.sum(b[g])) for g in games])
-    nb = np.array([len(b[g]) for g in games], dtype=float)
-    mb = sb.sum() / nb.sum()
-    if mb == 0:
-        return _NAN
-    mean = 100.0 * ((sa.sum() / na.sum()) / mb - 1.0)
-    idx = np.random.default_rng(seed).integers(0, len(games), size=(resamples, len(games)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        draws = 100.0 * ((sa[idx].sum(1) / na[idx].sum(1)) / (sb[idx].sum(1) / nb[idx].sum(1)) - 1)
-    draws = draws[np.isfinite(draws)]
-    lo, hi = (float(x) for x in np.percentile(draws, [2.5, 97.5])) if draws.size else (mean, mean)
-    return Interval(float(mean), lo, hi, len(games), int(na.sum() + nb.sum()))
-
-
-def kappa_contrasts(
-    audit: Sequence[Mapping[str, Any]],
-    writers: Mapping[str, Sequence[str]],
-    pairs: Sequence[tuple[str, str]],
-    budget: int | None,
-    pooled: Sequence[int] = (20, 40),
-    runs: Mapping[str, Mapping[str, Any]] | None = None,
-    model: str | None = None,
-) -> list[str]:
-    """Each pair's relative κ change (%) at F′ = 0 and pooled over ``pooled``."""
-    tag = "{" + ", ".join(str(f) for f in pooled) + "}"
-    md = [
-        f"### Round-by-round κ contrasts (B = {budget}): relative change of mean κ (%)",
-        "",
-        "100 × (κ of a / κ of b − 1), each side's mean over its audited points, game-paired"
-        f" bootstrap; the lag contrast pools F′ ∈ {tag}. Negative: a has the lower regret.",
-        "",
-        f"| a vs b | F′=0 | F′ ∈ {tag} |",
-        "|---|---|---|",
-    ]
-    for a, b in pairs:
-        cells = []
-        for lags in ([0], list(pooled)):
-            ka = game_kappa(audit, writers[a], lags, budget, runs, model)
-            kb = game_kappa(audit, writers[b], lags, budget, runs, model)
-            i = relative_change(ka, kb)
-            cells.append(f"{i.text(0)}% ({i.games} games)" if i.games else "–")
-        md.append(f"| {md_cell(a)} vs {md_cell(b)} | " + " | ".join(cells) + " |")
     return [*md, ""]
 
 
@@ -330,9 +246,9 @@ def lag_sections(
     """Table 7, the κ contrasts, the lag grid and the tie check, as far as the plan names
     them, each from its store (``read_store``: cells, audit rows, openings; ``store_path``:
     the store of an experiment config or a store path; :mod:`~statelab.analysis.seed003.
-    gates` passes its own)."""
+    gates` passes its own), once per filler protocol when the store holds several."""
     md: list[str] = []
-    for key in ("table7", "kappa_contrasts", "lag_grid", "tie_check"):
+    for key in ("table7", "kappa_contrasts", "filler_kappa", "lag_grid", "tie_check"):
         cfg = getattr(plan, key)
         if cfg is None:
             continue
@@ -342,29 +258,39 @@ def lag_sections(
                 f"{plan.name}: {key} on {cfg.split} needs `{cfg.split}:` or `experiment:`"
             )
         cells, audit, _ = read_store(where)
-        model = plan.readers[cfg.reader] if getattr(cfg, "reader", None) else None
         md += [f"Store ({key}, {cfg.split}): {store_path(where)}.", ""]
-        if key == "table7":
-            md += table7(audit, cfg.bins, cfg.budget)
-        elif key == "kappa_contrasts":
-            md += kappa_contrasts(audit, plan.writers, cfg.pairs, cfg.budget, cfg.pooled_lags,
-                                  cells.runs, model)  # fmt: skip
-        elif key == "lag_grid":
-            eps = [e for e in cells.eps if model is None or e["model"] == model]
-            named = {h for w in [cfg.baseline, *cfg.rows] for h in plan.writers[w]}
-            mine = sorted({(e["run"], e["seed"]) for e in eps if e["history"] in named
-                           and e["budget"] == cfg.budget})  # fmt: skip
-            rooms = start_rooms(store_path(where), mine) if cfg.by_start_room else None
-            md += lag_grid(eps, plan.writers, cfg.rows, cfg.baseline, cfg.budget, model, rooms)
-        else:
-            pool = sorted({(e["run"], e["seed"]) for e in cells.eps if e["form"] != "expert"
-                           and (model is None or e["model"] == model)})  # fmt: skip
-            md += tie_md(tie_check(tie_records(store_path(where), pool, cfg.sample, cfg.seed)))
+        for protocol, mine, rows in by_protocol(cells, audit):
+            got = _section(key, cfg, plan, mine, rows, store_path(where))
+            md += tag_headers(got, protocol)
     return md
+
+
+def _section(
+    key: str, cfg: Any, plan: Plan, cells: Cells, audit: list[dict[str, Any]], store: Path
+) -> list[str]:
+    model = plan.readers[cfg.reader] if getattr(cfg, "reader", None) else None
+    if key == "table7":
+        return table7(audit, cfg.bins, cfg.budget)
+    if key == "kappa_contrasts":
+        return kappa_contrasts(audit, plan.writers, cfg.pairs, cfg.budget, cfg.pooled_lags,
+                               cells.runs, model)  # fmt: skip
+    if key == "filler_kappa":
+        return filler_kappa(audit, plan.writers, cfg.rows, cfg.lags, cfg.budget, cells.runs, model)
+    if key == "lag_grid":
+        eps = [e for e in cells.eps if model is None or e["model"] == model]
+        named = {h for w in [cfg.baseline, *cfg.rows] for h in plan.writers[w]}
+        mine = sorted({(e["run"], e["seed"]) for e in eps if e["history"] in named
+                       and e["budget"] == cfg.budget})  # fmt: skip
+        rooms = start_rooms(store, mine) if cfg.by_start_room else None
+        return lag_grid(eps, plan.writers, cfg.rows, cfg.baseline, cfg.budget, model, rooms)
+    pool = sorted({(e["run"], e["seed"]) for e in cells.eps if e["form"] != "expert"
+                   and (model is None or e["model"] == model)})  # fmt: skip
+    return tie_md(tie_check(tie_records(store, pool, cfg.sample, cfg.seed)))
 
 
 __all__ = [
     "bin_labels",
+    "filler_kappa",
     "game_kappa",
     "kappa_contrasts",
     "lag_bin",

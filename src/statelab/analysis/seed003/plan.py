@@ -44,6 +44,9 @@ class Gate(_Strict):
     reader: str | None = None
     above: float = 0.0
     rule: Literal["lower", "mean"] = "lower"
+    #: the filler protocol of the episodes it reads (``post``: F′, the pre-registered one;
+    #: ``pre``: the original F): a store holding both never mixes them in a gate
+    protocol: Literal["post", "pre"] = "post"
 
     @model_validator(mode="after")
     def _shape(self) -> Gate:
@@ -63,6 +66,7 @@ class Selection(_Strict):
     budget: int = 128
     lags: list[int] = [0, 10, 20, 40]
     reader: str | None = None
+    protocol: Literal["post", "pre"] = "post"
 
 
 class Table2(_Strict):
@@ -108,6 +112,21 @@ class KappaContrasts(_Strict):
     reader: str | None = None
 
 
+class FillerKappa(_Strict):
+    """Appendix F's κ contrasts: for each writer of ``rows``, mean κ at F = ``lags[1]`` minus
+    at F = ``lags[0]`` (nats) at ``budget``, game-clustered over the games audited at both,
+    once per filler protocol of the store ("for F = 40 minus F = 0 at B = 128, the contrasts
+    were −0.20, −0.34 and +0.24 nats for SUMMARY, BELIEF and SLOTS" under protocol F)."""
+
+    split: Literal["validation", "test"] = "validation"
+    #: the experiment config (or store) to read instead of the plan's ``split``
+    experiment: str | None = None
+    rows: list[str] = Field(min_length=1)
+    lags: tuple[int, int] = (0, 40)
+    budget: int | None = 128
+    reader: str | None = None
+
+
 class LagGrid(_Strict):
     """Appendix I's exploratory grid: success of ``rows`` and ``baseline`` by F′ at
     ``budget``, the gains over the baseline, and (``by_start_room``) the same split by
@@ -133,6 +152,23 @@ class TieCheck(_Strict):
     sample: int = Field(500, ge=1)
     seed: int = 0
     reader: str | None = None
+
+
+class Pairwise(_Strict):
+    """§5.5's ablations: every pairwise success difference among the trained writers
+    ``rows`` (points, paired over games) at F′ = 0 and pooled over ``pooled_lags``, at
+    ``budget``, on ``split``; with ``spread`` (a label of several spellings: the DSSR seeds)
+    each spelling's success at F′ = 0 ("the zero-lag test seed spread"); with
+    ``ceiling_budget`` the highest success of any LLM-written state at that budget, over
+    every F′ ("at B = 64 no LLM writer wins more than 2.2%")."""
+
+    split: Literal["validation", "test"] = "test"
+    rows: list[str] = Field(min_length=2)
+    pooled_lags: list[int] = [20, 40]
+    budget: int = 128
+    reader: str | None = None
+    spread: str | None = None
+    ceiling_budget: int | None = 64
 
 
 class Fig4Source(_Strict):
@@ -162,8 +198,10 @@ class Plan(_Strict):
     fig4: list[Fig4Source] = []
     table7: Table7 | None = None
     kappa_contrasts: KappaContrasts | None = None
+    filler_kappa: FillerKappa | None = None
     lag_grid: LagGrid | None = None
     tie_check: TieCheck | None = None
+    pairwise: Pairwise | None = None
     out: str = "results/seed003-analysis"
 
     @field_validator("writers", mode="before")
@@ -186,11 +224,16 @@ class Plan(_Strict):
             used += [x for c in self.kappa_contrasts.pairs for x in c]
         if self.lag_grid:
             used += [*self.lag_grid.rows, self.lag_grid.baseline]
+        if self.filler_kappa:
+            used += self.filler_kappa.rows
+        if self.pairwise:
+            used += self.pairwise.rows + ([self.pairwise.spread] if self.pairwise.spread else [])
         unknown = [u for u in used if u not in named]
         if unknown:
             raise ValueError(f"writer {unknown[0]!r} is not in writers: {sorted(named)}")
         readers = [g.reader for g in self.gates if g.reader]
-        more = (self.selection, self.table14, self.kappa_contrasts, self.lag_grid, self.tie_check)
+        more = (self.selection, self.table14, self.kappa_contrasts, self.lag_grid, self.tie_check,
+                self.pairwise, self.filler_kappa)  # fmt: skip
         readers += [x.reader for x in more if x and x.reader]
         bad = [r for r in readers if r not in self.readers]
         if bad:
@@ -213,9 +256,11 @@ def load_plan(path: str | Path) -> Plan:
 
 __all__ = [
     "Fig4Source",
+    "FillerKappa",
     "Gate",
     "KappaContrasts",
     "LagGrid",
+    "Pairwise",
     "Plan",
     "Selection",
     "Table2",
