@@ -55,7 +55,6 @@ GAP = 0.3
 BY = ("recursive", "outcome")
 
 
-
 def mean_within(losses: Losses, k: int) -> float:
     """S_K: the mean loss over the decisions within ``k`` steps of the write (NaN: none)."""
     got = [x for d, x in losses if d <= k]
