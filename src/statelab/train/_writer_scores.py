@@ -59,8 +59,8 @@ async def _score_one(
 ) -> WritePoint:
     from statelab.train.continuation import outcome_of
 
-    writer = BoundedWriter(traj.render_obs, "summary", cfg.budget, seed=cfg.seed * 100 + r)
-    writer.spelling = f"bounded:summary:{cfg.budget}"
+    writer = BoundedWriter(traj.render_obs, cfg.form, cfg.budget, seed=cfg.seed * 100 + r)
+    writer.spelling = f"bounded:{cfg.form}:{cfg.budget}"
     outcome = None
     if cfg.measures_outcomes():
         outcome = outcome_of(traj, at.phase, at.j, writer, reader, writer_llm,

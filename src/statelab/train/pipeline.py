@@ -11,7 +11,8 @@ episodes (``points`` per episode, at most ``max_points`` a round, from the ``pha
 Phase A's prelude writes and Phase B's, both by default as in the seed; the ``arm``: ``main`` or
 ``a4``, which keeps a post-reveal point only when its input state holds a recipe directive),
 ``candidates`` states (12) are sampled by the current writer (round 0: the base model with the
-SUMMARY prompt; later rounds: the last round's adapter), and each is scored by the frozen
+prompt of the job's ``form``, SUMMARY by default, NO-HINT with ``form: nohint``; later rounds:
+the last round's adapter, same prompt), and each is scored by the frozen
 reader, recursively and as a fixed window, over the look-ahead ``k`` (S_K;
 :mod:`statelab.train.dssr`; ``ks`` records S_K at further look-aheads) and, with ``outcomes``
 or ``score: outcome``, by the return of the episode continued from it
@@ -20,7 +21,8 @@ DPO on best-vs-worst pairs, chosen by ``score``: ``recursive`` (DSSR, a gap of a
 nats) or ``outcome`` (the OUTCOME writer, returns that differ by more than ``outcome_gap``).
 Every round writes its scores (``scores_round<r>.jsonl``), with outcomes Figure 2 of the round
 (``fig2_round<r>.md|png|json``), and its adapter (``round<r>/``); the last adapter is the writer
-``bounded:dssr=<dir>:B``. ``score_only`` scores round 0 and trains nothing.
+``bounded:dssr=<dir>:B``, which writes with the form its ``statelab.json`` records.
+``score_only`` scores round 0 and trains nothing.
 
 Both write ``summary.json`` (what was trained on, the losses, seconds per part) into ``out``.
 """
@@ -149,7 +151,7 @@ def _train_round(
     pair reached the gap, so the round trains nothing)."""
     where = cfg.out_dir() / f"round{r}"
     kind = "dssr" if cfg.score == "recursive" else "outcome"
-    meta = {"round": r, "reader": cfg.reader, "budget": cfg.budget, "k": cfg.k,
+    meta = {"round": r, "form": cfg.form, "reader": cfg.reader, "budget": cfg.budget, "k": cfg.k,
             "candidates": cfg.candidates, "score": cfg.score, "arm": cfg.arm,
             "phases": list(cfg.phases)}  # fmt: skip
     base = cfg.base_arg()
@@ -189,6 +191,7 @@ def train_writer(cfg: WriterConfig) -> dict[str, Any]:
         "episodes": len(trajs),
         "histories": sorted({t.history for t in trajs}),
         "reader": cfg.reader,
+        "form": cfg.form,
         "k": cfg.k,
         "candidates": cfg.candidates,
         "ks": sorted({cfg.k, *cfg.ks}),
