@@ -219,3 +219,46 @@ def test_a_writer_config_refuses_a_form_the_registry_lacks_in_one_line(tmp_path)
     )
     path.write_text("name: w\nstore: s.sqlite\nreader: hf:x\n")
     assert load_config(path, "writer").form == "summary"  # type: ignore[union-attr]
+
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = ROOT / "configs" / "seed003"
+
+
+def test_the_nohint_training_files_are_their_summary_twins_but_for_the_form():
+    """train_writer_nohint{,_gpu}.yaml and toy/writer_nohint.yaml: every setting of the DSSR
+    file they mirror, with ``form: nohint``; the adapter each names is its job's ``final``."""
+    from statelab.train.pipeline import WriterConfig, load_config
+
+    for nohint, twin in (("train_writer_nohint.yaml", "train_writer.yaml"),
+                         ("train_writer_nohint_gpu.yaml", "train_writer_gpu.yaml"),
+                         ("toy/writer_nohint.yaml", "toy/writer_dssr.yaml")):  # fmt: skip
+        a, b = load_config(HERE / nohint, "writer"), load_config(HERE / twin, "writer")
+        assert isinstance(a, WriterConfig) and isinstance(b, WriterConfig)
+        assert (a.form, b.form) == ("nohint", "summary")
+        assert a.name != b.name
+        assert a.model_dump(exclude={"name", "form"}) == b.model_dump(exclude={"name", "form"})
+        final = f"{a.out}/{a.name}/final"
+        assert f"bounded:dssr={final}:" in (HERE / nohint).read_text()
+
+
+def test_the_tables_name_the_trained_nohint_writer_beside_the_prompted_one():
+    """analysis.yaml's NO-HINT is the CPU job's final adapter at B = 128 (Table 2's row and
+    Figure 10's line), played on the test split and beside the selection on validation;
+    "NO-HINT prompted" is bounded:nohint:128, on the test split."""
+    import yaml
+
+    from statelab.analysis.seed003.plan import load_plan
+    from statelab.train.pipeline import load_config
+
+    cfg = load_config(HERE / "train_writer_nohint.yaml", "writer")
+    plan = load_plan(HERE / "analysis.yaml")
+    trained = f"bounded:dssr={cfg.out}/{cfg.name}/final:128"
+    assert plan.writers["NO-HINT"] == [trained]
+    assert plan.writers["NO-HINT prompted"] == ["bounded:nohint:128"]
+    assert "NO-HINT" in plan.table2.rows and plan.fig10["NO-HINT"] == "NO-HINT"
+    assert "NO-HINT" not in plan.selection.candidates
+    grid = {s: set(yaml.safe_load((ROOT / getattr(plan, s)).read_text())["grid"]["history"])
+            for s in ("validation", "test")}  # fmt: skip
+    assert {trained, "bounded:nohint:128"} <= grid["test"]
+    assert trained in grid["validation"]
