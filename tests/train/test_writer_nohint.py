@@ -159,6 +159,10 @@ def test_training_with_form_nohint_sends_and_stores_nohint_prompts(tmp_path, mon
     assert [m["form"] for m in summary["meta"]] == ["summary", "summary"]
     assert nohint["summary"]["form"] == "nohint"
     assert nohint["summary"]["writer"] == f"bounded:dssr={nohint['out'] / 'final'}:64"
+    # the served spelling carries no statelab.json: the nohint job says to use the directory
+    assert nohint["summary"]["vllm"]["note"].endswith(
+        f"bounded:dssr={nohint['out'] / 'round1'}:64")  # fmt: skip
+    assert "note" not in summary["summary"]["vllm"]
     meta = json.loads((nohint["out"] / "round1" / "statelab.json").read_text())
     assert (meta["form"], meta["base"], meta["round"]) == ("nohint", "base", 1)
 

@@ -171,6 +171,18 @@ def _train_round(
     return where
 
 
+def _served(cfg: WriterConfig, adapter: Path, r: int) -> dict[str, Any]:
+    """:func:`vllm_info`; for a form other than SUMMARY, the note that the served spelling
+    (a model spec: no statelab.json) writes with SUMMARY's prompt."""
+    got = vllm_info(cfg, adapter, r)
+    if cfg.form != "summary":
+        got["note"] = (f"trained on the {cfg.form} prompt: the served spelling writes with "
+                       f"SUMMARY's; name the adapter by its directory, "
+                       f"bounded:dssr={adapter}:{cfg.budget}")  # fmt: skip
+        print(f"  {got['note']}", file=sys.stderr, flush=True)
+    return got
+
+
 def point_final(out: Path, adapter: Path) -> Path:
     """``<out>/final``: a link to the writer's last adapter (a round that trains nothing, when no
     pair reaches the gap, leaves the previous round's), so later configs can name the writer
@@ -231,12 +243,12 @@ def train_writer(cfg: WriterConfig) -> dict[str, Any]:
         if not cfg.score_only:
             adapter = _train_round(cfg, points, r, adapter, info) or adapter
             if adapter is not None and adapter.name == f"round{r}":
-                info["vllm"] = vllm_info(cfg, adapter, r)
+                info["vllm"] = _served(cfg, adapter, r)
     if adapter is not None:
         summary["adapter"] = str(adapter)
         summary["writer"] = f"bounded:dssr={point_final(out, adapter)}:{cfg.budget}"
         if adapter.name.removeprefix("round").isdigit():  # one this job trained
-            summary["vllm"] = vllm_info(cfg, adapter, int(adapter.name.removeprefix("round")))
+            summary["vllm"] = _served(cfg, adapter, int(adapter.name.removeprefix("round")))
     summary["seconds"]["total"] = round(time.perf_counter() - t0, 1)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
