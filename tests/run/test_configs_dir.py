@@ -23,6 +23,8 @@ TRAINING |= {"train_writer_a4.yaml"}
 TRAINING |= {"train_reader_gpu.yaml", "train_reader_r2_gpu.yaml", "train_writer_gpu.yaml"}
 # the toy line's training files (loaded in tests/train/test_toy_configs.py)
 TRAINING |= {"reader.yaml", "writer_dssr.yaml", "writer_outcome.yaml"}
+# the trained NO-HINT writer's files (loaded in tests/train/test_writer_nohint.py)
+TRAINING |= {"train_writer_nohint.yaml", "train_writer_nohint_gpu.yaml", "writer_nohint.yaml"}
 CONFIGS = sorted(
     p
     for p in (Path(__file__).parents[2] / "configs").rglob("*.yaml")

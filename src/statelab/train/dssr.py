@@ -5,7 +5,8 @@ transition (its input state is replay's state in front of step j); phase ``a`` i
 consumes the prelude's (Phase A's) transition j (its input state is the logged writer rolled
 forward from its initial state through prelude transitions 0..j-1 with the stored replies:
 :class:`statelab.train.data.Trajectory`). The writer's input state is forked and ``candidates``
-states are sampled (the summary writer with that many sampling seeds; 12 in the seed's A4).
+states are sampled (the writer, SUMMARY's prompt or the job's ``form``, with that many
+sampling seeds; 12 in the seed's A4).
 Each candidate is scored two ways over the decisions of the next K Phase-B steps (the score's
 look-ahead S_K, K in {1, 4, 12} in the seed: steps i = j+1, ..., j+K for phase ``b``;
 i = 0, ..., K-1 for phase ``a``, whose next decisions are Phase B's first), each with a* from
@@ -53,7 +54,6 @@ from statelab.train.data import Trajectory, decision_nll, reader_prompt
 GAP = 0.3
 #: what a pair is chosen by: the recursive score (DSSR) or the continued episode's return
 BY = ("recursive", "outcome")
-
 
 
 def mean_within(losses: Losses, k: int) -> float:
