@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import typer
 
-from statelab.cli import _audit, _listing, _play, _results, _run, _seed003
+from statelab.cli import _audit, _seed003
 from statelab.cli._errors import _OneLine
+from statelab.cli._listing import envs, list_axis
+from statelab.cli._play import play
+from statelab.cli._results import export, report, view
+from statelab.cli._run import run, train, tune
 
 app = typer.Typer(
     cls=_OneLine,
@@ -23,16 +27,16 @@ app = typer.Typer(
     "`statelab list` shows every axis a config crosses and what each takes.",
 )
 
-app.command()(_listing.envs)
-app.command("list")(_listing.list_axis)
-app.command()(_play.play)
-app.command()(_run.run)
-app.command()(_run.tune)
-app.command()(_run.train)
+app.command()(envs)
+app.command("list")(list_axis)
+app.command()(play)
+app.command()(run)
+app.command()(tune)
+app.command()(train)
 app.command()(_seed003.retrain)
-app.command()(_results.report)
-app.command()(_results.view)
-app.command()(_results.export)
+app.command()(report)
+app.command()(view)
+app.command()(export)
 # -- seed 003: the sealed test split, opened once; the decision-loss audit -----------------
 app.command("open-test")(_seed003.open_test)
 app.command()(_audit.audit)
