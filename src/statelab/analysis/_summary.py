@@ -1,25 +1,40 @@
-"""Per-run summary of finished episodes, with permutation tests against a named baseline."""
+"""Per-run summary of finished episodes, with permutation tests against a named baseline.
+
+The reference rows (expert, random floor) and the roles are :mod:`statelab.analysis._roles`;
+the tests against the baseline and the floor are :mod:`statelab.analysis._comparisons`.
+Their names that the report's modules import from here stay importable from here (``as``).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from statelab.analysis._components import is_expert
-from statelab.analysis._components import tags as component_tags
-from statelab.analysis._seeds import episode_figures, per_seed, run_figures, seed_scores
-from statelab.analysis.behaviour import BEHAVIOUR_FIGURES
-from statelab.analysis.stats import (
-    ADJUSTMENTS,
-    MAX_EXACT,
-    Adjust,
-    adjust_p,
-    bootstrap_mean_diff,
-    permutation_mean_diff,
+from statelab.analysis._comparisons import MIN_TEST_N, TESTS, Test, _adjust, _no_test, _Tester
+from statelab.analysis._roles import EXPERT as EXPERT
+from statelab.analysis._roles import EXPERT_LABEL as EXPERT_LABEL
+from statelab.analysis._roles import EXPERT_NOTE as EXPERT_NOTE
+from statelab.analysis._roles import FLOOR as FLOOR
+from statelab.analysis._roles import FLOOR_LABEL as FLOOR_LABEL
+from statelab.analysis._roles import FLOOR_NOTE as FLOOR_NOTE
+from statelab.analysis._roles import (
+    REFERENCE_ROLES,
+    ROLE_BASELINE,
+    ROLE_COMPARED,
+    ROLE_EXPERT,
+    ROLE_FLOOR,
+    ROLE_UNMATCHED,
+    is_reference,
+    reference_role,
 )
+from statelab.analysis._roles import ROLE_NONE as ROLE_NONE
+from statelab.analysis._roles import expert_rows as expert_rows
+from statelab.analysis._roles import is_expert_row as is_expert_row
+from statelab.analysis._seeds import episode_figures, per_seed, run_figures
+from statelab.analysis.behaviour import BEHAVIOUR_FIGURES
+from statelab.analysis.stats import ADJUSTMENTS, MAX_EXACT, Adjust
 
 DEFAULT_AXES: tuple[str, ...] = ("env", "model", "agent", "history", "format", "grounding")
 """Axis columns in display order; other constant-per-run text columns are axes too."""
@@ -55,28 +70,6 @@ REQUIRED_COLUMNS: tuple[str, ...] = (
     "agent_in",
     "agent_out",
 )
-EXPERT = "expert"
-#: How reports label the expert's rows: it reads the env's privileged state.
-EXPERT_LABEL = "privileged expert"
-EXPERT_NOTE = (
-    "privileged expert: the env's scripted expert, which reads hidden state the agents cannot"
-    " see (a ceiling for reference; not tested)"
-)
-FLOOR = "random"
-#: How reports label the random agent's rows: uniform over the admissible actions.
-FLOOR_LABEL = "random floor"
-FLOOR_NOTE = (
-    "random floor: uniform over the admissible actions, no model (a floor for reference; not"
-    " tested against the baseline)"
-)
-# Roles of a row with respect to the baseline comparison.
-ROLE_NONE, ROLE_EXPERT, ROLE_BASELINE = "none", "expert", "baseline"
-ROLE_FLOOR = "floor"
-#: the reference rows: never compared with the baseline, shown after the runs
-REFERENCE_ROLES: frozenset[str] = frozenset({ROLE_EXPERT, ROLE_FLOOR})
-ROLE_COMPARED, ROLE_UNMATCHED = "compared", "unmatched"
-MIN_TEST_N = 2  # fewer seeds (or pairs) than this on a side: no test
-Test = Literal["permutation", "bootstrap"]
 SUMMARY_COLUMNS: tuple[str, ...] = (
     "n",
     "failed",
@@ -113,7 +106,6 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "floor_ci_high",
 )
 """The columns of a summary after ``run`` and the axes."""
-TESTS: tuple[str, ...] = ("permutation", "bootstrap")
 
 
 def _find_axes(episodes: pd.DataFrame, axes: Sequence[str] | None) -> list[str]:
@@ -145,60 +137,6 @@ def _order(values: pd.Series, first: str | None) -> dict[Hashable, int]:
         uniq.remove(first)
         uniq.insert(0, first)
     return {v: i for i, v in enumerate(uniq)}
-
-
-def _no_test() -> dict[str, Any]:
-    nan = float("nan")
-    return {
-        "paired": False,
-        "n_test": 0,
-        "n_base": 0,
-        "diff": nan,
-        "ci_low": nan,
-        "ci_high": nan,
-        "p": nan,
-        "min_p": nan,
-        "p_adj": nan,
-        "sig": False,
-        "test": None,
-    }
-
-
-def _compare(
-    x: pd.Series, y: pd.Series, test: Test, n_resamples: int, ci: float, seed: int
-) -> dict[str, Any]:
-    """Test run seed scores ``x`` against baseline seed scores ``y`` (both indexed by seed).
-
-    Paired over the shared seeds when there are at least :data:`MIN_TEST_N`, else unpaired.
-    The interval is always the percentile bootstrap; the ``*`` (``sig``) comes from ``test``:
-    ``"permutation"`` (p < 1 - ci) or ``"bootstrap"`` (the interval excludes 0).
-    """
-    out = _no_test()
-    if x.empty or y.empty:
-        return out
-    shared = x.index.intersection(y.index)
-    if len(shared) >= MIN_TEST_N:
-        xs, ys, paired = x.loc[shared].to_numpy(), y.loc[shared].to_numpy(), True
-    else:
-        xs, ys, paired = x.to_numpy(), y.to_numpy(), False
-    out.update(paired=paired, n_test=len(xs), n_base=len(ys))
-    out["diff"] = float(np.mean(xs) - np.mean(ys))
-    if min(len(xs), len(ys)) < MIN_TEST_N:
-        return out
-    boot = bootstrap_mean_diff(xs, ys, paired=paired, n_resamples=n_resamples, ci=ci, seed=seed)
-    out.update(diff=boot.diff, ci_low=boot.ci_low, ci_high=boot.ci_high)
-    if test == "bootstrap":
-        out.update(p=boot.p_value, sig=boot.significant, test="bootstrap")
-        return out
-    perm = permutation_mean_diff(xs, ys, paired=paired, n_resamples=n_resamples, seed=seed)
-    kind = "exact" if perm.exact else f"Monte Carlo, {perm.n_resamples:,}"
-    out.update(
-        p=perm.p_value,
-        min_p=perm.min_p,
-        sig=bool(perm.p_value < 1.0 - ci),
-        test=f"{perm.method} ({kind})",
-    )
-    return out
 
 
 def summarise(
@@ -315,55 +253,6 @@ def summarise(
     return summary
 
 
-def reference_role(agent: Any, tags: Any = None) -> str:
-    """``ROLE_EXPERT`` for the expert's runs, ``ROLE_FLOOR`` for the random floor's, else
-    ``ROLE_NONE``: by the run's tags (``expert``, ``floor``) when the frame has them, else by
-    the tags of the agent the spelling builds (frames built by hand)."""
-    if not (isinstance(tags, tuple | list | set | frozenset) and tags):
-        tags = component_tags("agent", agent)
-    if "expert" in tags or is_expert(agent):
-        return ROLE_EXPERT
-    return ROLE_FLOOR if "floor" in tags else ROLE_NONE
-
-
-class _Tester:
-    """The comparisons of one summary: against the baseline (the report's test) and against
-    the random floor (the bootstrap interval, for the floor warning)."""
-
-    def __init__(
-        self, seeds: dict[Hashable, pd.DataFrame], test: Test, n: int, ci: float, seed: int
-    ):
-        self.seeds, self.test, self.n, self.ci, self.seed = seeds, test, n, ci, seed
-
-    def compare(self, run: Hashable, base: Hashable) -> dict[str, Any]:
-        x, y = seed_scores(self.seeds[run]), seed_scores(self.seeds[base])
-        return _compare(x, y, self.test, self.n, self.ci, self.seed)
-
-    def floor(self, run: Hashable, floor: Hashable) -> dict[str, Any]:
-        x, y = seed_scores(self.seeds[run]), seed_scores(self.seeds[floor])
-        got = _compare(x, y, "bootstrap", self.n, self.ci, self.seed)
-        return {
-            "floor_run": floor,
-            "floor_diff": got["diff"],
-            "floor_ci_low": got["ci_low"],
-            "floor_ci_high": got["ci_high"],
-        }
-
-
-def _adjust(rows: list[dict[str, Any]], method: Adjust, alpha: float) -> int:
-    """Adjust the compared runs' p values for their number (``p_adj``); unless ``method`` is
-    ``"none"``, ``sig`` becomes ``p_adj < alpha``. Returns the number of tests adjusted over."""
-    tested = [r for r in rows if r["role"] == ROLE_COMPARED and np.isfinite(r["p"])]
-    if not tested:
-        return 0
-    adjusted = adjust_p([float(r["p"]) for r in tested], method)
-    for r, p in zip(tested, adjusted, strict=True):
-        r["p_adj"] = float(p)
-        if method != "none":
-            r["sig"] = bool(p < alpha)
-    return len(tested)
-
-
 def _sorted(
     summary: pd.DataFrame, axis_cols: list[str], base: dict[str, str] | None
 ) -> pd.DataFrame:
@@ -376,31 +265,6 @@ def _sorted(
         sort_keys[a] = summary[a].map(ranks)
     order = sort_keys.sort_values(["_ref", *axis_cols], kind="stable").index
     return summary.loc[order].reset_index(drop=True)
-
-
-def is_expert_row(row: Mapping[str, Any]) -> bool:
-    """Whether a summary row is the expert's: its role, else its agent's ``expert`` tag."""
-    if "role" in row:
-        return bool(row["role"] == ROLE_EXPERT)
-    return "agent" in row and is_expert(row["agent"])
-
-
-def expert_rows(frame: pd.DataFrame) -> pd.Series:
-    """Which rows of a summary (or runs) frame are the expert's (see :func:`is_expert_row`)."""
-    if "role" in frame.columns:
-        return frame["role"] == ROLE_EXPERT
-    if "agent" not in frame.columns:
-        return pd.Series(False, index=frame.index, dtype=bool)
-    return frame["agent"].map(is_expert).astype(bool)
-
-
-def is_reference(summary: pd.DataFrame) -> pd.Series:
-    """Which rows are reference rows (expert or random floor)."""
-    if "role" in summary.columns:
-        return summary["role"].isin(REFERENCE_ROLES)
-    if "agent" in summary.columns:
-        return summary["agent"].map(lambda a: reference_role(a) != ROLE_NONE).astype(bool)
-    return pd.Series(False, index=summary.index, dtype=bool)
 
 
 def varying_axes(summary: pd.DataFrame) -> list[str]:

@@ -1,4 +1,9 @@
-"""Markdown and JSON renderings of a :func:`summarise` table, in the seeds' style."""
+"""Markdown and JSON renderings of a :func:`summarise` table, in the seeds' style.
+
+Its cells are :mod:`statelab.analysis._cells`, the sentences under it
+:mod:`statelab.analysis._legend`; their names that other modules import from here stay
+importable from here.
+"""
 
 from __future__ import annotations
 
@@ -9,221 +14,29 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from statelab.analysis._md import Link, md_row
-from statelab.analysis._summary import (
-    EXPERT_LABEL,
-    EXPERT_NOTE,
-    FLOOR_LABEL,
-    FLOOR_NOTE,
-    MIN_TEST_N,
-    ROLE_BASELINE,
-    ROLE_COMPARED,
-    ROLE_EXPERT,
-    ROLE_FLOOR,
-    is_reference,
-    varying_axes,
+from statelab.analysis._cells import DASH as DASH
+from statelab.analysis._cells import VIEWER_PAGE as VIEWER_PAGE
+from statelab.analysis._cells import (
+    _cell,
+    _delta_cell,
+    _episodes_cell,
+    _n_cell,
+    _num,
+    axis_label,
+    p_cell,
+    score_cell,
+    viewer_link,
 )
+from statelab.analysis._cells import _missing as _missing
+from statelab.analysis._legend import behaviour_legend as behaviour_legend
+from statelab.analysis._legend import describe_adjust as describe_adjust
+from statelab.analysis._legend import describe_baseline as describe_baseline
+from statelab.analysis._legend import describe_test as describe_test
+from statelab.analysis._legend import legend
+from statelab.analysis._md import md_row
+from statelab.analysis._summary import MIN_TEST_N, is_reference, varying_axes
 from statelab.analysis.behaviour import BEHAVIOUR_UNITS, shown_behaviour
-from statelab.analysis.stats import ADJUST_NAMES, MAX_EXACT, min_attainable_p
-
-DASH = "–"
-
-
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def _cell(value: Any) -> str:
-    """A table cell: text with pipes escaped and newlines flattened."""
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
-def _num(value: Any, fmt: str, signed: bool = False) -> str:
-    if _missing(value):
-        return DASH
-    return format(float(value), ("+" if signed else "") + fmt)
-
-
-def _alpha(summary_attrs: Mapping[str, Any]) -> float:
-    return 1.0 - float(summary_attrs.get("ci", 0.95))
-
-
-def score_cell(row: Mapping[str, Any]) -> str:
-    """``"0.46 (0.12)*"``: mean, sample SD in parentheses ("–" for one seed), ``*`` when
-    significant vs baseline."""
-    if _missing(row["mean"]):
-        return DASH
-    star = "*" if row["role"] == ROLE_COMPARED and bool(row["sig"]) else ""
-    return f"{row['mean']:.2f} ({_num(row['sd'], '.2f')}){star}"
-
-
-def _delta_cell(row: Mapping[str, Any]) -> str:
-    role = row["role"]
-    if role == ROLE_BASELINE:
-        return "baseline"
-    if role != ROLE_COMPARED or _missing(row["diff"]):
-        return DASH
-    diff = _num(row["diff"], ".2f", signed=True)
-    if _missing(row["ci_low"]):
-        return f"{diff} [too few seeds]"
-    low, high = _num(row["ci_low"], ".2f", True), _num(row["ci_high"], ".2f", True)
-    return f"{diff} [{low}, {high}]"
-
-
-def _p_text(p: float) -> str:
-    return "<0.001" if p < 0.001 else f"{p:.3g}"
-
-
-#: the adjustments' names in a p cell
-_ADJ_SHORT = {"holm": "Holm", "bh": "BH"}
-
-
-def _pairs(row: Mapping[str, Any]) -> str:
-    if bool(row["paired"]):
-        k = int(row["n_test"])
-        return f"{k} pair" + ("" if k == 1 else "s")
-    return f"unpaired, {int(row['n_test'])} vs {int(row['n_base'])} seeds"
-
-
-def p_cell(row: Mapping[str, Any], attrs: Mapping[str, Any]) -> str:
-    """``"0.031 (6 pairs)"``: the test's p and what it was over, and, when the test cannot
-    reach the level at all, why (``"n too small for p<0.05"``)."""
-    if row["role"] != ROLE_COMPARED or _missing(row["diff"]):
-        return DASH
-    if _missing(row["p"]):
-        return f"{DASH} ({_pairs(row)}; needs {MIN_TEST_N})"
-    text = f"{_p_text(float(row['p']))} ({_pairs(row)}"
-    short = _ADJ_SHORT.get(str(attrs.get("adjust", "none")))
-    if short and int(attrs.get("n_tests", 0)) > 1 and not _missing(row.get("p_adj")):
-        text += f"; {short} {_p_text(float(row['p_adj']))}"
-    alpha = _alpha(attrs)
-    if not _missing(row.get("min_p")) and float(row["min_p"]) >= alpha:
-        design = min_attainable_p(
-            int(row["n_test"]),
-            int(row["n_base"]),
-            paired=bool(row["paired"]),
-            n_resamples=int(attrs.get("n_resamples", 10_000)),
-            max_exact=int(attrs.get("max_exact", MAX_EXACT)),
-        )
-        why = "n too small" if design >= alpha else "too few non-zero differences"
-        text += f"; {why} for p<{alpha:g}"
-    return text + ")"
-
-
-def _count_cell(n: int, failed: int, unscored: int) -> str:
-    extra = [f"+{failed} failed"] if failed else []
-    extra += [f"+{unscored} no score"] if unscored else []
-    return f"{n} ({', '.join(extra)})" if extra else str(n)
-
-
-def _n_cell(row: Mapping[str, Any]) -> str:
-    """Seeds: with a score, then (+ failed, + finished without a score)."""
-    return _count_cell(int(row["n"]), int(row["failed"]), int(row["unscored"]))
-
-
-def _episodes_cell(row: Mapping[str, Any]) -> str:
-    return _count_cell(
-        int(row["episodes"]), int(row["episodes_failed"]), int(row["episodes_unscored"])
-    )
-
-
-def describe_baseline(baseline: Mapping[str, str] | None) -> str:
-    if not baseline:
-        return "none"
-    return ", ".join(f"{k} = {v}" for k, v in baseline.items())
-
-
-def describe_test(attrs: Mapping[str, Any]) -> str:
-    """One sentence: which test marks ``*``, at what level, and what the interval is."""
-    n_resamples = int(attrs.get("n_resamples", 10_000))
-    ci = float(attrs.get("ci", 0.95))
-    alpha = 1.0 - ci
-    pairs = int(math.log2(int(attrs.get("max_exact", MAX_EXACT))))
-    interval = (
-        f"Δ's interval: percentile bootstrap over seeds, {n_resamples:,} resamples, {ci:.0%} CI"
-    )
-    if attrs.get("test") == "bootstrap":
-        mark = (
-            f"`*`: the {ci:.0%} percentile bootstrap interval of the mean difference excludes 0"
-            if attrs.get("adjust", "none") == "none"
-            else f"`*`: the p of the {ci:.0%} percentile bootstrap interval, adjusted below, is"
-            f" < {alpha:g}"
-        )
-        return (
-            f"{mark} (the seeds' test, {n_resamples:,} resamples; p read off the same "
-            "resamples). This test over-rejects at small n (see benchmarks/significance.py)."
-        )
-    return (
-        f"`*`: p < {alpha:g} by a two-sided permutation test of the mean difference over seeds: "
-        f"paired, an exact sign-flip test (all 2^n sign patterns up to {pairs} pairs, "
-        f"{n_resamples:,} Monte Carlo draws beyond); unpaired, a permutation test of the run "
-        "labels. Its false-positive rate stays at or under the level at every n; with 5 or "
-        "fewer pairs no p below 0.05 exists, and the p column says so. "
-        f"{interval} (reported, not used for the `*`)."
-    )
-
-
-def describe_adjust(attrs: Mapping[str, Any]) -> str:
-    """One sentence: how the p values were adjusted for the number of comparisons."""
-    method = str(attrs.get("adjust", "none"))
-    k = int(attrs.get("n_tests", 0))
-    alpha = _alpha(attrs)
-    if method == "none":
-        return f"No adjustment for the {k} comparisons: each `*` is its own test."
-    name = ADJUST_NAMES[method]
-    tail = f" (shown in the p column as {_ADJ_SHORT[method]} p)" if k > 1 else ""
-    return (
-        f"Many runs against one baseline are many tests: p is adjusted over the {k} "
-        f"comparison{'s' if k != 1 else ''} of this table by {name}{tail}, and `*` marks an "
-        f"adjusted p < {alpha:g}."
-    )
-
-
-def behaviour_legend(summary: pd.DataFrame) -> str:
-    """What the behaviour columns are."""
-    names = {
-        "invalid_rate": "Invalid: share of env steps whose action the env refused",
-        "distinct_actions": "Distinct: distinct actions per episode",
-        "longest_repeat": "Max rep.: the longest run of one action on consecutive steps",
-        "wm_queries": "WM q.: world-model questions per episode",
-        "rejections": "Rejected: proposals rejected before the env ran them, per episode",
-        "same_memory": "Same mem.: share of memory writes that left the memory unchanged",
-    }
-    shown = [names[c] for c in shown_behaviour(summary)]
-    return (
-        "Behaviour (per episode from the stored steps, averaged like the scores): "
-        + "; ".join(shown)
-        + "."
-    )
-
-
-def legend(summary: pd.DataFrame, baseline: Mapping[str, str] | None) -> str:
-    """The lines under the table: units, the ``*``, the test and the interval."""
-    cells = (
-        "Cells: mean normalised score (sample SD, ddof = 1; – for n = 1) over seeds, scores "
-        "in [0, 1]. n: seeds with a score (each seed's rollouts averaged first); +k failed: "
-        "seeds with no finished episode; +k no score: seeds whose finished episodes have no "
-        "score. Episodes (shown with rollouts or failures): the same counts over episodes. "
-        "Failed and unscored episodes are excluded from every figure. Success: share of "
-        "successful episodes. Tokens: the acting agent's input/output per env step (In "
-        "tok/call: per acting-model call, shown when a step can take several calls); "
-        "auxiliary calls such as summaries are excluded. Score/1k in: per episode, score × "
-        "1,000 / mean input tokens per env step (seed 000, Fig. 1), then averaged."
-    )
-    if shown_behaviour(summary):
-        cells += " " + behaviour_legend(summary)
-    roles = set(summary["role"]) if "role" in summary.columns else set()
-    for role, note in ((ROLE_FLOOR, FLOOR_NOTE), (ROLE_EXPERT, EXPERT_NOTE)):
-        if role in roles:
-            cells += f" {note[0].upper()}{note[1:]}."
-    if not baseline:
-        return f"{cells} No baseline given, so no significance tests."
-    return (
-        f"{cells} Baseline: {describe_baseline(baseline)}, every other axis equal; runs are "
-        f"paired by seed where they share at least {MIN_TEST_N} (Δ and p are then over the "
-        f"shared seeds). Δ = run mean minus baseline mean. {describe_test(summary.attrs)} "
-        f"{describe_adjust(summary.attrs)}"
-    )
+from statelab.analysis.stats import ADJUST_NAMES, MAX_EXACT
 
 
 def _show_episodes(summary: pd.DataFrame) -> bool:
@@ -255,27 +68,6 @@ _BEHAVIOUR_FORMATS = {
     "rejections": ".1f",
     "same_memory": ".2f",
 }
-_REFERENCE_LABELS = {ROLE_EXPERT: EXPERT_LABEL, ROLE_FLOOR: FLOOR_LABEL}
-
-
-def axis_label(rec: Mapping[str, Any], axis: str) -> str:
-    """A run's cell on ``axis`` as every table shows it (the one place labels are rendered:
-    a reference row's agent is named by its role; text is escaped by :func:`md_row`)."""
-    value = rec.get(axis)
-    if axis == "agent" and rec.get("role") in _REFERENCE_LABELS:
-        value = _REFERENCE_LABELS[str(rec["role"])]
-    return _cell(value)
-
-
-#: where the report (``results/<name>/report/``) finds the experiment's page (``statelab view``)
-VIEWER_PAGE = "../view/index.html"
-
-
-def viewer_link(run_id: Any) -> Link | str:
-    """The run's episodes in the viewer (written by ``statelab view``), or '–'."""
-    if not isinstance(run_id, str) or not run_id:
-        return "–"
-    return Link("episodes", f"{VIEWER_PAGE}#run={run_id}")
 
 
 def to_markdown(

@@ -22,6 +22,14 @@ def _line(text: str) -> str:
     return " ".join(terminal_safe(text).split())[:500]
 
 
+def _say(text: str, err: bool = False) -> None:
+    """Echo text that came from a label, a spelling, a model or an env: newlines and tabs
+    kept, escape sequences and control characters dropped."""
+    from statelab.llm import terminal_safe
+
+    typer.echo(terminal_safe(text), err=err)
+
+
 def _fail(msg: str) -> typer.Exit:
     typer.echo(f"error: {_line(msg)}", err=True)
     return typer.Exit(2)

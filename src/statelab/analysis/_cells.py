@@ -1,0 +1,143 @@
+"""The cells of a summary table (:mod:`statelab.analysis._table`), each from one run's row:
+score, Δ vs baseline, p, counts, a run's label on an axis and its link to the viewer."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from statelab.analysis._comparisons import MIN_TEST_N
+from statelab.analysis._md import Link
+from statelab.analysis._roles import (
+    EXPERT_LABEL,
+    FLOOR_LABEL,
+    ROLE_BASELINE,
+    ROLE_COMPARED,
+    ROLE_EXPERT,
+    ROLE_FLOOR,
+)
+from statelab.analysis.stats import MAX_EXACT, min_attainable_p
+
+DASH = "–"
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _cell(value: Any) -> str:
+    """A table cell: text with pipes escaped and newlines flattened."""
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _num(value: Any, fmt: str, signed: bool = False) -> str:
+    if _missing(value):
+        return DASH
+    return format(float(value), ("+" if signed else "") + fmt)
+
+
+def _alpha(summary_attrs: Mapping[str, Any]) -> float:
+    return 1.0 - float(summary_attrs.get("ci", 0.95))
+
+
+def score_cell(row: Mapping[str, Any]) -> str:
+    """``"0.46 (0.12)*"``: mean, sample SD in parentheses ("–" for one seed), ``*`` when
+    significant vs baseline."""
+    if _missing(row["mean"]):
+        return DASH
+    star = "*" if row["role"] == ROLE_COMPARED and bool(row["sig"]) else ""
+    return f"{row['mean']:.2f} ({_num(row['sd'], '.2f')}){star}"
+
+
+def _delta_cell(row: Mapping[str, Any]) -> str:
+    role = row["role"]
+    if role == ROLE_BASELINE:
+        return "baseline"
+    if role != ROLE_COMPARED or _missing(row["diff"]):
+        return DASH
+    diff = _num(row["diff"], ".2f", signed=True)
+    if _missing(row["ci_low"]):
+        return f"{diff} [too few seeds]"
+    low, high = _num(row["ci_low"], ".2f", True), _num(row["ci_high"], ".2f", True)
+    return f"{diff} [{low}, {high}]"
+
+
+def _p_text(p: float) -> str:
+    return "<0.001" if p < 0.001 else f"{p:.3g}"
+
+
+#: the adjustments' names in a p cell
+_ADJ_SHORT = {"holm": "Holm", "bh": "BH"}
+
+
+def _pairs(row: Mapping[str, Any]) -> str:
+    if bool(row["paired"]):
+        k = int(row["n_test"])
+        return f"{k} pair" + ("" if k == 1 else "s")
+    return f"unpaired, {int(row['n_test'])} vs {int(row['n_base'])} seeds"
+
+
+def p_cell(row: Mapping[str, Any], attrs: Mapping[str, Any]) -> str:
+    """``"0.031 (6 pairs)"``: the test's p and what it was over, and, when the test cannot
+    reach the level at all, why (``"n too small for p<0.05"``)."""
+    if row["role"] != ROLE_COMPARED or _missing(row["diff"]):
+        return DASH
+    if _missing(row["p"]):
+        return f"{DASH} ({_pairs(row)}; needs {MIN_TEST_N})"
+    text = f"{_p_text(float(row['p']))} ({_pairs(row)}"
+    short = _ADJ_SHORT.get(str(attrs.get("adjust", "none")))
+    if short and int(attrs.get("n_tests", 0)) > 1 and not _missing(row.get("p_adj")):
+        text += f"; {short} {_p_text(float(row['p_adj']))}"
+    alpha = _alpha(attrs)
+    if not _missing(row.get("min_p")) and float(row["min_p"]) >= alpha:
+        design = min_attainable_p(
+            int(row["n_test"]),
+            int(row["n_base"]),
+            paired=bool(row["paired"]),
+            n_resamples=int(attrs.get("n_resamples", 10_000)),
+            max_exact=int(attrs.get("max_exact", MAX_EXACT)),
+        )
+        why = "n too small" if design >= alpha else "too few non-zero differences"
+        text += f"; {why} for p<{alpha:g}"
+    return text + ")"
+
+
+def _count_cell(n: int, failed: int, unscored: int) -> str:
+    extra = [f"+{failed} failed"] if failed else []
+    extra += [f"+{unscored} no score"] if unscored else []
+    return f"{n} ({', '.join(extra)})" if extra else str(n)
+
+
+def _n_cell(row: Mapping[str, Any]) -> str:
+    """Seeds: with a score, then (+ failed, + finished without a score)."""
+    return _count_cell(int(row["n"]), int(row["failed"]), int(row["unscored"]))
+
+
+def _episodes_cell(row: Mapping[str, Any]) -> str:
+    return _count_cell(
+        int(row["episodes"]), int(row["episodes_failed"]), int(row["episodes_unscored"])
+    )
+
+
+_REFERENCE_LABELS = {ROLE_EXPERT: EXPERT_LABEL, ROLE_FLOOR: FLOOR_LABEL}
+
+
+def axis_label(rec: Mapping[str, Any], axis: str) -> str:
+    """A run's cell on ``axis`` as every table shows it (the one place labels are rendered:
+    a reference row's agent is named by its role; text is escaped by :func:`md_row`)."""
+    value = rec.get(axis)
+    if axis == "agent" and rec.get("role") in _REFERENCE_LABELS:
+        value = _REFERENCE_LABELS[str(rec["role"])]
+    return _cell(value)
+
+
+#: where the report (``results/<name>/report/``) finds the experiment's page (``statelab view``)
+VIEWER_PAGE = "../view/index.html"
+
+
+def viewer_link(run_id: Any) -> Link | str:
+    """The run's episodes in the viewer (written by ``statelab view``), or '–'."""
+    if not isinstance(run_id, str) or not run_id:
+        return "–"
+    return Link("episodes", f"{VIEWER_PAGE}#run={run_id}")

@@ -1,0 +1,73 @@
+"""What reaches the command line of an error a command lets through: one line on stderr and
+its exit status (``STATELAB_DEBUG=1``: the traceback), in the group every command runs in."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+
+from statelab.cli._common import DEBUG_ENV, _debug, _line
+from statelab.core import ConfigError, ModelError
+
+
+def _reason(e: BaseException) -> tuple[str, int]:
+    """The one line and exit status of an error that reached the command line."""
+    if isinstance(e, ConfigError | ModelError):
+        return str(e), 2
+    if isinstance(e, sqlite3.Error):
+        return f"the store: {type(e).__name__}: {e}", 1
+    if isinstance(e, RecursionError):
+        return "the input is nested too deeply to read (RecursionError)", 2
+    if isinstance(e, OSError):
+        where = f" {e.filename}" if e.filename else ""
+        return f"{type(e).__name__}{where}: {e.strerror or e}", 1
+    return f"internal error: {type(e).__name__}: {e} ({DEBUG_ENV}=1 shows the traceback)", 1
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null: what is left to flush at exit goes nowhere, quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real stdout (a test's capture)
+        pass
+
+
+def _usage_error(e: Exception) -> bool:
+    """A bad option or argument (typer's UsageError), but not a bare command asking for help."""
+    return (
+        getattr(e, "exit_code", None) == 2
+        and hasattr(e, "format_message")
+        and type(e).__name__ != "NoArgsIsHelpError"
+    )
+
+
+class _OneLine(TyperGroup):
+    """Every error a command lets through is one line on stderr, never a traceback
+    (``STATELAB_DEBUG=1`` lets it through whole)."""
+
+    def invoke(self, ctx: Any) -> Any:  # typer's own click Context
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort):
+            raise
+        except BrokenPipeError:  # the reader stopped reading (`statelab envs | head -1`)
+            _quiet_stdout()
+            raise typer.Exit(0) from None
+        except typer.TyperException as e:  # typer's usage errors: one line too
+            if not _usage_error(e):
+                raise
+            where = getattr(getattr(e, "ctx", None), "command_path", "statelab")
+            typer.echo(f"error: {_line(e.format_message())} (see {where} --help)", err=True)
+            raise typer.Exit(2) from None
+        except Exception as e:
+            if _debug():
+                raise
+            msg, code = _reason(e)
+            typer.echo(f"error: {_line(msg)}", err=True)
+            raise typer.Exit(code) from None

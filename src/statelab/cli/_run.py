@@ -1,0 +1,139 @@
+"""The commands that play episodes or train: ``statelab run`` (with ``--dry-run``),
+``tune`` and ``train``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from statelab.cli._common import _debug, _fail, _line, _say
+from statelab.core import ConfigError, ModelError
+
+
+def run(
+    config: Annotated[Path, typer.Argument(help="experiment YAML")],
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="override key=value (YAML)")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="model spec replacing the config's")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="no progress lines")] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="check everything a run would build; call no model"),
+    ] = False,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            help="play the episodes on Ray: auto (RAY_ADDRESS, this machine's cluster, or a "
+            "new local one) or a cluster ADDRESS; this process alone writes the store "
+            "(needs statelab[ray]; docs/run-on-ray.md)",
+        ),
+    ] = None,
+) -> None:
+    """Run (or resume) an experiment; finished episodes are never run twice.
+
+    Exits 1 when an episode failed or the run stopped early (the reasons, grouped, go to
+    stderr), 2 on a config error.
+    """
+    from statelab.run.config import load_experiment
+    from statelab.run.runner import run_sync
+
+    try:
+        exp = load_experiment(config, set_ or [], model)
+        if dry_run:
+            _dry_run(exp)
+            return
+        if ray is not None:
+            from statelab.run.on_ray import run_on_ray_sync
+
+            res = run_on_ray_sync(exp, ray, progress=None if quiet else sys.stderr, debug=_debug())
+        else:
+            res = run_sync(exp, progress=None if quiet else sys.stderr, debug=_debug())
+    except (ConfigError, ModelError) as err:
+        if _debug():
+            raise
+        raise _fail(str(err)) from None
+    typer.echo(
+        f"{exp.name}: {res.done} episodes done, {res.failed} failed, {res.skipped} already done"
+        + (f", {res.not_started} not started" if res.not_started else "")
+        + f" | model calls {res.model_calls}, cached {res.cached_calls} | tokens in "
+        f"{res.tokens_in:,} out {res.tokens_out:,} | {res.seconds:.1f} s"
+    )
+    typer.echo(f"store: {exp.out_dir / 'store.sqlite'}  ->  statelab report {exp.out_dir}")
+    for reason, n in res.reasons.most_common(10):
+        typer.echo(_line(f"failed: {n} episode{'s' * (n > 1)}: {reason}"), err=True)
+    if res.stopped:
+        typer.echo(_line(f"{res.stopped}; {res.not_started} episodes not started"), err=True)
+    if not res.ok:
+        raise typer.Exit(1)
+
+
+def tune(
+    search: Annotated[Path, typer.Argument(help="search YAML (see statelab.tune.search)")],
+    quiet: Annotated[bool, typer.Option("--quiet", help="no progress lines")] = False,
+) -> None:
+    """Find the best representation with successive halving over paired seeds; episodes
+    already in the store are reused, and a killed tune resumes. Writes tune.md, halving.png
+    and winner.yaml into <out>/<name>/tune/."""
+    from statelab.tune.report import write
+    from statelab.tune.search import label, load_search
+    from statelab.tune.tuner import tune as run_tune
+
+    try:
+        spec = load_search(search)
+        result = run_tune(spec, progress=None if quiet else sys.stderr)
+    except (ConfigError, ModelError) as err:
+        if _debug():
+            raise
+        raise _fail(str(err)) from None
+    paths = write(result, Path(spec.out) / spec.name / "tune")
+    typer.echo(
+        _line(
+            f"{spec.name}: winner {label(result.halving.winner)} | indistinguishable: "
+            + "; ".join(label(c) for c in result.halving.indistinguishable)
+        )
+    )
+    typer.echo(
+        f"episodes: plan {result.planned} of the full grid's {result.full_grid}; played"
+        f" {result.played}, reused {result.reused} | {result.seconds:.1f} s"
+    )
+    typer.echo(f"report: {paths['report']}  plot: {paths['plot']}  winner: {paths['winner']}")
+
+
+def train(
+    what: Annotated[str, typer.Argument(help="reader (behaviour cloning) or writer (DSSR)")],
+    config: Annotated[Path, typer.Argument(help="training YAML (configs/seed003/train_*.yaml)")],
+) -> None:
+    """Seed 003's training (the train extra): the reader by behaviour cloning on a*, or the
+    writer by DSSR; writes LoRA adapters and summary.json into <out>/<name>/."""
+    if what not in ("reader", "writer"):
+        raise _fail(f"statelab train {what}: train 'reader' or 'writer'")
+    from statelab.train.pipeline import ReaderConfig, load_config, train_reader, train_writer
+
+    try:
+        cfg = load_config(config, what)
+        done = train_reader(cfg) if isinstance(cfg, ReaderConfig) else train_writer(cfg)
+    except (ConfigError, ModelError) as err:
+        if _debug():
+            raise
+        raise _fail(str(err)) from None
+    typer.echo(json.dumps(done, indent=1))
+
+
+def _dry_run(exp: Any) -> None:
+    from statelab.run.dryrun import dry_run
+
+    plan = dry_run(exp)
+    for line in plan.lines:
+        _say(line)
+    for spec in plan.not_loaded:
+        _say(f"model {spec}: spelling checked, weights not loaded", err=True)
+    typer.echo(
+        f"dry run: {exp.name}: {plan.runs} runs, {plan.episodes} episodes, "
+        f"store {exp.out_dir / 'store.sqlite'}; no model called"
+    )
