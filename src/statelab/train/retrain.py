@@ -84,6 +84,15 @@ def _sha256(path: Path) -> str:
 Trainer = Callable[..., TrainResult]
 
 
+def _form_of(init: Path | None) -> str:
+    """The writer form (``summary``, ``nohint``...) ``init``'s ``statelab.json`` records;
+    ``summary`` without one."""
+    meta = Path(init) / "statelab.json" if init else None
+    if meta is None or not meta.is_file():
+        return "summary"
+    return str(json.loads(meta.read_text()).get("form", "summary"))
+
+
 def retrain_seeds(
     rounds: Sequence[Path],
     *,
@@ -105,12 +114,13 @@ def retrain_seeds(
     if not pairs:
         raise ConfigError("retrain: name at least one round of stored pairs")
     done: dict[int, list[dict[str, Any]]] = {}
+    form = _form_of(init)  # a retrained seed writes with the prompt its pairs were written in
     for s in seeds:
         start, got = init, []
         for i, (path, ps, digest) in enumerate(pairs):
             where = Path(out) / f"seed{s}" / f"round{i + 1}"
             meta = {"retrained_from": str(path), "pairs_sha256": digest, "seed": s,
-                    "init": str(start) if start else None}  # fmt: skip
+                    "init": str(start) if start else None, "form": form}  # fmt: skip
             res = trainer(ps, where, base=base, hyper=replace(hyper, seed=s), init=start,
                           kind=f"dssr-retrain-round{i + 1}", meta=meta)  # fmt: skip
             got.append({"adapter": str(where), "pairs": len(ps), "pairs_sha256": digest,
