@@ -319,7 +319,7 @@ def llama_pair(traj: Any, args: argparse.Namespace, result: dict[str, Any],
     runs["llamacpp"] = (pts, aud)
     result["llamacpp"] = {"model": local.model_id, **_rates(pts, w_s, aud, a_s)}
     del local
-    with served(args.out.with_suffix(".server.log")) as url:
+    with served(Path(tempfile.gettempdir()) / "dssr_throughput-server.log") as url:
         llm = make_llm(spec(url, args.in_flight))
         w_s, pts = _run("served write points", score_points(traj, llm, llm, True, args))
         a_s, aud = _run("served audit points", audit_points(traj, llm, args))
