@@ -15,10 +15,9 @@ writer (no model needed to play it), re-simulated as a training trajectory. Then
   ``--audit-points`` decisions; unbatched = the model with its batch methods hidden;
 - *llamacpp* and *served* (``_dssr_served.py``), the like-for-like pair on the same GGUF:
   the embedded ``llamacpp:`` backend in process (it does not batch), and llama-cpp-python's
-  own OpenAI-compatible server reached through ``openai-compat:<url>#smol`` (the writer and
-  the reader both, ``--in-flight`` requests in flight, scoring on the model's chat template).
-  ``hf:`` against ``served`` is not like for like (float32 transformers vs llama.cpp's 4-bit
-  kernels); the vLLM-served writer (a writer config's ``serve:``) needs a GPU: not measured.
+  own server through ``openai-compat:<url>#smol`` (the writer, and the reader unless
+  ``--no-served-reader``; ``--in-flight`` requests in flight). ``hf:`` vs ``served`` is not
+  like for like (float32 transformers vs 4-bit llama.cpp); vLLM needs a GPU: not measured.
 
 Each pair must give the same candidates and the same oracle picks (checked, ``same``): hf
 unbatched vs batched to 1e-4 nats, llamacpp vs served to 1e-3 (the server scores a prompt
@@ -27,8 +26,7 @@ Token counts (requests, prompt and reply tokens, forward passes) are tallied per
 scaled to the seed's round (:func:`seed_round`); the throughput figures it uses are stated
 in the output, not measured (no GPU here).
 
-    nice -n 10 python benchmarks/dssr_throughput.py              # ~30 min on 1 core
-    python benchmarks/dssr_throughput.py --points 1 --audit-points 1 --samples 2  # quick
+    nice -n 10 python benchmarks/dssr_throughput.py --points 1 --candidates 2 --k 1 --samples 2
 """
 
 from __future__ import annotations
@@ -195,7 +193,8 @@ async def score_points(traj: Any, writer_llm: LLM, reader: LLM, batched: bool,
     return out
 
 
-async def audit_points(traj: Any, llm: LLM, args: argparse.Namespace) -> list[Any]:
+async def audit_points(traj: Any, llm: LLM, args: argparse.Namespace,
+                       compressor: LLM | None = None) -> list[Any]:  # fmt: skip
     """Per decision: the reader's scores under the full raw history, and the oracle's pick
     (text, NLL, every sample's NLL)."""
     from statelab.state.readtime import ReadTimeOracle, labelled
@@ -209,7 +208,7 @@ async def audit_points(traj: Any, llm: LLM, args: argparse.Namespace) -> list[An
         view = oracle.messages_for("Past trajectory:\n" + "\n".join(raw), d.observation)
         (full,) = await llm.score_many([ScoreRequest(view, labelled(d.admissible))])
         text, nll, nlls, _ = await oracle.best(d.observation.goal, tuple(raw), d.observation,
-                                               d.a_star, llm, k)  # fmt: skip
+                                               d.a_star, llm, k, compressor=compressor)  # fmt: skip
         out.append((full, text, nll, nlls))
     return out
 
@@ -318,14 +317,16 @@ def llama_pair(traj: Any, args: argparse.Namespace, result: dict[str, Any],
     a_s, aud = _run("llamacpp audit points", audit_points(traj, local, args))
     runs["llamacpp"] = (pts, aud)
     result["llamacpp"] = {"model": local.model_id, **_rates(pts, w_s, aud, a_s)}
-    del local
     with served(Path(tempfile.gettempdir()) / "dssr_throughput-server.log") as url:
         llm = make_llm(spec(url, args.in_flight))
-        w_s, pts = _run("served write points", score_points(traj, llm, llm, True, args))
-        a_s, aud = _run("served audit points", audit_points(traj, llm, args))
+        reader = llm if args.served_reader else local
+        w_s, pts = _run("served write points", score_points(traj, llm, reader, True, args))
+        a_s, aud = _run("served audit points", audit_points(traj, reader, args, llm))
     runs["served"] = (pts, aud)
     result["served"] = {"model": llm.model_id, "server": "llama-cpp-python's server, 1 thread",
-                        "in_flight": args.in_flight, **_rates(pts, w_s, aud, a_s)}  # fmt: skip
+                        "in_flight": args.in_flight, "writer": "served",
+                        "reader": "served" if args.served_reader else "in-process llamacpp",
+                        **_rates(pts, w_s, aud, a_s)}  # fmt: skip
     result["like_for_like"] = [["unbatched", "batched"], ["llamacpp", "served"]]
 
 
@@ -342,6 +343,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=5, help="Phase-B steps of the logged episode")
     ap.add_argument("--in-flight", type=int, default=8, help="served: requests in flight")
     ap.add_argument("--no-served", action="store_true", help="skip the llamacpp/served pair")
+    ap.add_argument("--served-reader", action=argparse.BooleanOptionalAction, default=True,
+                    help="served: the reader's scorings through the server too")  # fmt: skip
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     traj = trajectory(args.steps, args.budget)
