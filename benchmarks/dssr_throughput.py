@@ -328,6 +328,16 @@ def llama_pair(traj: Any, args: argparse.Namespace, result: dict[str, Any],
                         "reader": "served" if args.served_reader else "in-process llamacpp",
                         **_rates(pts, w_s, aud, a_s)}  # fmt: skip
     result["like_for_like"] = [["unbatched", "batched"], ["llamacpp", "served"]]
+    result["ratios"] = {"served_vs_llamacpp": _ratios(result["served"], result["llamacpp"])}
+    from _dssr_served import audit_difference, identical_texts, largest_difference
+
+    (lp, la), (sp, sa) = runs["llamacpp"], runs["served"]
+    result["same"] = {"served_vs_llamacpp": {
+        "write_points": _same_points(lp, sp, 1e-3), "audit_points": _same_audit(la, sa, 1e-3),
+        "candidate_texts_identical": identical_texts(lp, sp),
+        "largest_loss_difference": largest_difference(lp, sp),
+        "largest_audit_difference": audit_difference(la, sa),
+    }}  # fmt: skip
 
 
 def main() -> None:
@@ -368,25 +378,13 @@ def main() -> None:
         tallies[mode] = {"write_points": w_n, "audit_points": dict(llm.n)}
         runs[mode] = (pts, aud)
         result[mode] = _rates(pts, w_s, aud, a_s)
-    result["ratios"] = {
-        "batched_vs_unbatched": _ratios(result["batched"], result["unbatched"]),
-        **({"served_vs_llamacpp": _ratios(result["served"], result["llamacpp"])}
-           if "served" in result else {}),
-    }  # fmt: skip
-    result["same"] = {"batched_vs_unbatched": {
+    result.setdefault("ratios", {})["batched_vs_unbatched"] = _ratios(
+        result["batched"], result["unbatched"]
+    )
+    result.setdefault("same", {})["batched_vs_unbatched"] = {
         "write_points": _same_points(runs["unbatched"][0], runs["batched"][0], 1e-4),
         "audit_points": _same_audit(runs["unbatched"][1], runs["batched"][1], 1e-4),
-    }}  # fmt: skip
-    if "served" in result:
-        from _dssr_served import audit_difference, identical_texts, largest_difference
-
-        (lp, la), (sp, sa) = runs["llamacpp"], runs["served"]
-        result["same"]["served_vs_llamacpp"] = {
-            "write_points": _same_points(lp, sp, 1e-3), "audit_points": _same_audit(la, sa, 1e-3),
-            "candidate_texts_identical": identical_texts(lp, sp),
-            "largest_loss_difference": largest_difference(lp, sp),
-            "largest_audit_difference": audit_difference(la, sa),
-        }  # fmt: skip
+    }
     result["tallies"] = tallies
     per = per_call(tallies["batched"]["write_points"], args.budget)
     result["seed_round"] = {"seed": SEED, "gpu_stated": GPU, "per_call_tokens": per,
