@@ -13,16 +13,20 @@ writer (no model needed to play it), re-simulated as a training trajectory. Then
   NLL of a* under the full raw history, and the read-time oracle's ``--samples``
   compressions with their scorings (:meth:`ReadTimeOracle.best`), for the first
   ``--audit-points`` decisions; unbatched = the model with its batch methods hidden;
-- *served*: the slot for the served writer (the writer config's ``serve:``, a vLLM server
-  with LoRA adapters): ``null``, not measured (no server on this CPU machine).
+- *llamacpp* and *served* (``_dssr_served.py``), the like-for-like pair on the same GGUF:
+  the embedded ``llamacpp:`` backend in process (it does not batch), and llama-cpp-python's
+  own server through ``openai-compat:<url>#smol`` (the writer, and the reader unless
+  ``--no-served-reader``; ``--in-flight`` requests in flight). ``hf:`` vs ``served`` is not
+  like for like (float32 transformers vs 4-bit llama.cpp); vLLM needs a GPU: not measured.
 
-Both paths must give the same candidates and the same oracle picks (checked, ``same``).
+Each pair must give the same candidates and the same oracle picks (checked, ``same``): hf
+unbatched vs batched to 1e-4 nats, llamacpp vs served to 1e-3 (the server scores a prompt
+in one pass, the embedded backend token by token: float sums differ in the last bits).
 Token counts (requests, prompt and reply tokens, forward passes) are tallied per point and
 scaled to the seed's round (:func:`seed_round`); the throughput figures it uses are stated
 in the output, not measured (no GPU here).
 
-    nice -n 10 python benchmarks/dssr_throughput.py              # ~15 min on 1 core
-    python benchmarks/dssr_throughput.py --points 1 --audit-points 1 --samples 2  # quick
+    nice -n 10 python benchmarks/dssr_throughput.py --points 1 --candidates 2 --k 1 --samples 2
 """
 
 from __future__ import annotations
@@ -189,7 +193,8 @@ async def score_points(traj: Any, writer_llm: LLM, reader: LLM, batched: bool,
     return out
 
 
-async def audit_points(traj: Any, llm: LLM, args: argparse.Namespace) -> list[Any]:
+async def audit_points(traj: Any, llm: LLM, args: argparse.Namespace,
+                       compressor: LLM | None = None) -> list[Any]:  # fmt: skip
     """Per decision: the reader's scores under the full raw history, and the oracle's pick
     (text, NLL, every sample's NLL)."""
     from statelab.state.readtime import ReadTimeOracle, labelled
@@ -203,7 +208,7 @@ async def audit_points(traj: Any, llm: LLM, args: argparse.Namespace) -> list[An
         view = oracle.messages_for("Past trajectory:\n" + "\n".join(raw), d.observation)
         (full,) = await llm.score_many([ScoreRequest(view, labelled(d.admissible))])
         text, nll, nlls, _ = await oracle.best(d.observation.goal, tuple(raw), d.observation,
-                                               d.a_star, llm, k)  # fmt: skip
+                                               d.a_star, llm, k, compressor=compressor)  # fmt: skip
         out.append((full, text, nll, nlls))
     return out
 
@@ -286,6 +291,55 @@ def _run(label: str, job: Any) -> tuple[float, Any]:
     return took, got
 
 
+def _rates(pts: list[Any], w_s: float, aud: list[Any], a_s: float) -> dict[str, Any]:
+    return {
+        "write_points": len(pts), "write_points_s": round(w_s, 1),
+        "write_points_per_min": round(60 * len(pts) / w_s, 3),
+        "audit_points": len(aud), "audit_points_s": round(a_s, 1),
+        "audit_points_per_min": round(60 * len(aud) / a_s, 3),
+    }  # fmt: skip
+
+
+def _ratios(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float]:
+    keys = ("write_points_per_min", "audit_points_per_min")
+    return {k: round(a[k] / b[k], 2) for k in keys}
+
+
+def llama_pair(traj: Any, args: argparse.Namespace, result: dict[str, Any],
+               runs: dict[str, Any]) -> None:  # fmt: skip
+    """The llamacpp and served columns (see ``_dssr_served.py``)."""
+    from _dssr_served import embedded, served, spec
+
+    from statelab.llm import make_llm
+
+    local = embedded()
+    w_s, pts = _run("llamacpp write points", score_points(traj, local, local, False, args))
+    a_s, aud = _run("llamacpp audit points", audit_points(traj, local, args))
+    runs["llamacpp"] = (pts, aud)
+    result["llamacpp"] = {"model": local.model_id, **_rates(pts, w_s, aud, a_s)}
+    with served(Path(tempfile.gettempdir()) / "dssr_throughput-server.log") as url:
+        llm = make_llm(spec(url, args.in_flight))
+        reader = llm if args.served_reader else local
+        w_s, pts = _run("served write points", score_points(traj, llm, reader, True, args))
+        a_s, aud = _run("served audit points", audit_points(traj, reader, args, llm))
+    runs["served"] = (pts, aud)
+    result["served"] = {"model": llm.model_id, "server": "llama-cpp-python's server, 1 thread",
+                        "in_flight": args.in_flight, "writer": "served",
+                        "reader": "served" if args.served_reader else "in-process llamacpp",
+                        **_rates(pts, w_s, aud, a_s)}  # fmt: skip
+    result["like_for_like"] = [["unbatched", "batched"], ["llamacpp", "served"]]
+    result["ratios"] = {"served_vs_llamacpp": _ratios(result["served"], result["llamacpp"])}
+    from _dssr_served import audit_difference, identical_texts, largest_difference
+
+    (lp, la), (sp, sa) = runs["llamacpp"], runs["served"]
+    result["same"] = {"served_vs_llamacpp": {
+        "write_points": _same_points(lp, sp, 1e-3), "audit_points": _same_audit(la, sa, 1e-3),
+        "candidate_texts_identical": identical_texts(lp, sp),
+        "largest_loss_difference": largest_difference(lp, sp),
+        "largest_audit_difference": audit_difference(la, sa),
+    }}  # fmt: skip
+
+
 def main() -> None:
     from statelab.llm import make_llm
 
@@ -297,6 +351,10 @@ def main() -> None:
     ap.add_argument("--audit-points", type=int, default=1)
     ap.add_argument("--samples", type=int, default=8)
     ap.add_argument("--steps", type=int, default=5, help="Phase-B steps of the logged episode")
+    ap.add_argument("--in-flight", type=int, default=8, help="served: requests in flight")
+    ap.add_argument("--no-served", action="store_true", help="skip the llamacpp/served pair")
+    ap.add_argument("--served-reader", action=argparse.BooleanOptionalAction, default=True,
+                    help="served: the reader's scorings through the server too")  # fmt: skip
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     traj = trajectory(args.steps, args.budget)
@@ -307,6 +365,9 @@ def main() -> None:
     result: dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()},
                               "model": model.model_id, "device": "cpu, 1 torch thread"}  # fmt: skip
     tallies, runs = {}, {}
+    if not args.no_served:  # first: the server's scoring is the slow part
+        llama_pair(traj, args, result, runs)
+        args.out.write_text(json.dumps(result, indent=1) + "\n")  # kept if the rest fails
     for mode in ("unbatched", "batched"):
         batched = mode == "batched"
         llm = Tally(model if batched else OneAtATime(model), hf, batched)
@@ -316,19 +377,11 @@ def main() -> None:
         a_s, aud = _run(f"{mode} audit points", audit_points(traj, llm, args))
         tallies[mode] = {"write_points": w_n, "audit_points": dict(llm.n)}
         runs[mode] = (pts, aud)
-        result[mode] = {
-            "write_points": len(pts), "write_points_s": round(w_s, 1),
-            "write_points_per_min": round(60 * len(pts) / w_s, 3),
-            "audit_points": len(aud), "audit_points_s": round(a_s, 1),
-            "audit_points_per_min": round(60 * len(aud) / a_s, 3),
-        }  # fmt: skip
-    result["served"] = None  # the slot for the served writer: not measured (no server here)
-    u, b = result["unbatched"], result["batched"]
-    result["ratios"] = {
-        "write_points_per_min": round(b["write_points_per_min"] / u["write_points_per_min"], 2),
-        "audit_points_per_min": round(b["audit_points_per_min"] / u["audit_points_per_min"], 2),
-    }
-    result["same"] = {
+        result[mode] = _rates(pts, w_s, aud, a_s)
+    result.setdefault("ratios", {})["batched_vs_unbatched"] = _ratios(
+        result["batched"], result["unbatched"]
+    )
+    result.setdefault("same", {})["batched_vs_unbatched"] = {
         "write_points": _same_points(runs["unbatched"][0], runs["batched"][0], 1e-4),
         "audit_points": _same_audit(runs["unbatched"][1], runs["batched"][1], 1e-4),
     }
@@ -337,7 +390,8 @@ def main() -> None:
     result["seed_round"] = {"seed": SEED, "gpu_stated": GPU, "per_call_tokens": per,
                             **seed_round(per)}  # fmt: skip
     args.out.write_text(json.dumps(result, indent=1) + "\n")
-    print(json.dumps({k: result[k] for k in ("unbatched", "batched", "ratios", "same")}))
+    shown = ("unbatched", "batched", "llamacpp", "served", "ratios", "same")
+    print(json.dumps({k: result[k] for k in shown if k in result}))
     print(json.dumps(result["seed_round"], indent=1))
 
 

@@ -54,6 +54,10 @@ class ChatTemplate(Protocol):
         """One token's text."""
         ...
 
+    def count(self, text: str) -> int:
+        """Tokens in ``text`` as the local backend on this model counts them (no BOS)."""
+        ...
+
 
 class _GGUFTemplate:
     raw = False
@@ -74,6 +78,9 @@ class _GGUFTemplate:
 
     def piece(self, token: int) -> str:
         return bytes(self.llm.detokenize([token])).decode("utf-8", errors="ignore")
+
+    def count(self, text: str) -> int:
+        return len(self.llm.tokenize(text.encode(), add_bos=False, special=True))
 
 
 class _HFTemplate:
@@ -98,6 +105,9 @@ class _HFTemplate:
 
     def piece(self, token: int) -> str:
         return str(self.tok.decode([token]))
+
+    def count(self, text: str) -> int:
+        return len(self.tokens(text))
 
 
 def load_template(spec: str) -> ChatTemplate:
@@ -124,6 +134,10 @@ class ServerScorer:
             assert self.template is not None
             self._loaded = load_template(self.template)
         return self._loaded
+
+    def count(self, text: str) -> int:
+        """Tokens in ``text`` by the template's tokenizer (loaded here on first use)."""
+        return self._get().count(text)
 
     async def loaded(self) -> ChatTemplate:
         """The template, loaded once (off the event loop)."""

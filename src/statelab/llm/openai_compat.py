@@ -20,6 +20,8 @@ backoff, the limit on requests in flight and the reply's guard are the model wra
 and dropped connections are retryable (with the server's ``Retry-After``), a refused
 connection and a timeout too; a 4xx, a body over ``max_body``, JSON nested too deeply, or
 a reply without content (a refusal or a tool call) are not.
+The HTTP side (the POST, its failures, the reply readers) is
+:mod:`statelab.llm._compat_wire`.
 
 e.g. ``openai-compat:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B?timeout=20&retries=1``.
 
@@ -42,21 +44,20 @@ import base64
 import copy
 import json
 import os
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import httpx
 
-from statelab.core import Completion, ConfigError, GenParams, Message, ModelError, Usage
+from statelab.core import Completion, ConfigError, GenParams, Message, Usage
 from statelab.llm import _constrain as constrain
 from statelab.llm import _thinking as thinking_
+from statelab.llm._compat_wire import ModelServerError, Wire, _parse_chat, _parse_echo
 from statelab.llm._http import Clients
 from statelab.llm._http_spec import OPENAI_BASE_URL, check_base_url, parse_compat, parse_openai
-from statelab.llm._lean_http import BodyTooLarge, NestedTooDeep, Reply, TooManyInterim
 from statelab.llm._model import Provider, render_messages
 from statelab.llm._options import CONSTRAIN, MAX_BODY, ModelOptions
-from statelab.llm._safe import Redactor, public_spec, storable, terminal_safe
+from statelab.llm._safe import public_spec, storable
 from statelab.llm._server_scoring import ServerScorer, Slots
 
 __all__ = [
@@ -67,30 +68,8 @@ __all__ = [
     "from_spec_openai",
 ]
 
-T = TypeVar("T")
 
-
-class ModelServerError(ModelError):
-    """A request to a model server failed; ``kind`` says how, ``retryable`` whether the
-    model wrapper may try again, ``retry_after`` what the server asked for (seconds)."""
-
-    def __init__(
-        self,
-        message: str,
-        kind: str,
-        status: int | None = None,
-        *,
-        retryable: bool = False,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.status = status
-        self.retryable = retryable
-        self.retry_after = retry_after
-
-
-class OpenAICompatLLM(Provider):
+class OpenAICompatLLM(Wire, Provider):
     """Chat completions over HTTP, one request per call.
 
     ``GenParams.choices`` are enforced by the form the server takes (``constrain``: ``auto``
@@ -166,11 +145,6 @@ class OpenAICompatLLM(Provider):
     def spec_options(cls, arg: str) -> ModelOptions:
         """The options after the model name (``openai-compat:`` spellings hold a ``#``)."""
         return (parse_compat(arg) if "#" in arg else parse_openai(arg)).options
-
-    def secrets(self) -> tuple[str, ...]:
-        """The API key (read now) and the URL's password, with ``user:password``."""
-        key = self._key()
-        return (key, *self._secrets) if key else self._secrets
 
     # -- the contract -------------------------------------------------------------------
 
@@ -290,6 +264,14 @@ class OpenAICompatLLM(Provider):
         prefix = render_messages(messages) + "assistant: "
         return list(await asyncio.gather(*(self._score_one(prefix, c) for c in continuations)))
 
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` by the ``template``'s tokenizer where the spec names one (the
+        served model's own: a bounded writer's B-token cut and a compressor's history room
+        are then the local backend's), else an estimate."""
+        if self.scorer.template is None:
+            return super().count_tokens(text)
+        return self.scorer.count(text)
+
     async def aclose(self) -> None:
         await self._http.aclose()
 
@@ -319,109 +301,6 @@ class OpenAICompatLLM(Provider):
             if start < len(prompt) and end > len(prefix) and lp is not None:
                 total += lp
         return total
-
-    def _key(self) -> str | None:
-        return os.environ.get(self.api_key_env) or None
-
-    def _scrub(self, text: str) -> str:
-        """One line, short, printable, with credentials (if a server echoes them) masked
-        before it is cut (a cut must not leave half a secret)."""
-        text = Redactor(self.secrets())(text)
-        return " ".join(terminal_safe(text).split())[:200]
-
-    async def _post(self, path: str, body: dict[str, Any], parse: Callable[[Any], T]) -> T:
-        """One POST; ``parse(json)``, or a classified :class:`ModelServerError`."""
-        shown = self.base_url + path
-        key = self._key()
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        auth: Any = httpx.USE_CLIENT_DEFAULT
-        if key is None and self._basic is not None:
-            if self._http.lean_fits():
-                headers["Authorization"] = self._basic
-            else:
-                auth = self._auth
-        try:
-            r = await self._http.post(path, body, headers, auth)
-        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as e:
-            reason = f"cannot talk to {shown}: {self._scrub(str(e))}"
-            raise ModelServerError(reason, "protocol") from None
-        except httpx.TimeoutException as e:
-            reason = f"{type(e).__name__} after {self.timeout:g} s talking to {shown}"
-            raise ModelServerError(reason, "timeout", retryable=True) from None
-        except httpx.ConnectError as e:
-            reason = f"cannot connect to {shown}: {self._scrub(str(e))}"
-            raise ModelServerError(reason, "connect", retryable=True) from None
-        except BodyTooLarge as e:
-            raise ModelServerError(f"{shown}: {e}", "too-large") from None
-        except TooManyInterim as e:
-            raise ModelServerError(f"malformed response from {shown}: {e}", "malformed") from None
-        except httpx.TransportError as e:  # the connection dropped, a broken reply
-            reason = f"{type(e).__name__} talking to {shown}: {self._scrub(str(e))}"
-            raise ModelServerError(reason, "transport", retryable=True) from None
-        return self._read(r, shown, parse)
-
-    def _read(self, r: Reply, shown: str, parse: Callable[[Any], T]) -> T:
-        status = r.status_code
-        if not 200 <= status < 300:
-            reason = f"HTTP {status} from {shown}: {self._scrub(r.text)}"
-            retry = status == 429 or status >= 500
-            raise ModelServerError(reason, "http", status, retryable=retry,
-                                   retry_after=_retry_after(r) if retry else None)  # fmt: skip
-        try:
-            return parse(r.json())
-        except NoContent as e:
-            raise ModelServerError(f"{shown} replied with no content ({e})", "no-content",
-                                   status) from None  # fmt: skip
-        except NestedTooDeep as e:
-            raise ModelServerError(f"malformed response from {shown}: {e}", "malformed",
-                                   status) from None  # fmt: skip
-        except (ValueError, KeyError, IndexError, TypeError) as e:
-            excerpt = self._scrub(r.text) or type(e).__name__
-            reason = f"malformed response from {shown}: {excerpt}"
-            raise ModelServerError(reason, "malformed", status, retryable=True) from None
-
-
-class NoContent(ValueError):
-    """A chat reply whose ``content`` is null: a refusal or a tool call, not an empty text."""
-
-
-def _retry_after(r: Reply) -> float | None:
-    try:
-        return max(0.0, float(r.headers["retry-after"]))
-    except (KeyError, ValueError):
-        return None  # absent, or an HTTP date: fall back to exponential backoff
-
-
-def _parse_chat(data: Any) -> tuple[str, int | None, int | None]:
-    message = data["choices"][0]["message"]
-    if not isinstance(message, dict):
-        raise TypeError("choices[0].message is not an object")
-    text = message.get("content")
-    # servers that parse reasoning out of the reply (vLLM --reasoning-parser, DeepSeek) send
-    # it apart: it is put back as the <think> block the model wrote, unclosed when the reply
-    # stopped inside it, so that agents see and store one text
-    reasoning = message.get("reasoning_content") or message.get("reasoning")
-    thought = isinstance(reasoning, str) and reasoning.strip()
-    if text is None and not thought:
-        what = "a tool call" if message.get("tool_calls") else "a refusal"
-        refusal = message.get("refusal")
-        raise NoContent(f"{what}{': ' + refusal[:80] if isinstance(refusal, str) else ''}")
-    text = text or ""
-    if not isinstance(text, str):
-        raise TypeError("choices[0].message.content is not a string")
-    if thought:
-        text = f"<think>{reasoning}</think>{text}" if text else f"<think>{reasoning}"
-    usage = data.get("usage") or {}
-    n_in, n_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    return text, n_in if isinstance(n_in, int) else None, n_out if isinstance(n_out, int) else None
-
-
-def _parse_echo(data: Any) -> tuple[list[int], list[float | None]]:
-    lp = data["choices"][0]["logprobs"]
-    offsets, logprobs = list(lp["text_offset"]), list(lp["token_logprobs"])
-    if not offsets or len(offsets) != len(logprobs):
-        raise ValueError("echo logprobs missing or misaligned")
-    return [int(o) for o in offsets], [None if x is None else float(x) for x in logprobs]
 
 
 def _constructor(options: dict[str, Any], spec: ModelOptions) -> dict[str, Any]:

