@@ -340,6 +340,14 @@ def llama_pair(traj: Any, args: argparse.Namespace, result: dict[str, Any],
     }}  # fmt: skip
 
 
+def _shown(value: Any) -> str:
+    """An argument as the record keeps it: a path under the repository relative to it."""
+    root = OUT.parents[1]
+    if isinstance(value, Path) and value.resolve().is_relative_to(root):
+        return str(value.resolve().relative_to(root))
+    return str(value)
+
+
 def main() -> None:
     from statelab.llm import make_llm
 
@@ -362,7 +370,8 @@ def main() -> None:
     hf = model
     while hasattr(hf, "inner"):
         hf = hf.inner
-    result: dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()},
+    shown = {k: _shown(v) for k, v in vars(args).items()}  # no machine's paths in the record
+    result: dict[str, Any] = {"args": shown,
                               "model": model.model_id, "device": "cpu, 1 torch thread"}  # fmt: skip
     tallies, runs = {}, {}
     if not args.no_served:  # first: the server's scoring is the slow part
