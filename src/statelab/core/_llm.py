@@ -145,6 +145,10 @@ class LLM(abc.ABC):
     model_id: str = "unknown"
     #: requests this backend serves at once (a local CPU model: 1)
     max_concurrency: int = 1
+    #: whether batches (:meth:`complete_many`, :meth:`score_many`) from concurrent callers
+    #: are merged into one by the backend itself (``hf:``), so the model wrapper lets every
+    #: caller's batch through at once instead of ``max_concurrency`` of them
+    merges_batches: bool = False
     #: whether :meth:`complete` honours ``GenParams.choices`` by constrained decoding
     constrained: bool = False
     #: whether message contents may carry image parts

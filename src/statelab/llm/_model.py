@@ -19,6 +19,7 @@ all of them are put together.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -214,6 +215,11 @@ class Model(LLM):
         """Whether the backend answers ``name`` (``complete_many``/``score_many``) itself."""
         return getattr(type(self.inner), name, None) is not getattr(LLM, name)
 
+    def _merged(self) -> bool:
+        """Whether the backend merges concurrent batches itself (``merges_batches``): then a
+        batch takes no slot, so concurrent callers' batches reach it together."""
+        return bool(getattr(self.inner, "merges_batches", False))
+
     async def complete_many(self, requests: list[CompleteRequest]) -> list[Completion]:
         """The backend's batch as one request (one slot, retried whole) where it batches;
         otherwise each request on its own, as many in flight as the backend serves."""
@@ -224,7 +230,7 @@ class Model(LLM):
             if self.max_concurrency > 1:
                 return list(await asyncio.gather(*(self.complete(*r) for r in reqs)))
             return [await self.complete(*r) for r in reqs]
-        done = await self._retry(lambda: self.inner.complete_many(reqs))
+        done = await self._retry(lambda: self.inner.complete_many(reqs), self._merged())
         _same_length(len(reqs), len(done))
         return [self._finish(r.messages, r.params, c) for r, c in zip(reqs, done, strict=True)]
 
@@ -237,7 +243,7 @@ class Model(LLM):
             if self.max_concurrency > 1:
                 return list(await asyncio.gather(*(self.score(*r) for r in reqs)))
             return [await self.score(*r) for r in reqs]
-        got = await self._retry(lambda: self.inner.score_many(reqs))
+        got = await self._retry(lambda: self.inner.score_many(reqs), self._merged())
         _same_length(len(reqs), len(got))
         return got
 
@@ -247,12 +253,13 @@ class Model(LLM):
     async def aclose(self) -> None:
         await self.inner.aclose()
 
-    async def _retry(self, call: Callable[[], Awaitable[T]]) -> T:
-        """``call()``, retried as the policy says; a failure's text is redacted."""
+    async def _retry(self, call: Callable[[], Awaitable[T]], unbounded: bool = False) -> T:
+        """``call()``, retried as the policy says; a failure's text is redacted. It holds one
+        of the backend's slots while it runs, unless ``unbounded``."""
         policy, tries = self.policy, dict[str, int]()
         attempt, last = 0, None
         for attempt in range(policy.retries + 1):
-            async with self._limit.get():
+            async with contextlib.nullcontext() if unbounded else self._limit.get():
                 _IN_FLIGHT[0] += 1
                 try:
                     return await call()

@@ -20,6 +20,10 @@ after it (the cache cropped back to the prompt between continuations), summing t
 continuation tokens' log-probabilities: the reader's interface. Generation samples with
 ``temperature``/``top_p`` from a generator seeded by ``GenParams.seed``; ``choices`` are
 honoured by scoring them (the most likely one, no sampling), ``stop`` strings cut the reply.
+``complete_many``/``score_many`` run in padded batches (:mod:`._hf_batch`), and batches
+that concurrent callers hand over at the same time (write points or audit points in flight
+together) are merged into one (:mod:`._coalesce`; the model wrapper lets them through at
+once, ``merges_batches``), so P points in flight cost one forward pass per token, not P.
 CPU by default, float32 (``STATELAB_HF_DEVICE=cuda`` picks a GPU, bfloat16), with one torch thread
 (``STATELAB_HF_THREADS``): on this project's shared 2-core machines a 62-token forward pass
 of SmolLM2 took 0.5-0.9 s on one thread and 6 s on two (spinning threads under contention).
@@ -50,6 +54,7 @@ from statelab.core import (
     ScoreRequest,
     Usage,
 )
+from statelab.llm._coalesce import Coalescer
 from statelab.llm._hf_batch import complete_items, generate_ids, sample, score_ids
 from statelab.llm._model import Provider
 from statelab.llm._thinking import template_kwargs
@@ -234,6 +239,9 @@ class TransformersLLM(Provider):
 
     constrained = True
     max_concurrency = 1
+    #: concurrent callers' batches merged into one (:mod:`._coalesce`); ``False``: each
+    #: batch on its own, one after another (the benchmark's per-point column)
+    merges_batches = True
     takes_images = False
     scores = True
 
@@ -257,6 +265,10 @@ class TransformersLLM(Provider):
         ctx = getattr(self.model.config, "max_position_embeddings", None)
         self.context_tokens = int(ctx) if isinstance(ctx, int) else None
         self._lock = threading.Lock()
+        self.generating: Coalescer[tuple[str, GenParams], Completion] = Coalescer(
+            self._complete_many
+        )
+        self.scoring: Coalescer[tuple[str, list[str]], list[float]] = Coalescer(self.score_texts)
         if not getattr(self.tok, "chat_template", None):
             raise ConfigError(f"{self.base} has no chat template")
 
@@ -309,9 +321,10 @@ class TransformersLLM(Provider):
     async def score_many(self, requests: list[ScoreRequest]) -> list[list[float]]:
         """Every request's scores from padded batched passes (:mod:`._hf_batch`)."""
         prompts = [self.render(m) for m, _ in requests]
-        return await asyncio.to_thread(
-            self.score_texts, [(p, list(c)) for p, (_, c) in zip(prompts, requests, strict=True)]
-        )
+        items = [(p, list(c)) for p, (_, c) in zip(prompts, requests, strict=True)]
+        if self.merges_batches:
+            return await self.scoring.submit(items)
+        return await asyncio.to_thread(self.score_texts, items)
 
     def score_texts(self, items: list[tuple[str, list[str]]]) -> list[list[float]]:
         """:meth:`score_text` of many (rendered prompt, continuations), batched."""
@@ -362,6 +375,8 @@ class TransformersLLM(Provider):
         """Every request's reply, generated (and ``choices`` scored) in batches: each reply
         is the one :meth:`complete` gives (see :mod:`._hf_batch`)."""
         items = [(self.render(m, p.reasoning), p) for m, p in requests]  # as complete renders
+        if self.merges_batches:
+            return await self.generating.submit(items)
         return await asyncio.to_thread(self._complete_many, items)
 
     def _complete_many(self, items: list[tuple[str, GenParams]]) -> list[Completion]:
