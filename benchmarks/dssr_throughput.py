@@ -193,15 +193,15 @@ async def score_points(traj: Any, writer_llm: LLM, reader: LLM, batched: bool,
     return out
 
 
-async def audit_points(traj: Any, llm: LLM, args: argparse.Namespace,
-                       compressor: LLM | None = None) -> list[Any]:  # fmt: skip
-    """Per decision: the reader's scores under the full raw history, and the oracle's pick
-    (text, NLL, every sample's NLL)."""
+def audit_point(traj: Any, llm: LLM, args: argparse.Namespace,
+                compressor: LLM | None = None) -> Any:  # fmt: skip
+    """``one(k)``: at decision ``k``, the reader's scores under the full raw history, and the
+    oracle's pick (text, NLL, every sample's NLL)."""
     from statelab.state.readtime import ReadTimeOracle, labelled
 
     oracle = ReadTimeOracle(traj.render_obs, args.budget, traj.manual, 1, args.samples)
-    out: list[Any] = []
-    for k in traj.decision_points()[: args.audit_points]:
+
+    async def one(k: int) -> Any:
         d = traj.steps[k]
         trs = [*traj.prelude, *(s.transition for s in traj.steps[:k])]
         raw = [f"> {tr.action}\n{traj.render_obs(tr.observation)}" for tr in trs]
@@ -209,8 +209,16 @@ async def audit_points(traj: Any, llm: LLM, args: argparse.Namespace,
         (full,) = await llm.score_many([ScoreRequest(view, labelled(d.admissible))])
         text, nll, nlls, _ = await oracle.best(d.observation.goal, tuple(raw), d.observation,
                                                d.a_star, llm, k, compressor=compressor)  # fmt: skip
-        out.append((full, text, nll, nlls))
-    return out
+        return (full, text, nll, nlls)
+
+    return one
+
+
+async def audit_points(traj: Any, llm: LLM, args: argparse.Namespace,
+                       compressor: LLM | None = None) -> list[Any]:  # fmt: skip
+    """:func:`audit_point` at the first ``--audit-points`` decisions, one after another."""
+    one = audit_point(traj, llm, args, compressor)
+    return [await one(k) for k in traj.decision_points()[: args.audit_points]]
 
 
 def _same_points(a: list[Any], b: list[Any], tol: float) -> bool:
@@ -241,7 +249,13 @@ SEED = {"points": 2529, "candidates": 12, "k": 12, "budget": 128, "params": "abo
 #: (latency-bound: Python and kernel launches; the doc's "a few tens of tokens a second" at
 #: batch 1) and prefills ``prefill_tokens_per_s`` prompt tokens a second (compute-bound);
 #: a scoring group carries at most ``group_tokens`` padded tokens (STATELAB_HF_BATCH_TOKENS)
-GPU = {"passes_per_s": 25.0, "prefill_tokens_per_s": 20000.0, "group_tokens": 262144}
+GPU = {"passes_per_s": 25.0, "prefill_tokens_per_s": 20000.0, "group_tokens": 262144,
+       "rows": 256, "in_flight_points": 16}
+#: ... and, merged (P = ``in_flight_points`` write points in flight, their batches one), a
+#: generation batch holds at most ``rows`` sequences (STATELAB_HF_BATCH=256 on a GPU): 16 x 12
+#: forks is one batch; the stated pass rate is assumed to hold up to that many rows (a pass of
+#: a 4B model on an H200 stays latency-bound: weights 8 GB and, at 192 rows x ~460 tokens,
+#: about 13 GB of KV cache read per pass, ~4.5 ms at 4.8 TB/s, against the stated 40 ms)
 
 
 def per_call(n: dict[str, int], toy_budget: int) -> dict[str, float]:
@@ -260,8 +274,9 @@ def per_call(n: dict[str, int], toy_budget: int) -> dict[str, float]:
 def seed_round(tok: dict[str, float], gpu: dict[str, float] = GPU) -> dict[str, Any]:
     """GPU-hours of one round at :data:`SEED` (a Phase-B point with K decisions: C forks and
     C x (K - 1) roll-forward writes; C x K x 2 scorings) one call at a time vs batched (the
-    C forks, then each roll-forward step, as one batch; all scorings of a point in groups),
-    with the arithmetic spelled out."""
+    C forks, then each roll-forward step, as one batch; all scorings of a point in groups)
+    vs merged (P points in flight, each step of theirs one batch; a point's share of its
+    passes is 1/P), with the arithmetic spelled out. Prefill is the same work every way."""
     c, k = SEED["candidates"], SEED["k"]
     writes, scorings = c * k, c * k * 2  # type: ignore[operator]
     prefill = writes * tok["write_prompt"] + scorings * (tok["score_prompt"] + tok["cont_tokens"])
@@ -271,10 +286,16 @@ def seed_round(tok: dict[str, float], gpu: dict[str, float] = GPU) -> dict[str, 
     width = tok["score_prompt"] + tok["cont_tokens"] / max(1.0, tok["conts"])
     groups = max(1.0, -(-rows * width // gpu["group_tokens"]))
     batch_passes = k * (1 + tok["write_reply"]) + 2 * groups
+    p = gpu["in_flight_points"]
+    gen_batches = -(-p * c // gpu["rows"])  # P points' forks in batches of at most `rows`
+    merged_groups = max(1.0, -(-p * rows * width // gpu["group_tokens"]))
+    merged_passes = (gen_batches * k * (1 + tok["write_reply"]) + 2 * merged_groups) / p
     out: dict[str, Any] = {"writes_per_point": writes, "scorings_per_point": scorings,
                            "prefill_tokens_per_point": round(prefill), "prefill_s": prefill_s}
-    for name, passes in (("unbatched", one_passes), ("batched", batch_passes)):
-        point_s = passes / gpu["passes_per_s"] + prefill_s
+    for name, passes in (("unbatched", one_passes), ("batched", batch_passes),
+                         ("merged", merged_passes)):  # fmt: skip
+        rate = gpu.get(f"passes_per_s_{name}", gpu["passes_per_s"])  # measured: per mode
+        point_s = passes / rate + prefill_s
         out[name] = {
             "passes_per_point": round(passes),
             "gpu_s_per_point": round(point_s, 1),
@@ -340,6 +361,34 @@ def llama_pair(traj: Any, args: argparse.Namespace, result: dict[str, Any],
     }}  # fmt: skip
 
 
+def _passes(w: list[int], pts: list[Any], a: list[int], aud: list[Any]) -> dict[str, Any]:
+    """Forward passes counted on the model (:func:`forward_passes`), per point."""
+    return {"forward_passes_per_write_point": round(w[0] / max(1, len(pts)), 1),
+            "forward_passes_per_audit_point": round(a[0] / max(1, len(aud)), 1)}  # fmt: skip
+
+
+def merged(traj: Any, model: LLM, hf: Any, args: argparse.Namespace, result: dict[str, Any],
+           runs: dict[str, Any]) -> None:  # fmt: skip
+    """The merged column (``_dssr_merged.py``): the batched points, in flight together."""
+    from _dssr_merged import forward_passes, merged_audit, merged_points
+
+    chosen = _chosen_points(traj, args.points, args.k)
+    sizes = len(hf.generating.sizes), len(hf.scoring.sizes)
+    with forward_passes(hf) as w_passes:
+        w_s, pts = _run("merged write points", merged_points(traj, model, args, chosen))
+    decisions = traj.decision_points()[: args.audit_points]
+    with forward_passes(hf) as a_passes:
+        a_s, aud = _run("merged audit points",
+                        merged_audit(audit_point(traj, model, args), decisions))  # fmt: skip
+    runs["merged"] = (pts, aud)
+    result["merged"] = {
+        "in_flight_points": args.in_flight_points, **_rates(pts, w_s, aud, a_s),
+        **_passes(w_passes, pts, a_passes, aud),
+        "generation_batches": hf.generating.sizes[sizes[0]:],
+        "scoring_batches": hf.scoring.sizes[sizes[1]:],
+    }  # fmt: skip
+
+
 def _shown(value: Any) -> str:
     """An argument as the record keeps it: a path under the repository relative to it."""
     root = OUT.parents[1]
@@ -349,6 +398,8 @@ def _shown(value: Any) -> str:
 
 
 def main() -> None:
+    from _dssr_merged import forward_passes
+
     from statelab.llm import make_llm
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -356,10 +407,12 @@ def main() -> None:
     ap.add_argument("--candidates", type=int, default=3)
     ap.add_argument("--k", type=int, default=2)
     ap.add_argument("--budget", type=int, default=32)
-    ap.add_argument("--audit-points", type=int, default=1)
+    ap.add_argument("--audit-points", type=int, default=2)
     ap.add_argument("--samples", type=int, default=8)
     ap.add_argument("--steps", type=int, default=5, help="Phase-B steps of the logged episode")
     ap.add_argument("--in-flight", type=int, default=8, help="served: requests in flight")
+    ap.add_argument("--in-flight-points", type=int, default=2,
+                    help="merged: write points (and audit points) in flight at once")  # fmt: skip
     ap.add_argument("--no-served", action="store_true", help="skip the llamacpp/served pair")
     ap.add_argument("--served-reader", action=argparse.BooleanOptionalAction, default=True,
                     help="served: the reader's scorings through the server too")  # fmt: skip
@@ -380,26 +433,32 @@ def main() -> None:
     for mode in ("unbatched", "batched"):
         batched = mode == "batched"
         llm = Tally(model if batched else OneAtATime(model), hf, batched)
-        w_s, pts = _run(f"{mode} write points", score_points(traj, llm, llm, batched, args))
+        with forward_passes(hf) as w_passes:
+            w_s, pts = _run(f"{mode} write points", score_points(traj, llm, llm, batched, args))
         w_n = dict(llm.n)
         llm.n = dict.fromkeys(llm.n, 0)
-        a_s, aud = _run(f"{mode} audit points", audit_points(traj, llm, args))
+        with forward_passes(hf) as a_passes:
+            a_s, aud = _run(f"{mode} audit points", audit_points(traj, llm, args))
         tallies[mode] = {"write_points": w_n, "audit_points": dict(llm.n)}
         runs[mode] = (pts, aud)
-        result[mode] = _rates(pts, w_s, aud, a_s)
+        result[mode] = {**_rates(pts, w_s, aud, a_s), **_passes(w_passes, pts, a_passes, aud)}
+    merged(traj, model, hf, args, result, runs)
     result.setdefault("ratios", {})["batched_vs_unbatched"] = _ratios(
         result["batched"], result["unbatched"]
     )
-    result.setdefault("same", {})["batched_vs_unbatched"] = {
-        "write_points": _same_points(runs["unbatched"][0], runs["batched"][0], 1e-4),
-        "audit_points": _same_audit(runs["unbatched"][1], runs["batched"][1], 1e-4),
-    }
+    result["ratios"]["merged_vs_batched"] = _ratios(result["merged"], result["batched"])
+    same = result.setdefault("same", {})
+    for a, b in (("unbatched", "batched"), ("batched", "merged")):
+        same[f"{b}_vs_{a}"] = {
+            "write_points": _same_points(runs[a][0], runs[b][0], 1e-4),
+            "audit_points": _same_audit(runs[a][1], runs[b][1], 1e-4),
+        }
     result["tallies"] = tallies
     per = per_call(tallies["batched"]["write_points"], args.budget)
     result["seed_round"] = {"seed": SEED, "gpu_stated": GPU, "per_call_tokens": per,
                             **seed_round(per)}  # fmt: skip
     args.out.write_text(json.dumps(result, indent=1) + "\n")
-    shown = ("unbatched", "batched", "llamacpp", "served", "ratios", "same")
+    shown = ("unbatched", "batched", "merged", "llamacpp", "served", "ratios", "same")
     print(json.dumps({k: result[k] for k in shown if k in result}))
     print(json.dumps(result["seed_round"], indent=1))
 

@@ -47,3 +47,20 @@ def test_per_call_tokens_grow_the_states_to_the_seeds_budget() -> None:
     per = b.per_call(n, toy_budget=32)
     assert per == {"write_prompt": 250 + 96, "write_reply": 160, "score_prompt": 400 + 96,
                    "conts": 4.0, "cont_tokens": 15.0}  # fmt: skip
+
+
+def test_merged_points_share_their_passes() -> None:
+    b = _bench()
+    tok = {"write_prompt": 299.0, "write_reply": 160, "score_prompt": 423.0, "conts": 4.0,
+           "cont_tokens": 14.0}  # fmt: skip
+    got = b.seed_round(tok)
+    # 16 points x 12 forks = 192 rows: one generation batch a step (12 steps of 161 passes);
+    # scorings: 16 x 1152 rows x 426.5 tokens = 7,861,248 tokens in groups of 262,144: 30
+    # groups, 2 passes each; shared by 16 points
+    assert got["merged"]["passes_per_point"] == round((12 * 161 + 2 * 30) / 16) == 124  # 124.5
+    assert got["merged"]["gpu_hours_per_round"] == pytest.approx(
+        ((12 * 161 + 60) / 16 / 25 + 168912 / 20000) * 2529 / 3600, abs=0.1
+    )
+    # more points than a batch holds: 32 x 12 = 384 rows are two generation batches a step
+    wide = b.seed_round(tok, {**b.GPU, "in_flight_points": 32})
+    assert wide["merged"]["passes_per_point"] == round((2 * 12 * 161 + 2 * 60) / 32)

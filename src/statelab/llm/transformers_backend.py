@@ -55,7 +55,7 @@ from statelab.core import (
     Usage,
 )
 from statelab.llm._coalesce import Coalescer
-from statelab.llm._hf_batch import complete_items, generate_ids, sample, score_ids
+from statelab.llm._hf_batch import complete_items, generate_ids, sample, sample_rows, score_ids
 from statelab.llm._model import Provider
 from statelab.llm._thinking import template_kwargs
 
@@ -392,7 +392,8 @@ class TransformersLLM(Provider):
             return str(self.tok.decode(toks, skip_special_tokens=True))
 
         with self._lock, torch.no_grad():
-            outs = generate_ids(self.model, self._pad(), self.tok.eos_token_id, decode, sample, ids)
+            outs = generate_ids(self.model, self._pad(), self.tok.eos_token_id, decode, sample_rows,
+                               ids)  # fmt: skip
         done = []
         for (p_ids, params), toks in zip(ids, outs, strict=True):
             text = decode(toks)
@@ -413,18 +414,19 @@ class TransformersLLM(Provider):
         with self._lock, torch.no_grad():
             res = self.model(torch.tensor([p_ids], device=dev), use_cache=True)
             cache = res.cache
-            logits = res.logits[0, -1].float().cpu()
+            logits = res.logits[0, -1]
             for _ in range(params.max_tokens):
                 tok = sample(logits, params.temperature, params.top_p, gen)
                 if tok == eos:
                     break
                 out.append(tok)
-                text = self.tok.decode(out, skip_special_tokens=True)
-                if any(s in text for s in params.stop):
+                if params.stop and any(
+                    s in self.tok.decode(out, skip_special_tokens=True) for s in params.stop
+                ):
                     break
                 res = self.model(torch.tensor([[tok]], device=dev), cache=cache, use_cache=True)
                 cache = res.cache
-                logits = res.logits[0, -1].float().cpu()
+                logits = res.logits[0, -1]
         text = self.tok.decode(out, skip_special_tokens=True)
         for s in params.stop:
             text = text.split(s)[0]
