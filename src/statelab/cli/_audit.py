@@ -32,6 +32,14 @@ def audit(
         bool, typer.Option("--open-test", help="audit a sealed test split (once, recorded)")
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="with --open-test: again")] = False,
+    concurrency: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="episodes audited at once (a served reader takes their requests together; "
+            "hf: merges their batches)",
+        ),
+    ] = 1,
 ) -> None:
     """Decision-sufficiency audit of a finished experiment (docs/audit.md): at sampled
     decision points the reader's NLL of a* under each run's own state, the full history, the
@@ -52,7 +60,8 @@ def audit(
             from statelab.analysis.seed003 import audit_experiment
 
             got = audit_experiment(exp, reader=model, points=points, relevance=relevance,
-                                   samples=samples, open_test=open_test, force=force)  # fmt: skip
+                                   samples=samples, open_test=open_test, force=force,
+                                   concurrency=concurrency)  # fmt: skip
             typer.echo(f"{exp.name}: {got['points']} decision points audited, {got['leaks']} "
                        f"leaks in {got['episodes']} episodes, {len(got['failed'])} failed"
                        f" | {got['seconds']:.1f} s")  # fmt: skip
@@ -61,7 +70,7 @@ def audit(
 
             got = audit_any(exp, reader=model, points=points, how=sample, relevance=relevance,
                             samples=samples, max_budget=max_budget, open_test=open_test,
-                            force=force, say=typer.echo)  # fmt: skip
+                            force=force, say=typer.echo, concurrency=concurrency)  # fmt: skip
             skips = ", ".join(f"{n} {why}" for why, n in sorted(got["skipped"].items()))
             typer.echo(f"{exp.name}: {got['points']} decision points audited in "
                        f"{got['episodes']} episodes, {len(got['failed'])} failed; skipped: "

@@ -73,6 +73,30 @@ def audit_episode(
 ) -> dict[str, int]:
     """Audit one episode, calling ``save`` with each point's row as soon as it is scored;
     returns the skipped steps by reason (and ``points``: how many were scored now)."""
+    return asyncio.run(audit_episode_async(store_path, run, seed, reader, reader_name, opts,
+                                           save))  # fmt: skip
+
+
+async def audit_episode_async(
+    store_path: Any,
+    run: str,
+    seed: int,
+    reader: Any,
+    reader_name: str,
+    opts: Options,
+    save: Callable[[dict[str, Any]], None],
+) -> dict[str, int]:
+    """:func:`audit_episode` in the caller's event loop (episodes audited concurrently); the
+    replay and the expert's targets (which run event loops of their own) in a worker thread."""
+    prep = await asyncio.to_thread(_prepare, store_path, run, seed, reader_name, opts)
+    spec, manual, steps, targets, chosen, metas, own, base = prep
+    await _score(spec, manual, seed, steps, targets, set(chosen), metas, own, reader, opts,
+                 base, save)  # fmt: skip
+    return {**skipped(targets), "points": len(chosen)}
+
+
+def _prepare(store_path: Any, run: str, seed: int, reader_name: str, opts: Options) -> Any:
+    """The episode replayed, the expert's targets and the points to score."""
     from statelab.run.replay import replay, spec_of
     from statelab.run.spec import env_seed
 
@@ -97,10 +121,7 @@ def audit_episode(
               if (run, seed, steps[k].t) not in opts.done]  # fmt: skip
     base = {"run": run, "seed": seed, "env": spec.env, "history": spec.history,
             "reader": reader_name}  # fmt: skip
-    job = _score(spec, env.manual, seed, steps, targets, set(chosen), metas, own, reader, opts,
-                 base, save)  # fmt: skip
-    asyncio.run(job)
-    return {**skipped(targets), "points": len(chosen)}
+    return spec, env.manual, steps, targets, chosen, metas, own, base
 
 
 async def _score(

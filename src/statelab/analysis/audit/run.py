@@ -18,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from statelab.analysis.audit.episode import POINT_COLUMNS, Options, audit_episode
+from statelab.analysis._bounded import run_bounded
+from statelab.analysis.audit.episode import POINT_COLUMNS, Options, audit_episode_async
 from statelab.run.store import Store, register_table
 
 POINTS_TABLE = "audit_points"
@@ -112,8 +113,10 @@ def audit_experiment(
     open_test: bool = False,
     force: bool = False,
     say: Callable[[str], None] = print,
+    concurrency: int = 1,
 ) -> dict[str, Any]:
-    """Audit every stored episode of ``exp`` (see the module docstring); returns counts."""
+    """Audit every stored episode of ``exp`` (see the module docstring); returns counts.
+    ``concurrency`` episodes are audited at once (each point saved as it is scored)."""
     from statelab.llm import make_llm
     from statelab.run.ledgers import record_audit
 
@@ -138,32 +141,37 @@ def audit_experiment(
                     if r["error"] is None}  # fmt: skip
         done = {(r["run"], int(r["seed"]), int(r["t"]), r["reader"])
                 for r in st.rows(POINTS_TABLE, ["run", "seed", "t", "reader"])}  # fmt: skip
-        for run, seed, acting, _tags in _targets(st):
-            name = reader or acting
-            if (run, seed, name) in finished:
-                continue
+        def save(row: dict[str, Any]) -> None:
+            st.append({POINTS_TABLE: [row]})
+
+        def job(run: str, seed: int, name: str) -> Any:
             opts = Options(points=points, how=how, relevance=relevance, samples=samples,
                            max_budget=max_budget,
                            stored_logprobs=reader is None,
                            done={(r, s, t) for r, s, t, n in done if n == name})  # fmt: skip
 
-            def save(row: dict[str, Any]) -> None:
-                st.append({POINTS_TABLE: [row]})
+            async def one() -> None:
+                try:
+                    skips = await audit_episode_async(path, run, seed, model_of(name), name,
+                                                      opts, save)  # fmt: skip
+                    error = None
+                except Exception as e:  # one episode fails; the audit goes on
+                    skips, error = {}, f"{type(e).__name__}: {e}"
+                    out["failed"].append(f"{run}/{seed}: {error}")
+                out["episodes"] += 1
+                out["points"] += int(skips.pop("points", 0))
+                for why, n in skips.items():
+                    out["skipped"][why] = out["skipped"].get(why, 0) + n
+                st.append({EPISODES_TABLE: [{"run": run, "seed": seed, "reader": name,
+                                             "points": None, "skipped": json.dumps(skips),
+                                             "error": error}]},
+                          replace={"run": run, "seed": seed, "reader": name})  # fmt: skip
 
-            try:
-                skips = audit_episode(path, run, seed, model_of(name), name, opts, save)
-                error = None
-            except Exception as e:  # one episode fails; the audit goes on
-                skips, error = {}, f"{type(e).__name__}: {e}"
-                out["failed"].append(f"{run}/{seed}: {error}")
-            out["episodes"] += 1
-            out["points"] += int(skips.pop("points", 0))
-            for why, n in skips.items():
-                out["skipped"][why] = out["skipped"].get(why, 0) + n
-            st.append({EPISODES_TABLE: [{"run": run, "seed": seed, "reader": name,
-                                         "points": None, "skipped": json.dumps(skips),
-                                         "error": error}]},
-                      replace={"run": run, "seed": seed, "reader": name})  # fmt: skip
+            return one
+
+        jobs = [job(run, seed, reader or acting) for run, seed, acting, _tags in _targets(st)
+                if (run, seed, reader or acting) not in finished]  # fmt: skip
+        run_bounded(jobs, concurrency)
     finally:
         st.close()
         if llm is None:

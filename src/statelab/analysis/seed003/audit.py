@@ -108,6 +108,33 @@ def audit_episode(
     ``own_memory=False`` replays the env without the run's memory (a memory whose writes
     score with the model, the read-time oracle, cannot be re-simulated from stored replies):
     δ_W then comes only from the stored reader log-probabilities."""
+    job = audit_episode_async(store_path, run, seed, reader, points=points, relevance=relevance,
+                              samples=samples, own_memory=own_memory,
+                              compressor=compressor)  # fmt: skip
+    return asyncio.run(job)
+
+
+async def audit_episode_async(
+    store_path: Path,
+    run: str,
+    seed: int,
+    reader: Any,
+    *,
+    points: int = 8,
+    relevance: bool = False,
+    samples: int = 8,
+    own_memory: bool = True,
+    compressor: Any = None,
+) -> list[AuditPoint]:
+    """:func:`audit_episode` in the caller's event loop (episodes audited concurrently); the
+    replay (which runs an event loop of its own) in a worker thread."""
+    spec, metas, steps = await asyncio.to_thread(_replayed, store_path, run, seed, own_memory)
+    return await _audit(spec, run, seed, steps, metas, reader, points, relevance, samples,
+                        own_memory, compressor)  # fmt: skip
+
+
+def _replayed(store_path: Path, run: str, seed: int, own_memory: bool) -> Any:
+    """The run's spec, its steps' stored metadata and the episode replayed."""
     from statelab.run.replay import replay, spec_of
 
     st = Store(store_path, readonly=True)
@@ -117,9 +144,7 @@ def audit_episode(
         steps = list(replay(st, run, seed, history=None if own_memory else "full"))
     finally:
         st.close()
-    job = _audit(spec, run, seed, steps, metas, reader, points, relevance, samples, own_memory,
-                 compressor)  # fmt: skip
-    return asyncio.run(job)
+    return spec, metas, steps
 
 
 async def _audit(
@@ -266,12 +291,15 @@ def audit_experiment(
     llm: Any = None,
     open_test: bool = False,
     force: bool = False,
+    concurrency: int = 1,
 ) -> dict[str, Any]:
     """Audit every finished cooking episode of ``exp`` (reader NLLs, β, κ, relevance lag)
     and leak-check it; results go to the store's ``seed003_audit`` and ``seed003_leaks``
     tables, which the report reads. An experiment on a sealed test split is refused unless
     ``open_test`` (once; again only with ``force``), and the audit is recorded
-    (:func:`statelab.run.ledgers.record_audit`)."""
+    (:func:`statelab.run.ledgers.record_audit`). ``concurrency`` episodes are audited at
+    once (each saved as it finishes; the points do not depend on it)."""
+    from statelab.analysis._bounded import run_bounded
     from statelab.llm import make_llm
     from statelab.run.ledgers import record_audit
 
@@ -306,30 +334,38 @@ def audit_experiment(
         this = {"id": uuid.uuid4().hex, "started": _now(), "finished": None,
                 "episodes": len(eps), "audited": 0}  # fmt: skip
         st.append({AUDIT_RUNS_TABLE: [this]})
-        for run, seed, _spec, tags, _components in eps:
-            tagged = set(json.loads(tags or "[]"))
-            n_eps += 1
-            try:
-                leaks = (
-                    []
-                    if "reads-privileged" in tagged
-                    else [{"run": run, "seed": int(seed), **x} for x in leak_check(path, run, seed)]
-                )
-                got = audit_episode(
-                    path, run, int(seed), model, points=points, relevance=relevance,
-                    samples=samples, own_memory=not {"reads-privileged", "needs-model"} <= tagged,
-                    compressor=compressor_of(_spec),
-                )  # fmt: skip
-            except Exception as e:  # one episode fails; the audit goes on
-                failed.append(f"{run}/{seed}: {type(e).__name__}: {e}")
-                continue
-            rows = [asdict(p) for p in got]
-            n_points, n_leaks = n_points + len(rows), n_leaks + len(leaks)
-            # saved per episode, in one transaction: an interrupted audit keeps what it did
-            changes = {LEAK_TABLE: leaks, **({AUDIT_TABLE: rows} if rows else {})}
-            st.append(changes, replace={"run": run, "seed": seed})
-            this["audited"] = n_eps
-            st.append({AUDIT_RUNS_TABLE: [this]}, replace={"id": this["id"]})
+        tally = {"episodes": 0, "points": 0, "leaks": 0}
+
+        def job(run: str, seed: int, spec_json: str, tags: str) -> Any:
+            async def one() -> None:
+                tagged = set(json.loads(tags or "[]"))
+                tally["episodes"] += 1
+                try:
+                    found = ([] if "reads-privileged" in tagged else  # it replays: a thread
+                             await asyncio.to_thread(leak_check, path, run, seed))  # fmt: skip
+                    leaks = [{"run": run, "seed": int(seed), **x} for x in found]
+                    got = await audit_episode_async(
+                        path, run, int(seed), model, points=points, relevance=relevance,
+                        samples=samples,
+                        own_memory=not {"reads-privileged", "needs-model"} <= tagged,
+                        compressor=compressor_of(spec_json),
+                    )  # fmt: skip
+                except Exception as e:  # one episode fails; the audit goes on
+                    failed.append(f"{run}/{seed}: {type(e).__name__}: {e}")
+                    return
+                rows = [asdict(p) for p in got]
+                tally["points"] += len(rows)
+                tally["leaks"] += len(leaks)
+                # saved per episode, in one transaction: an interrupted audit keeps what it did
+                changes = {LEAK_TABLE: leaks, **({AUDIT_TABLE: rows} if rows else {})}
+                st.append(changes, replace={"run": run, "seed": seed})
+                this["audited"] = tally["episodes"]
+                st.append({AUDIT_RUNS_TABLE: [this]}, replace={"id": this["id"]})
+
+            return one
+
+        run_bounded([job(run, int(seed), sp, tags) for run, seed, sp, tags, _ in eps], concurrency)
+        n_eps, n_points, n_leaks = tally["episodes"], tally["points"], tally["leaks"]
         done = {"episodes": n_eps, "points": n_points, "seconds": time.perf_counter() - started}
         st.append(
             {AUDITED_TABLE: [{**done, "relevance": int(relevance), "failed": json.dumps(failed)}]}
