@@ -252,10 +252,10 @@ SEED = {"points": 2529, "candidates": 12, "k": 12, "budget": 128, "params": "abo
 GPU = {"passes_per_s": 25.0, "prefill_tokens_per_s": 20000.0, "group_tokens": 262144,
        "rows": 256, "in_flight_points": 16}
 #: ... and, merged (P = ``in_flight_points`` write points in flight, their batches one), a
-#: generation batch holds at most ``rows`` sequences (STATELAB_HF_BATCH=256 on a GPU): 16 x 12
-#: forks is one batch; the stated pass rate is assumed to hold up to that many rows (a pass of
-#: a 4B model on an H200 stays latency-bound: weights 8 GB and, at 192 rows x ~460 tokens,
-#: about 13 GB of KV cache read per pass, ~4.5 ms at 4.8 TB/s, against the stated 40 ms)
+#: generation batch holds at most ``rows`` sequences (STATELAB_HF_BATCH, 256 by default on a
+#: GPU: 16 x 12 forks are one batch); the stated pass rate is assumed to hold up to that many
+#: rows (a pass of a 4B model on an H200 stays latency-bound: weights 8 GB and, at 192 rows x
+#: ~460 tokens, about 13 GB of KV cache read per pass, ~4.5 ms at 4.8 TB/s, against 40 ms)
 
 
 def per_call(n: dict[str, int], toy_budget: int) -> dict[str, float]:

@@ -22,7 +22,7 @@ generated tokens is what matters). What is timed is the backend's real code:
 On a lent GPU machine: ``bash benchmarks/gpu_round.sh`` (it says how to prepare the wheels
 and the tokenizer it carries).
 
-    STATELAB_HF_DEVICE=cuda STATELAB_HF_BATCH=256 python benchmarks/gpu_rates.py --preset qwen3-4b
+    STATELAB_HF_DEVICE=cuda python benchmarks/gpu_rates.py --preset qwen3-4b
 """
 
 from __future__ import annotations

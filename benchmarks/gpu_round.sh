@@ -31,8 +31,7 @@ if [ -d .gpu/whl ] && ! "$PY" -c 'import pydantic, gymnasium' 2>/dev/null; then
     export PYTHONPATH=/tmp/site
 fi
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-export STATELAB_HF_DEVICE=${STATELAB_HF_DEVICE:-cuda} STATELAB_HF_BATCH=${STATELAB_HF_BATCH:-256}
-export STATELAB_HF_BATCH_TOKENS=${STATELAB_HF_BATCH_TOKENS:-262144}
+export STATELAB_HF_DEVICE=${STATELAB_HF_DEVICE:-cuda}  # batches of 256 rows, 262,144 tokens there
 OUT=${OUT:-/tmp}
 tokenizer=()
 [ -d .gpu/tokenizer ] && tokenizer=(--tokenizer .gpu/tokenizer)

@@ -63,3 +63,16 @@ def test_the_draws_follow_the_tempered_nucleus() -> None:
     hot = sample_rows(logits.expand(n, 3), [2.0] * n, [1.0] * n, [_gen(i) for i in range(n)])
     z = sum(p ** 0.5 for p in (0.5, 0.3, 0.2))  # temperature 2: p^(1/2), renormalised
     assert hot.count(2) / n == pytest.approx(math.sqrt(0.2) / z, abs=0.025)
+
+
+def test_batch_limits_default_by_device_and_follow_their_variables(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from statelab.llm._hf_batch import max_rows, token_budget
+
+    for name in ("STATELAB_HF_DEVICE", "STATELAB_HF_BATCH", "STATELAB_HF_BATCH_TOKENS"):
+        monkeypatch.delenv(name, raising=False)
+    assert (max_rows(), token_budget()) == (32, 16384)
+    monkeypatch.setenv("STATELAB_HF_DEVICE", "cuda")
+    assert (max_rows(), token_budget()) == (256, 262144)
+    monkeypatch.setenv("STATELAB_HF_BATCH", "64")
+    monkeypatch.setenv("STATELAB_HF_BATCH_TOKENS", "1000")
+    assert (max_rows(), token_budget()) == (64, 1000)
