@@ -6,12 +6,14 @@
 # Here, once (PyPI reachable; the device machine reaches nothing):
 #     bash benchmarks/gpu_round.sh --prepare      # wheels and the tokenizer into .gpu/ (git-ignored)
 # On the device machine (its python3 has torch and transformers; statelab's other imports travel
-# as wheels): run  bash benchmarks/gpu_round.sh  with .gpu carried; gpu_rates.json lands in $OUT.
+# as wheels, transformers too: the image's 5.17 predates the tested 5.24): run
+# bash benchmarks/gpu_round.sh  with .gpu carried; gpu_rates.json lands in $OUT.
 # PRESET=tiny STATELAB_HF_DEVICE=cpu bash benchmarks/gpu_round.sh  runs the same on a CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WHEELS="pydantic==2.14.4 pydantic-core==2.50.5 annotated-types==0.8.0 typing-inspection==0.4.5
-gymnasium==1.4.0 minigrid==3.2.0 farama-notifications==0.0.6 pygame-ce==2.5.8"
+gymnasium==1.4.0 minigrid==3.2.0 farama-notifications==0.0.6 pygame-ce==2.5.8
+transformers==5.24.0"  # the version statelab's hf: backend is tested with (cache= outputs)
 if [ "${1:-}" = --prepare ]; then
     grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo /.gpu/ >> .git/info/exclude
     mkdir -p .gpu/whl .gpu/tokenizer
@@ -25,7 +27,8 @@ if [ "${1:-}" = --prepare ]; then
     exit 0
 fi
 PY=${PY:-python3}
-if [ -d .gpu/whl ] && ! "$PY" -c 'import pydantic, gymnasium' 2>/dev/null; then
+if [ -d .gpu/whl ] && ! "$PY" -c 'import pydantic, gymnasium, transformers as t
+assert t.__version__ == "5.24.0"' 2>/dev/null; then
     "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site .gpu/whl/*.whl
     export PYTHONPATH=/tmp/site
