@@ -122,7 +122,7 @@ def test_long_evaluations_go_in_n_batch_chunks_and_keep_only_the_rows_read() -> 
 
 def test_the_log_probabilities_are_the_float32_log_softmax_of_the_row_before() -> None:
     ctx, rows = StandInContext(), Rows()
-    got = echo_logprobs(ctx, rows, P + [0, 1], 5)
+    got = echo_logprobs(ctx, rows, [*P, 0, 1], 5)
     # row 4 (call 1, position 4): logits [1, 4, 0, ...]; row 5: [1, 5, 0, ...]
     lse4 = math.log(math.e**1 + math.e**4 + (V - 2))
     lse5 = math.log(math.e**1 + math.e**5 + (V - 2))
