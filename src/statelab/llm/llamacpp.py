@@ -16,7 +16,9 @@ the longest common prefix when that prefix is worth keeping (:data:`MIN_REUSE` t
 the context holds); otherwise to an empty context, or the least recently used one. A prompt
 sharing only the chat template's first tokens with a context therefore never evicts the long
 prompt cached there, so an episode's acting and summary prompts that alternate each keep
-their own context. Flash attention is on where the llama.cpp build supports it.
+their own context. Flash attention is on where the llama.cpp build supports it. A
+continuation is scored as llama-cpp-python's completion with ``echo`` evaluates it, so that
+its server on the same GGUF returns the same numbers (:mod:`statelab.llm._llamacpp_score`).
 
 ``choices`` are decoded by constrained choice: a walk down the token trie of
 ``prefix + choice`` for every admissible choice, sampling (temperature, top_p) only among the
