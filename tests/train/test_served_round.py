@@ -2,22 +2,36 @@
 llama-cpp-python's OpenAI-compatible server on the embedded GGUF (started here on 127.0.0.1,
 one thread) against the embedded ``llamacpp:`` backend on the same GGUF.
 
-What must be equal: the candidates (texts and written states exactly: each write's sampling
+What must be equal, exactly: the candidates (texts and written states: each write's sampling
 seed is in its request, the server is sent the embedded backend's sampler settings, and the
-served writer cuts its B-token state with the model's own tokenizer, ``template=``), the
-pairs and SFT examples a round forms from them, the read-time oracle's samples and pick.
-Scores are equal within :data:`TOL`.
+served writer cuts its B-token state with the model's own tokenizer, ``template=``), every
+loss, the pairs and SFT examples a round forms from them, the read-time oracle's samples, its
+pick and every sample's NLL.
 
 Both sides make the same calls in the same order, one at a time (``batched=False``,
-``concurrency=1``): llama.cpp's reply to a seeded request at temperature > 0 depends on what
-its context holds. The same request (seed 1420577613, the first fork below) gives "I'm ready
+``concurrency=1``), and both evaluate a scoring the same way: the embedded backend scores as
+llama-cpp-python's echo evaluates a prompt (:mod:`statelab.llm._llamacpp_score`). That is
+what makes the losses equal, not "equal to float tolerance": llama.cpp quantises activations
+to 8 bits before each quantised matmul, so which kernel computed a position (it depends on
+the batch the position was evaluated in) moves its log-probabilities by far more than float
+rounding. Measured on the write point below (the reader's 114-token prompt, 3 continuations,
+docs/run-on-a-server.md "Scores and the evaluation split"): the per-token log-probability of
+the next token differs between two evaluation splits of the same tokens by 0.037 nats
+(median) and up to 0.24, as much as from the dequantised float32 model (0.036, up to 0.33);
+a 4-token continuation's sum by up to 0.36. The old embedded scoring (each continuation token
+evaluated alone after the cached prompt) gave the first candidate's recursive loss 1.0696
+where the server's echo gives 1.1302 (0.061), and the oracle pick's NLL differed by 0.0098
+(0.6412 and 0.6510); scoring as the echo does, both sides give 1.1302 (and 1.1144 for the
+window loss on the same prompt: the second scoring reads the prompt held from the first, on
+both sides alike).
+
+llama.cpp's reply to a seeded request at temperature > 0 depends on what its context holds
+for the same reason. The same request (seed 1420577613, the first fork below) gives "I'm ready
 to help. ..." when the prompt is evaluated whole and "You're an AI assistant for text
 re-writing. ..." when all but its last token are reused from the cache, on the embedded
-backend and on the server alike (measured): the last position's logits differ in the last
-bits between a 127-token batch and a 1-token one, and a sample near a boundary flips. With
-two forks of one prompt in flight at once, whichever the server takes second is written from
-the cache; so batched (in flight together) and one-at-a-time writes are not comparable on
-llama.cpp, served or embedded.
+backend and on the server alike (measured). With two forks of one prompt in flight at once,
+whichever the server takes second is written from the cache; so batched (in flight together)
+and one-at-a-time writes are not comparable on llama.cpp, served or embedded.
 
 Slow: llama-cpp-python's server builds an echo's log-probabilities in Python (a sort of the
 whole vocabulary per prompt token), several seconds a scoring request on this machine.
@@ -43,12 +57,6 @@ from statelab.train.dssr import preference_pairs, sft_examples
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
-#: nats. The server evaluates a scored prompt with its continuation in one batch (logits at
-#: every position, for the echo); the embedded backend evaluates the continuation token by
-#: token after its cached prefix. llama.cpp's float32 sums then differ in the last bits
-#: (about 1e-5 nats measured, benchmarks/dssr_throughput.json); 1e-3 is far below the 0.3-nat
-#: gap that decides a pair, and far above that rounding.
-TOL = 1e-3
 N_CTX = 2048
 
 
@@ -73,21 +81,11 @@ def local():
     return llm
 
 
-#: measured 2026-12-01 (one run, 917 s for both tests): not yet within TOL; cause not found
-OPEN = pytest.mark.xfail(strict=False, reason=(
-    "the served reader's losses differ from the embedded backend's by more than TOL: the "
-    "write point's first candidate (text and state identical) by 0.061 nats; the oracle's 3 "
-    "samples and its pick identical, the pick's NLL by 0.0098 (test_llamacpp_server's "
-    "fresh short prompts agree to 1e-3); prefix reuse across requests or the batch thread "
-    "count are candidates, not established"))  # fmt: skip
-
-
-@OPEN
 def test_a_write_point_and_its_pairs_are_the_same_in_process_and_served(served, local):
     toy = {"k": 2, "ks": (), "candidates": 2, "at": (("b", 2),)}
     mine = _points(False, local, local, **toy)  # type: ignore[arg-type]
     theirs = _points(False, served, served, **toy)  # type: ignore[arg-type]
-    _same(mine, theirs, tol=TOL)  # texts and states exact, every loss within TOL
+    _same(mine, theirs)  # every field of every point, losses included, exactly
     assert len({c.text for p in mine for c in p.candidates}) == 2  # sampled: they differ
     assert all(c.rec_losses for p in mine for c in p.candidates)
     for gap in (0.0, 0.05, 0.3):
@@ -95,7 +93,6 @@ def test_a_write_point_and_its_pairs_are_the_same_in_process_and_served(served, 
     assert sft_examples(mine) == sft_examples(theirs) != []
 
 
-@OPEN
 def test_the_read_time_oracle_picks_the_same_sample_in_process_and_served(served, local):
     traj = trajectory()
     oracle = ReadTimeOracle(traj.render_obs, 32, traj.manual, 1, 3)
@@ -112,5 +109,4 @@ def test_the_read_time_oracle_picks_the_same_sample_in_process_and_served(served
     assert [c.completion.text for c in s_calls] == [c.completion.text for c in calls]
     assert len({c.completion.text for c in calls}) > 1  # the samples differ: a real pick
     assert s_text == text
-    assert s_nll == pytest.approx(nll, abs=TOL)
-    assert list(s_nlls) == pytest.approx(list(nlls), abs=TOL)
+    assert (s_nll, list(s_nlls)) == (nll, list(nlls))

@@ -4,10 +4,13 @@
 in the spec: a ``llamacpp`` model, package or ``.gguf``, read with llama-cpp-python as the
 embedded backend reads it; or a transformers tokenizer folder) and sent to ``/completions``
 for the log-probabilities of its own tokens (``echo``, ``logprobs: 1``, ``max_tokens: 1``).
-A continuation's score is the sum over its last tokens, counted with the same tokenizer, so
-it is the local backend's score on the same model to float tolerance. All continuations of
-one call go in one request (``prompt`` as a list) where the server takes it; a server that
-refuses a list (llama-cpp-python's) is sent one request per continuation, concurrently.
+A continuation's score is the sum over its last tokens, counted with the same tokenizer: on
+llama-cpp-python's server, the embedded ``llamacpp:`` backend's score bit for bit when both
+see the same requests in the same order (it scores as this echo evaluates:
+:mod:`statelab.llm._llamacpp_score`, which says why no looser agreement holds on llama.cpp).
+All continuations of one call go in one request (``prompt`` as a list) where the server
+takes it; a server that refuses a list (llama-cpp-python's) is sent one request per
+continuation, concurrently.
 A template that takes ``enable_thinking`` (Qwen3's) is rendered with it false, as the chat
 requests ask the server (:mod:`statelab.llm._thinking`), unless the spec says ``thinking=on``.
 

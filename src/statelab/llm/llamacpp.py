@@ -16,7 +16,9 @@ the longest common prefix when that prefix is worth keeping (:data:`MIN_REUSE` t
 the context holds); otherwise to an empty context, or the least recently used one. A prompt
 sharing only the chat template's first tokens with a context therefore never evicts the long
 prompt cached there, so an episode's acting and summary prompts that alternate each keep
-their own context. Flash attention is on where the llama.cpp build supports it.
+their own context. Flash attention is on where the llama.cpp build supports it. A
+continuation is scored as llama-cpp-python's completion with ``echo`` evaluates it, so that
+its server on the same GGUF returns the same numbers (:mod:`statelab.llm._llamacpp_score`).
 
 ``choices`` are decoded by constrained choice: a walk down the token trie of
 ``prefix + choice`` for every admissible choice, sampling (temperature, top_p) only among the
@@ -43,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from statelab.core import Completion, ConfigError, GenParams, Message, ModelError, Usage
+from statelab.llm._llamacpp_score import Rows, boundary, echo_logprobs
 from statelab.llm._model import Provider
 from statelab.llm._thinking import template_kwargs
 
@@ -224,6 +227,8 @@ class LlamaCppLLM(Provider):
             self._slots = [first or load(False)]
             self._slots += [load(self.flash_attn) for _ in range(n_slots - 1)]
         self._used = [0] * len(self._slots)
+        # logits kept per context for scoring (see _llamacpp_score); a generation drops them
+        self._rows = {id(s): Rows() for s in self._slots}
         self._clock = 0
         first = self._slots[0]
         self._eos = int(first.token_eos())
@@ -282,6 +287,7 @@ class LlamaCppLLM(Provider):
         p_tok = self._tokens(prompt, bos=True)
         with self._lock:
             llm = self._slot(p_tok)
+            self._rows[id(llm)].clear()
             decoding = ""
             if params.choices:
                 text, n_out = self._choose(llm, p_tok, params)
@@ -348,16 +354,17 @@ class LlamaCppLLM(Provider):
         p_tok = self._tokens(prompt, bos=True)
         with self._lock:
             llm = self._slot(p_tok)
-            return [
-                self._loglik(llm, p_tok, self._continuation(p_tok, prompt, c))
-                for c in continuations
-            ]
-
-    def _continuation(self, p_tok: list[int], prompt: str, cont: str) -> list[int]:
-        full = self._tokens(prompt + cont, bos=True)
-        if full[: len(p_tok)] == p_tok and len(full) > len(p_tok):
-            return full[len(p_tok) :]
-        return self._tokens(cont, bos=False)
+            rows = self._rows[id(llm)]
+            rows.keep_only(len(p_tok) - 1)
+            out = []
+            for c in continuations:
+                if not c:
+                    out.append(0.0)
+                    continue
+                full = self._tokens(prompt + c, bos=True)
+                first = boundary(p_tok, full)
+                out.append(float(sum(echo_logprobs(llm, rows, full, first))))
+            return out
 
     @staticmethod
     def _logits_after(llm: Any, tokens: list[int]) -> np.ndarray:
@@ -374,16 +381,6 @@ class LlamaCppLLM(Provider):
         # without logits_all, llama.cpp keeps only the last evaluated position's logits
         ptr = llm._ctx.get_logits_ith(-1)
         return np.ctypeslib.as_array(ptr, shape=(llm.n_vocab(),)).astype(np.float64)
-
-    def _loglik(self, llm: Any, p_tok: list[int], c_tok: list[int]) -> float:
-        total = 0.0
-        seq = list(p_tok)
-        for tok in c_tok:
-            logits = self._logits_after(llm, seq)
-            m = logits.max()
-            total += float(logits[tok] - m - np.log(np.exp(logits - m).sum()))
-            seq.append(tok)
-        return total
 
 
 def chat_formatter(llm: Any) -> Any:
