@@ -20,8 +20,12 @@ writer (no model needed to play it), re-simulated as a training trajectory. Then
   like for like (float32 transformers vs 4-bit llama.cpp); vLLM needs a GPU: not measured.
 
 Each pair must give the same candidates and the same oracle picks (checked, ``same``): hf
-unbatched vs batched to 1e-4 nats, llamacpp vs served to 1e-3 (the server scores a prompt
-in one pass, the embedded backend token by token: float sums differ in the last bits).
+unbatched vs batched (and batched vs merged) to 1e-4 nats; llamacpp vs served to 1e-3. The
+embedded backend scores as llama-cpp-python's server does (the same evaluation split), so
+with the same calls in the same order the two agree bit for bit (tests/train/
+test_served_round.py); here the served writer's requests are in flight together, and
+llama.cpp's reply to a seeded request depends on its prompt cache, so the candidates, and
+with them the losses, need not be the same point for point (``candidate_texts_identical``).
 Token counts (requests, prompt and reply tokens, forward passes) are tallied per point and
 scaled to the seed's round (:func:`seed_round`); the throughput figures it uses are stated
 in the output, not measured (no GPU here).
