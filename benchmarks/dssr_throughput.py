@@ -38,12 +38,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from statelab.core import LLM, CompleteRequest, Completion, GenParams, Message, ScoreRequest
+
+sys.path.insert(0, str(Path(__file__).parent))  # the benchmark's own modules beside it
+from _seed_cost import AUDIT, GPU, SEED, per_call, seed_audit, seed_round
+
+__all__ = ["AUDIT", "GPU", "SEED", "per_call", "seed_audit", "seed_round"]
 
 OUT = Path(__file__).with_suffix(".json")
 
@@ -245,69 +251,6 @@ def _same_audit(a: list[Any], b: list[Any], tol: float) -> bool:
     return all(x[1] == y[1] and close(x[0], y[0]) and close(x[3], y[3]) for x, y in pairs)
 
 
-#: the seed's round (docs/seed003.md, "Cost of a round"): write points, candidates, the
-#: largest look-ahead K, the budget B, and the reader/writer size
-SEED = {"points": 2529, "candidates": 12, "k": 12, "budget": 128, "params": "about 4B"}
-#: stated, not measured (no GPU here): a 4B decoder in bfloat16 through transformers on one
-#: H200 runs ``passes_per_s`` small forward passes a second whatever the batch up to 32 rows
-#: (latency-bound: Python and kernel launches; the doc's "a few tens of tokens a second" at
-#: batch 1) and prefills ``prefill_tokens_per_s`` prompt tokens a second (compute-bound);
-#: a scoring group carries at most ``group_tokens`` padded tokens (STATELAB_HF_BATCH_TOKENS)
-GPU = {"passes_per_s": 25.0, "prefill_tokens_per_s": 20000.0, "group_tokens": 262144,
-       "rows": 256, "in_flight_points": 16}
-#: ... and, merged (P = ``in_flight_points`` write points in flight, their batches one), a
-#: generation batch holds at most ``rows`` sequences (STATELAB_HF_BATCH, 256 by default on a
-#: GPU: 16 x 12 forks are one batch); the stated pass rate is assumed to hold up to that many
-#: rows (a pass of a 4B model on an H200 stays latency-bound: weights 8 GB and, at 192 rows x
-#: ~460 tokens, about 13 GB of KV cache read per pass, ~4.5 ms at 4.8 TB/s, against 40 ms)
-
-
-def per_call(n: dict[str, int], toy_budget: int) -> dict[str, float]:
-    """Mean tokens of one write and one scoring, the states grown from the toy's B to the
-    seed's (the previous state in a write's prompt, the state in a reader's)."""
-    grow = SEED["budget"] - toy_budget  # type: ignore[operator]
-    return {
-        "write_prompt": n["write_in"] / max(1, n["writes"]) + grow,
-        "write_reply": SEED["budget"] + 32,  # type: ignore[operator]
-        "score_prompt": n["score_prompt"] / max(1, n["scorings"]) + grow,
-        "conts": n["score_conts"] / max(1, n["scorings"]),
-        "cont_tokens": n["score_cont_tokens"] / max(1, n["scorings"]),
-    }
-
-
-def seed_round(tok: dict[str, float], gpu: dict[str, float] = GPU) -> dict[str, Any]:
-    """GPU-hours of one round at :data:`SEED` (a Phase-B point with K decisions: C forks and
-    C x (K - 1) roll-forward writes; C x K x 2 scorings) one call at a time vs batched (the
-    C forks, then each roll-forward step, as one batch; all scorings of a point in groups)
-    vs merged (P points in flight, each step of theirs one batch; a point's share of its
-    passes is 1/P), with the arithmetic spelled out. Prefill is the same work every way."""
-    c, k = SEED["candidates"], SEED["k"]
-    writes, scorings = c * k, c * k * 2  # type: ignore[operator]
-    prefill = writes * tok["write_prompt"] + scorings * (tok["score_prompt"] + tok["cont_tokens"])
-    prefill_s = prefill / gpu["prefill_tokens_per_s"]
-    one_passes = writes * (1 + tok["write_reply"]) + scorings * (1 + tok["conts"])
-    rows = scorings * tok["conts"]
-    width = tok["score_prompt"] + tok["cont_tokens"] / max(1.0, tok["conts"])
-    groups = max(1.0, -(-rows * width // gpu["group_tokens"]))
-    batch_passes = k * (1 + tok["write_reply"]) + 2 * groups
-    p = gpu["in_flight_points"]
-    gen_batches = -(-p * c // gpu["rows"])  # P points' forks in batches of at most `rows`
-    merged_groups = max(1.0, -(-p * rows * width // gpu["group_tokens"]))
-    merged_passes = (gen_batches * k * (1 + tok["write_reply"]) + 2 * merged_groups) / p
-    out: dict[str, Any] = {"writes_per_point": writes, "scorings_per_point": scorings,
-                           "prefill_tokens_per_point": round(prefill), "prefill_s": prefill_s}
-    for name, passes in (("unbatched", one_passes), ("batched", batch_passes),
-                         ("merged", merged_passes)):  # fmt: skip
-        rate = gpu.get(f"passes_per_s_{name}", gpu["passes_per_s"])  # measured: per mode
-        point_s = passes / rate + prefill_s
-        out[name] = {
-            "passes_per_point": round(passes),
-            "gpu_s_per_point": round(point_s, 1),
-            "gpu_hours_per_round": round(point_s * SEED["points"] / 3600, 1),  # type: ignore[operator]
-        }
-    return out
-
-
 def _run(label: str, job: Any) -> tuple[float, Any]:
     t0 = time.perf_counter()
     got = asyncio.run(job)
@@ -363,6 +306,24 @@ def llama_pair(traj: Any, args: argparse.Namespace, result: dict[str, Any],
         "largest_loss_difference": largest_difference(lp, sp),
         "largest_audit_difference": audit_difference(la, sa),
     }}  # fmt: skip
+
+
+def history_tokens(traj: Any, hf: Any) -> dict[str, float]:
+    """A raw history chunk's mean tokens (``> action`` and its observation) over the logged
+    episode, and the tokens of the reader's full-history prompt around its history (at the
+    last decision), for :func:`seed_audit`."""
+    from statelab.state.readtime import ReadTimeOracle
+
+    trs = [*traj.prelude, *(s.transition for s in traj.steps)]
+    raw = [f"> {tr.action}\n{traj.render_obs(tr.observation)}" for tr in trs]
+    chunk = sum(hf.count_tokens(x) for x in raw) / len(raw)
+    k = traj.decision_points()[-1]
+    seen = raw[: len(traj.prelude) + k]
+    oracle = ReadTimeOracle(traj.render_obs, 128, traj.manual, 1, 8)
+    msgs = oracle.messages_for("Past trajectory:\n" + "\n".join(seen), traj.steps[k].observation)
+    whole = hf.count_tokens(hf.render(msgs))
+    return {"chunk_tokens": round(chunk, 1),
+            "history_overhead": whole - sum(hf.count_tokens(x) for x in seen)}  # fmt: skip
 
 
 def _passes(w: list[int], pts: list[Any], a: list[int], aud: list[Any]) -> dict[str, Any]:
@@ -458,13 +419,16 @@ def main() -> None:
             "audit_points": _same_audit(runs[a][1], runs[b][1], 1e-4),
         }
     result["tallies"] = tallies
-    per = per_call(tallies["batched"]["write_points"], args.budget)
+    per = {**per_call(tallies["batched"]["write_points"], args.budget),
+           **history_tokens(traj, hf)}  # fmt: skip
     result["seed_round"] = {"seed": SEED, "gpu_stated": GPU, "per_call_tokens": per,
                             **seed_round(per)}  # fmt: skip
+    result["seed_audit"] = {"audit": AUDIT, **seed_audit(per)}
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     shown = ("unbatched", "batched", "merged", "llamacpp", "served", "ratios", "same")
     print(json.dumps({k: result[k] for k in shown if k in result}))
     print(json.dumps(result["seed_round"], indent=1))
+    print(json.dumps(result["seed_audit"], indent=1))
 
 
 if __name__ == "__main__":

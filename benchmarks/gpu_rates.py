@@ -193,8 +193,9 @@ def main() -> None:
     per = tok["seed_round"]["per_call_tokens"]
     result["seed_round"] = {"rates_measured": rates, "per_call_tokens": per,
                             **bench.seed_round(per, rates)}  # fmt: skip
+    result["seed_audit"] = bench.seed_audit(per, rates)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
-    print(json.dumps(result["seed_round"], indent=1))
+    print(json.dumps({k: result[k] for k in ("seed_round", "seed_audit")}, indent=1))
 
 
 if __name__ == "__main__":

@@ -73,3 +73,26 @@ def test_generation_of_a_batch_equals_one_request_at_a_time(hf, monkeypatch) -> 
     monkeypatch.setenv("STATELAB_HF_BATCH", "2")
     again = asyncio.run(hf.complete_many(list(reversed(reqs))))
     assert [c.text for c in reversed(again)] == [c.text for c in single]
+
+
+def test_a_prompt_asked_several_times_is_run_once_and_each_sample_its_own(hf) -> None:  # type: ignore[no-untyped-def]
+    backend = hf
+    while hasattr(backend, "inner"):
+        backend = backend.inner
+    fork = _msgs("Write a short state.")
+    reqs = [CompleteRequest(fork, GenParams(temperature=0.9, max_tokens=10, seed=s))
+            for s in (11, 12, 13)]  # fmt: skip
+    reqs.append(CompleteRequest(_msgs("Say hi."), GenParams(temperature=0.0, max_tokens=6)))
+    single = [asyncio.run(hf.complete(m, p)) for m, p in reqs]
+    rows: list[int] = []
+    handle = backend.model.register_forward_pre_hook(
+        lambda _m, _a, kw: rows.append(int(kw["input_ids"].shape[0])), with_kwargs=True
+    )
+    try:
+        batched = asyncio.run(hf.complete_many(reqs))
+    finally:
+        handle.remove()
+    assert rows[0] == 2  # the prompt pass: the fork's prompt once, and the other one
+    assert rows[1] == 4  # then every sequence decodes on its own row
+    assert [c.text for c in batched] == [c.text for c in single]
+    assert len({c.text for c in batched[:3]}) > 1  # the seeds, not the shared pass, decide

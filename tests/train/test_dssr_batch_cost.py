@@ -33,10 +33,12 @@ def test_the_round_arithmetic_matches_the_hand_computation() -> None:
         24624 / 25 + 168912 / 20000, abs=0.05
     )
     assert got["unbatched"]["gpu_hours_per_round"] == pytest.approx(993.4 * 2529 / 3600, abs=0.1)
-    # batched: 12 write batches of 161 passes; 1152 rows x 426.5 tokens in 2 groups of 262144
+    # batched: 12 write batches of 161 passes; 1152 rows x 426.5 tokens in 2 groups of 262144;
+    # the 12 forks' one prompt is run once: 11 write prompts fewer
     assert got["batched"]["passes_per_point"] == 12 * 161 + 2 * 2
+    assert got["prefill_tokens_per_point_batched"] == 168912 - 11 * 299 == 165623
     assert got["batched"]["gpu_hours_per_round"] == pytest.approx(
-        (1936 / 25 + 168912 / 20000) * 2529 / 3600, abs=0.1
+        (1936 / 25 + 165623 / 20000) * 2529 / 3600, abs=0.1
     )
 
 
@@ -59,8 +61,29 @@ def test_merged_points_share_their_passes() -> None:
     # groups, 2 passes each; shared by 16 points
     assert got["merged"]["passes_per_point"] == round((12 * 161 + 2 * 30) / 16) == 124  # 124.5
     assert got["merged"]["gpu_hours_per_round"] == pytest.approx(
-        ((12 * 161 + 60) / 16 / 25 + 168912 / 20000) * 2529 / 3600, abs=0.1
+        ((12 * 161 + 60) / 16 / 25 + 165623 / 20000) * 2529 / 3600, abs=0.1
     )
     # more points than a batch holds: 32 x 12 = 384 rows are two generation batches a step
     wide = b.seed_round(tok, {**b.GPU, "in_flight_points": 32})
     assert wide["merged"]["passes_per_point"] == round((2 * 12 * 161 + 2 * 60) / 32)
+
+
+def test_the_audit_arithmetic_matches_the_hand_computation() -> None:
+    b = _bench()
+    tok = {"write_reply": 160, "score_prompt": 423.0, "conts": 4.0, "cont_tokens": 14.0,
+           "chunk_tokens": 50.0, "history_overhead": 300.0}  # fmt: skip
+    got = b.seed_audit(tok)
+    # 64 cells x 235 points; the oracle on 15 of 16 histories; 48 chunks of 50 tokens
+    assert (got["points"], got["oracle_points"], got["full_history_tokens"]) == (
+        15040, 14100, 300 + 48 * 50 + 14)
+    share = 15 / 16
+    one = got["unbatched"]  # a scoring 1 + 4 passes; 8 samples of 161 passes, 8 scorings of 5
+    assert one["passes_per_point"] == pytest.approx(5 + share * (8 * 161 + 8 * 5), abs=0.05)
+    assert one["prefill_tokens_per_point"] == round(2714 + share * 8 * (2700 + 437))
+    many = got["batched"]  # two score groups; one generation batch; the samples' prompt once
+    assert many["passes_per_point"] == pytest.approx(2 + share * 163, abs=0.05)
+    assert many["prefill_tokens_per_point"] == round(2714 + share * (2700 + 8 * 437))
+    assert got["merged"]["passes_per_point"] == pytest.approx((2 + share * 163) / 16, abs=0.05)
+    relevance_s = 532 * 48 * 2714 / 20000 + 532 * 2 / 25
+    merged_s = 15040 * ((2 + share * 163) / 16 / 25 + (2714 + share * 6196) / 20000)
+    assert got["merged"]["gpu_hours"] == pytest.approx((merged_s + relevance_s) / 3600, abs=0.05)

@@ -9,8 +9,10 @@ requests as fit :func:`token_budget` (prompt and continuation tokens times the r
 carry them); a request whose continuations alone do not fit is split into several, each with
 its own copy of the prompt pass.
 
-**Generation**: the prompts of a group run left-padded in one pass, then one forward pass
-per token for every sequence still going; a sequence that ends (its end-of-sequence token,
+**Generation**: the prompts of a group run left-padded in one pass (a prompt asked several
+times, as a write point's K forks or the read-time oracle's 8 samples are, once: its cache
+row is then copied to each of its sequences), then one forward pass per token for every
+sequence still going; a sequence that ends (its end-of-sequence token,
 a stop string in its text, its own ``max_tokens``) leaves the batch (its cache row dropped).
 Each sequence samples from its own ``torch.Generator`` seeded by its request's seed, with its
 own temperature and top-p, so what it generates does not depend on the batch it ran in; the
@@ -200,11 +202,17 @@ def _generate_group(
     dev = model.device
     gens = [torch.Generator(device="cpu").manual_seed(int(p.seed or 0)) for _, p in items]
     outs: list[list[int]] = [[] for _ in items]
-    ids, mask, pos = _left_padded([p for p, _ in items], pad, dev)
+    distinct: dict[tuple[int, ...], int] = {}  # a prompt asked several times is run once
+    source = [distinct.setdefault(tuple(p), len(distinct)) for p, _ in items]
+    ids, mask, pos = _left_padded([list(p) for p in distinct], pad, dev)
     res = model(
         input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, logits_to_keep=1
     )
     cache, logits = res.cache, res.logits[:, -1]
+    if len(distinct) < len(items):  # each row its prompt's cache, mask and last logits
+        index = torch.tensor(source, device=dev)
+        cache.batch_select_indices(index)
+        mask, pos, logits = mask[index], pos[index], logits[index]
     live = [r for r, (_, p) in enumerate(items) if p.max_tokens > 0]
     at = {r: k for k, r in enumerate(range(len(items)))}  # row of the batch -> row of logits
     nxt = pos[:, -1] + 1
