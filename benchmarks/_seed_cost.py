@@ -57,17 +57,21 @@ def seed_round(tok: dict[str, float], gpu: dict[str, float] = GPU) -> dict[str, 
     rows = scorings * tok["conts"]
     width = tok["score_prompt"] + tok["cont_tokens"] / max(1.0, tok["conts"])
     groups = max(1.0, -(-rows * width // gpu["group_tokens"]))
-    batch_passes = k * (1 + tok["write_reply"]) + 2 * groups
+    shared = tok.get("score_shared", 0.0)  # a group's prompts share it: run once, one pass more
+    batch_passes = k * (1 + tok["write_reply"]) + (2 + bool(shared)) * groups
     p = gpu["in_flight_points"]
     gen_batches = -(-p * c // gpu["rows"])  # P points' forks in batches of at most `rows`
     merged_groups = max(1.0, -(-p * rows * width // gpu["group_tokens"]))
-    merged_passes = (gen_batches * k * (1 + tok["write_reply"]) + 2 * merged_groups) / p
+    merged_passes = (gen_batches * k * (1 + tok["write_reply"])
+                     + (2 + bool(shared)) * merged_groups) / p  # fmt: skip
+    prefill_merged = prefill_batched - (scorings - merged_groups / p) * shared
+    prefill_batched -= (scorings - groups) * shared
     out: dict[str, Any] = {"writes_per_point": writes, "scorings_per_point": scorings,
                            "prefill_tokens_per_point": round(prefill),
                            "prefill_tokens_per_point_batched": round(prefill_batched)}  # fmt: skip
     for name, passes, tokens in (("unbatched", one_passes, prefill),
                                  ("batched", batch_passes, prefill_batched),
-                                 ("merged", merged_passes, prefill_batched)):  # fmt: skip
+                                 ("merged", merged_passes, prefill_merged)):  # fmt: skip
         point_s = passes / _rate(gpu, name) + tokens / gpu["prefill_tokens_per_s"]
         out[name] = {
             "passes_per_point": round(passes),
@@ -115,9 +119,11 @@ def seed_audit(tok: dict[str, float], gpu: dict[str, float] = GPU) -> dict[str, 
                 s * (1 + tok["write_reply"]) + s * (1 + tok["conts"])
             )
             prefill = full + (oracle / points) * s * (history + scoring)
-        else:  # two score groups of two passes, one generation batch; the prompt once
-            passes = 2 + (oracle / points) * (1 + tok["write_reply"] + 2)
-            prefill = full + (oracle / points) * (history + s * scoring)
+        else:  # two score groups of two passes, one generation batch; the prompt once;
+            # the 8 scorings' shared prefix once (a pass more)
+            shared = tok.get("score_shared", 0.0)
+            passes = 2 + (oracle / points) * (1 + tok["write_reply"] + 2 + bool(shared))
+            prefill = full + (oracle / points) * (history + s * scoring - (s - 1) * shared)
             if mode == "merged":
                 passes /= p
         rate = _rate(gpu, mode)

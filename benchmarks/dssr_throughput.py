@@ -323,7 +323,23 @@ def history_tokens(traj: Any, hf: Any) -> dict[str, float]:
     msgs = oracle.messages_for("Past trajectory:\n" + "\n".join(seen), traj.steps[k].observation)
     whole = hf.count_tokens(hf.render(msgs))
     return {"chunk_tokens": round(chunk, 1),
-            "history_overhead": whole - sum(hf.count_tokens(x) for x in seen)}  # fmt: skip
+            "history_overhead": whole - sum(hf.count_tokens(x) for x in seen),
+            "score_shared": _reader_shared(traj, hf)}  # fmt: skip
+
+
+def _reader_shared(traj: Any, hf: Any) -> int:
+    """Tokens the reader's prompts of a write point share (system prompt, goal, the state's
+    header): two states at two decisions, as ``_hf_batch.shared_prefix`` finds them."""
+    from statelab.llm._hf_batch import shared_prefix
+    from statelab.state.bounded import BoundedWriter, WrittenState
+    from statelab.train.data import reader_prompt
+
+    w = BoundedWriter(traj.render_obs, "summary", 128, seed=7)
+    ks = traj.decision_points()
+    prompts = [hf._ids(hf.render(reader_prompt(traj, w.render(WrittenState("g", text)),
+                                               traj.steps[k].observation)))
+               for text, k in (("the carrot is here", ks[0]), ("nothing yet", ks[-1]))]  # fmt: skip
+    return shared_prefix(prompts)
 
 
 def _passes(w: list[int], pts: list[Any], a: list[int], aud: list[Any]) -> dict[str, Any]:

@@ -96,3 +96,35 @@ def test_a_prompt_asked_several_times_is_run_once_and_each_sample_its_own(hf) ->
     assert rows[1] == 4  # then every sequence decodes on its own row
     assert [c.text for c in batched] == [c.text for c in single]
     assert len({c.text for c in batched[:3]}) > 1  # the seeds, not the shared pass, decide
+
+
+def test_a_prefix_every_scoring_shares_is_run_once_with_the_same_scores(hf) -> None:  # type: ignore[no-untyped-def]
+    from statelab.llm._hf_batch import SHARED_MIN
+
+    backend = hf
+    while hasattr(backend, "inner"):
+        backend = backend.inner
+    manual = ("You are in a house and must cook a meal: find the recipe in the cookbook, "
+              "gather its ingredients, prepare them as it says, then prepare the meal and eat.")
+    states = ("the carrot is here.", "nothing seen yet, a long corridor.", "recipe: fry")
+    reqs = [ScoreRequest([{"role": "system", "content": manual},
+                          {"role": "user", "content": f"State: {s}\nCommands: go east, take"}],
+                         [" go east", " take carrot", " look"]) for s in states]  # fmt: skip
+    single = [asyncio.run(hf.score(m, c)) for m, c in reqs]
+    calls: list[tuple[int, int]] = []
+    handle = backend.model.register_forward_pre_hook(
+        lambda _m, _a, kw: calls.append(tuple(kw["input_ids"].shape)), with_kwargs=True
+    )
+    try:
+        batched = asyncio.run(hf.score_many(reqs))
+    finally:
+        handle.remove()
+    prompts = [backend._ids(backend.render(m)) for m, _ in reqs]
+    n = 0
+    while all(p[n] == prompts[0][n] for p in prompts):
+        n += 1
+    assert n >= SHARED_MIN
+    # the shared prefix on one row, then the 3 prompts' own tails, then the continuations
+    assert calls[0] == (1, n) and calls[1][0] == 3 and calls[1][1] < max(map(len, prompts))
+    for got, want in zip(batched, single, strict=True):
+        assert got == pytest.approx(want, abs=TOL)

@@ -76,3 +76,14 @@ def test_batch_limits_default_by_device_and_follow_their_variables(monkeypatch) 
     monkeypatch.setenv("STATELAB_HF_BATCH", "64")
     monkeypatch.setenv("STATELAB_HF_BATCH_TOKENS", "1000")
     assert (max_rows(), token_budget()) == (64, 1000)
+
+
+def test_the_shared_prefix_leaves_every_prompt_a_token_and_needs_enough_to_share() -> None:
+    from statelab.llm._hf_batch import SHARED_MIN, shared_prefix
+
+    base = list(range(100))
+    assert shared_prefix([base]) == 0  # one prompt: nothing to share
+    assert shared_prefix([base, [*base[:60], 7, 8], base[:80]]) == 60
+    assert shared_prefix([base, base]) == 99  # identical: each keeps its last token
+    assert shared_prefix([base[:50], base]) == 49
+    assert shared_prefix([base, [*base[: SHARED_MIN - 1], *([-1] * 10)]]) == 0  # too short to pay

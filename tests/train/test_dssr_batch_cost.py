@@ -87,3 +87,23 @@ def test_the_audit_arithmetic_matches_the_hand_computation() -> None:
     relevance_s = 532 * 48 * 2714 / 20000 + 532 * 2 / 25
     merged_s = 15040 * ((2 + share * 163) / 16 / 25 + (2714 + share * 6196) / 20000)
     assert got["merged"]["gpu_hours"] == pytest.approx((merged_s + relevance_s) / 3600, abs=0.05)
+
+
+def test_a_shared_reader_prefix_is_prefilled_once_a_group() -> None:
+    b = _bench()
+    tok = {"write_prompt": 299.0, "write_reply": 160, "score_prompt": 423.0, "conts": 4.0,
+           "cont_tokens": 14.0}  # fmt: skip
+    plain, shared = b.seed_round(tok), b.seed_round({**tok, "score_shared": 192.0})
+    # batched: 2 groups a point, each runs the 192 tokens once (288 - 2 times fewer), a pass
+    # more each; merged: 30 groups for 16 points
+    assert shared["batched"]["passes_per_point"] == plain["batched"]["passes_per_point"] + 2
+    want = (1938 / 25 + (165623 - 286 * 192) / 20000) * 2529 / 3600
+    assert shared["batched"]["gpu_hours_per_round"] == pytest.approx(want, abs=0.1)
+    merged = ((12 * 161 + 3 * 30) / 16 / 25 + (165623 - (288 - 30 / 16) * 192) / 20000)
+    assert shared["merged"]["gpu_hours_per_round"] == pytest.approx(merged * 2529 / 3600, abs=0.1)
+    audit = b.seed_audit({**tok, "chunk_tokens": 50.0, "history_overhead": 300.0,
+                          "score_shared": 192.0})  # fmt: skip
+    share = 15 / 16  # the oracle's 8 scorings: 7 prefixes fewer, a pass more
+    assert audit["batched"]["prefill_tokens_per_point"] == round(
+        2714 + share * (2700 + 8 * 437 - 7 * 192))
+    assert audit["batched"]["passes_per_point"] == pytest.approx(2 + share * 164, abs=0.06)

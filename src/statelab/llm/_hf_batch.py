@@ -1,7 +1,9 @@
 """Batched generation and scoring for the ``hf:`` backend (:mod:`.transformers_backend`).
 
 **Scoring** many (prompt, continuations) requests: the prompts of a group run in one
-left-padded forward pass (attention mask, explicit position ids, a KV cache); the cache is
+left-padded forward pass (attention mask, explicit position ids, a KV cache), the prefix
+they all share (a reader's system prompt and goal: 192 tokens of a cooking reader's prompt)
+once, on one row, before it; the cache is
 then gathered once per continuation (``batch_select_indices``) and every continuation of the
 group runs in a second pass, right-padded after its own prompt. A continuation's first token
 is scored from its prompt's last logits, the rest from the second pass. A group holds as many
@@ -118,14 +120,55 @@ def score_ids(model: Any, pad: int, items: Sequence[ScoreIds]) -> list[list[floa
     return out
 
 
-def _score_group(model: Any, pad: int, group: list[ScoreIds]) -> list[list[float]]:
+#: the fewest tokens a group's prompts must share for the shared part to be run once
+SHARED_MIN = 32
+
+
+def shared_prefix(prompts: Sequence[list[int]]) -> int:
+    """Tokens every prompt starts with, leaving each at least one of its own (0 when fewer
+    than :data:`SHARED_MIN` or one prompt)."""
+    if len(prompts) < 2:
+        return 0
+    first, n = prompts[0], min(len(p) for p in prompts) - 1
+    for p in prompts[1:]:
+        k = 0
+        while k < n and p[k] == first[k]:
+            k += 1
+        n = k
+    return n if n >= SHARED_MIN else 0
+
+
+def _prompt_pass(model: Any, pad: int, prompts: list[list[int]]) -> tuple[Any, Any]:
+    """(the prompts' last logits, their attention mask) after one pass over them, the cache
+    in the model's output: the prefix they share (:func:`shared_prefix`, e.g. a reader's
+    system prompt and goal) is run once, on one row, its cache copied to every row, and the
+    rest left-padded after it (the padding masked, positions counted from the prefix)."""
     import torch
 
     dev = model.device
-    ids, mask, pos = _left_padded([p for p, _ in group], pad, dev)
-    first = model(
-        input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, logits_to_keep=1
-    )
+    n = shared_prefix(prompts)
+    if not n:
+        ids, mask, pos = _left_padded(prompts, pad, dev)
+        out = model(
+            input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, logits_to_keep=1
+        )
+        return out, mask
+    head = model(input_ids=torch.tensor([prompts[0][:n]], device=dev), use_cache=True,
+                 logits_to_keep=1)  # fmt: skip
+    cache = head.cache
+    cache.batch_select_indices(torch.zeros(len(prompts), dtype=torch.long, device=dev))
+    ids, tail_mask, pos = _left_padded([p[n:] for p in prompts], pad, dev)
+    mask = torch.cat([torch.ones((len(prompts), n), dtype=tail_mask.dtype, device=dev),
+                      tail_mask], 1)  # fmt: skip
+    out = model(input_ids=ids, attention_mask=mask, position_ids=pos + n, cache=cache,
+                use_cache=True, logits_to_keep=1)  # fmt: skip
+    return out, mask
+
+
+def _score_group(model: Any, pad: int, group: list[ScoreIds]) -> list[list[float]]:
+    import torch
+
+    first, mask = _prompt_pass(model, pad, [p for p, _ in group])
     last = torch.log_softmax(first.logits[:, -1].float(), -1)
     rows = [(g, c) for g, (_, conts) in enumerate(group) for c in conts]
     firsts = [float(last[g, c[0]]) for g, c in rows]
