@@ -29,13 +29,15 @@ fi
 PY=${PY:-python3}
 if [ -d .gpu/whl ] && ! "$PY" -c 'import pydantic, gymnasium, transformers as t
 assert t.__version__ == "5.24.0"' 2>/dev/null; then
+    site=$(mktemp -d)
     "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site .gpu/whl/*.whl
-    export PYTHONPATH=/tmp/site
+        --target "$site" .gpu/whl/*.whl
+    export PYTHONPATH=$site
 fi
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 export STATELAB_HF_DEVICE=${STATELAB_HF_DEVICE:-cuda}  # batches of 256 rows, 262,144 tokens there
-OUT=${OUT:-/tmp}
+OUT=${OUT:-results/gpu}  # the device tool's $OUT there
+mkdir -p "$OUT"
 tokenizer=()
 [ -d .gpu/tokenizer ] && tokenizer=(--tokenizer .gpu/tokenizer)
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
