@@ -77,7 +77,8 @@ class Tally(LLM):
     scorings (requests, prompt and continuation tokens), and the forward passes the ``hf:``
     backend runs for them (one-at-a-time: a prompt pass and a pass per reply token, a prompt
     pass and a pass per continuation; batched: per batch, a prompt pass and a pass per
-    token of its longest reply; per scoring group, two)."""
+    token of its longest reply; per scoring group, two, and one more for a shared prefix).
+    The hook of ``_dssr_merged.forward_passes`` counts them on the model itself."""
 
     def __init__(self, inner: LLM, hf: Any, batched: bool) -> None:
         self.inner, self.hf, self.batched = inner, hf, batched
@@ -128,12 +129,13 @@ class Tally(LLM):
         return await self.inner.score(messages, continuations)
 
     async def score_many(self, requests: list[ScoreRequest]) -> list[list[float]]:
-        from statelab.llm._hf_batch import _groups, _split, token_budget
+        from statelab.llm._hf_batch import _groups, _split, shared_prefix, token_budget
 
         if not self.batched:
             return await LLM.score_many(self, requests)
         ids = self._scorings(list(requests))
-        self.n["passes"] += 2 * len(_groups(_split(ids, token_budget()), token_budget()))
+        for group in _groups(_split(ids, token_budget()), token_budget()):  # + a shared prefix
+            self.n["passes"] += 2 + bool(shared_prefix([p for _, (p, _) in group]))
         return await self.inner.score_many(requests)
 
     def count_tokens(self, text: str) -> int:
