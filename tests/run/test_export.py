@@ -137,6 +137,27 @@ def test_a_killed_export_leaves_no_truncated_file(store: Path, tmp_path: Path, m
     assert sorted(p.name for p in tmp_path.iterdir()) == ["steps.csv"]
 
 
+def test_partial_files_a_sigkill_left_are_removed_by_the_next_export_saying_so(
+    store: Path, tmp_path: Path
+) -> None:
+    """Issue 36 item 9: a SIGKILL runs no cleanup, so its ``.steps.csv.part`` stays; the next
+    export (of any table or format) removes every such leftover and says how many."""
+    out = tmp_path / "x"
+    out.mkdir()
+    (out / ".steps.csv.part").write_bytes(b"x" * 3_000_000)  # as a killed export leaves it
+    (out / ".trajectories.jsonl.part").write_bytes(b"{")
+    (out / ".mine.part").write_bytes(b"kept")  # not a file of ours
+    said: list[str] = []
+    export_store(store, out, "csv", ["episodes"], say=said.append)
+    assert sorted(p.name for p in out.iterdir()) == [".mine.part", "episodes.csv"]
+    assert said and "removed 2 partial file(s)" in said[0] and "2.9 MiB" in said[0]
+    res = runner.invoke(app, ["export", str(store.parent), "--format", "csv", "--out", str(out)])
+    assert res.exit_code == 0 and "removed" not in res.stderr  # nothing left: nothing said
+    (out / ".calls.parquet.part").write_bytes(b"y")
+    res = runner.invoke(app, ["export", str(store.parent), "--format", "csv", "--out", str(out)])
+    assert "removed 1 partial file(s)" in res.stderr and ".calls.parquet.part" in res.stderr
+
+
 def test_rows_carry_their_runs_label_and_times_are_utc_timestamps(
     store: Path, tmp_path: Path
 ) -> None:

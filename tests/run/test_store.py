@@ -16,7 +16,7 @@ import pytest
 
 from statelab.analysis.reporting import make_report
 from statelab.core import ConfigError
-from statelab.run._texts import TextReader, TextWriter, shared_prefix
+from statelab.run._texts import DamagedText, TextReader, TextWriter, shared_prefix
 from statelab.run.axes import NAMES
 from statelab.run.config import parse_experiment
 from statelab.run.export import export_store
@@ -345,6 +345,44 @@ def test_a_damaged_store_is_refused_with_one_line(tmp_path: Path) -> None:
     assert "\n" not in str(e.value)
     with sqlite3.connect(path) as db:  # the episodes read: without the check, all "done"
         assert db.execute("SELECT count(*) FROM episodes WHERE status='done'").fetchone() == (18,)
+
+
+@pytest.mark.parametrize("body", ["A" * 5000, "plain text of a view, too short to compress"])
+def test_a_text_whose_bytes_changed_is_refused_when_read(body: str) -> None:
+    """quick_check cannot see a flipped byte inside a blob: the key (the text's hash) can."""
+    from statelab.run._schema import TEXTS
+
+    db = sqlite3.connect(":memory:")
+    db.executescript(TEXTS)
+    h = TextWriter(db).put(body, "v")
+    assert TextReader(db).get(h) == body
+    (raw,) = db.execute("SELECT body FROM texts WHERE h=?", (h,)).fetchone()
+    flipped = bytearray(raw)
+    for i in range(0, min(len(flipped), 8)):  # 8 flipped bytes
+        flipped[len(flipped) // 2 - 4 + i] ^= 0x01
+    db.execute("UPDATE texts SET body=? WHERE h=?", (bytes(flipped), h))
+    with pytest.raises(DamagedText) as e:
+        TextReader(db).get(h)
+    assert "the store is damaged: text" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_damaged_text_stops_view_and_export_with_one_line(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from statelab.cli import app
+
+    exp = _run(tmp_path, "out", seeds=1)
+    run_sync(exp, progress=None)
+    path = exp.out_dir / "store.sqlite"
+    with sqlite3.connect(path) as db:
+        h, raw = db.execute("SELECT h, body FROM texts ORDER BY length(body) DESC").fetchone()
+        flipped = bytes(b ^ 1 for b in raw[:8]) + raw[8:]
+        db.execute("UPDATE texts SET body=? WHERE h=?", (flipped, h))
+    for args in (["view", str(exp.out_dir)], ["export", str(exp.out_dir), "--format", "csv"]):
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 1, (args, res.output)
+        lines = [x for x in res.output.splitlines() if x.startswith("error:")]
+        assert len(lines) == 1 and "the store is damaged: text" in lines[0], res.output
 
 
 def _digest(path: Path) -> str:

@@ -121,7 +121,11 @@ def export(
             if format == "jsonl" and table:
                 raise ConfigError("--table: jsonl writes whole episodes (trajectories.jsonl)")
             files = export_store(
-                store, out or store.parent / "export", format, tuple(table or DEFAULT_TABLES)
+                store,
+                out or store.parent / "export",
+                format,
+                tuple(table or DEFAULT_TABLES),
+                say=lambda msg: _say(msg, err=True),
             )
     except ConfigError as err:
         raise _fail(str(err)) from None

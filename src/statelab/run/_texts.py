@@ -6,6 +6,10 @@ that text, the length of the prefix they share, and the rest; a body worth compr
 zlib-compressed. So an episode's views, memories and prompts cost bytes in proportion to
 what each step adds, not to all it repeats. A chain of such references is at most
 :data:`MAX_DEPTH` deep (then a text is stored whole), so one text reads in a few rows.
+
+The texts are content-addressed, so every text read is checked against its key: a flipped
+byte (which SQLite's ``quick_check`` does not see inside a blob) is refused in one line
+(:class:`DamagedText`), never shown or replayed as if it were what was written.
 """
 
 from __future__ import annotations
@@ -24,6 +28,10 @@ MIN_SHARED = 64
 MIN_COMPRESS = 200
 #: texts a reader keeps in memory (the last ones read: a base is read just before)
 MEMO = 2048
+
+
+class DamagedText(sqlite3.DatabaseError):
+    """A text of the store does not match its key (or cannot be decoded): the file is damaged."""
 
 
 def text_hash(text: str) -> str:
@@ -107,13 +115,23 @@ class TextReader:
                 "SELECT base, keep, z, body FROM texts WHERE h=?", (key,)
             ).fetchone()
             if row is None:
-                raise KeyError(f"the store has no text {key} (a damaged store)")
+                raise DamagedText(f"the store is damaged: it has no text {key}; restore a copy")
             base, keep, z, body = row
             chain.append((key, int(keep), int(z), bytes(body)))
             key = base
         for k, keep, z, body in reversed(chain):
-            rest = (zlib.decompress(body) if z else body).decode("utf-8", "surrogatepass")
+            try:
+                rest = (zlib.decompress(body) if z else body).decode("utf-8", "surrogatepass")
+            except (zlib.error, UnicodeDecodeError) as e:
+                raise DamagedText(
+                    f"the store is damaged: text {k} cannot be read ({type(e).__name__});"
+                    " restore a copy"
+                ) from None
             text = text[:keep] + rest
+            if text_hash(text) != k:
+                raise DamagedText(
+                    f"the store is damaged: text {k} does not match its key; restore a copy"
+                )
             self._remember(k, text)
         return text
 

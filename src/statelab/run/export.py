@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +43,10 @@ def export_store(
     out: str | Path,
     fmt: str,
     tables: tuple[str, ...] | list[str] = DEFAULT_TABLES,
+    say: Callable[[str], None] | None = None,
 ) -> list[Path]:
-    """Write ``<out>/<table>.<fmt>`` for each table; returns the files written."""
+    """Write ``<out>/<table>.<fmt>`` for each table; returns the files written. Partial files
+    a killed export left in ``out`` are removed first, and ``say`` is told how many."""
     if fmt not in FORMATS:
         raise ConfigError(f"--format: one of {', '.join(FORMATS)}, got {fmt!r}")
     known = [*TABLES, *sorted(REGISTERED)]
@@ -60,6 +62,13 @@ def export_store(
             ) from None
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    left = remove_leftovers(out, known)
+    if left and say is not None:
+        size = sum(n for _, n in left) / 2**20
+        say(
+            f"removed {len(left)} partial file(s) a killed export left in {out}"
+            f" ({size:.1f} MiB): {', '.join(p.name for p, _ in left)}"
+        )
     st = Store(store, readonly=True)
     try:
         if fmt == "jsonl":
@@ -114,6 +123,19 @@ def _types(st: Store, table: str, runs: pd.DataFrame) -> dict[str, str]:
     if table != "episodes":
         types.update({c: "TEXT" for c in runs.columns if c != "run"})
     return types
+
+
+def remove_leftovers(out: Path, tables: list[str]) -> list[tuple[Path, int]]:
+    """Remove the temporary files (``.<file>.part``) a killed export left in ``out``, of any
+    table and format this module writes; returns each with its size in bytes."""
+    names = {f".{t}.{f}.part" for t in tables for f in FORMATS} | {".trajectories.jsonl.part"}
+    gone = []
+    for path in sorted(out.glob(".*.part")):
+        if path.name in names and path.is_file():
+            size = path.stat().st_size
+            path.unlink(missing_ok=True)
+            gone.append((path, size))
+    return gone
 
 
 @contextlib.contextmanager
