@@ -339,3 +339,84 @@ def test_bootstrap_option_marks_by_the_interval(episodes: pd.DataFrame) -> None:
     assert "percentile bootstrap interval" in to_markdown(boot, "t")
     with pytest.raises(ValueError, match="test must be"):
         summarise(episodes, None, test="t-test")  # type: ignore[arg-type]
+
+
+# --- 6: how episodes ended: done, truncated by a limit, failed (issue 32 item 6) -----------
+
+
+def ended_episodes() -> pd.DataFrame:
+    """Two runs of four seeds: ``cut`` has two episodes truncated by ``wall_s`` (after 8 and 4
+    of 10 steps, scored as they stand) and one failed; ``full`` played every episode to its
+    end (one by its step budget)."""
+    rows = []
+    cut = [  # (status, reason, steps, score)
+        ("done", "terminated", 6, 1.0),
+        ("truncated", "wall_s", 8, THIRD),
+        ("truncated", "wall_s", 4, 0.0),
+        ("failed", "model", 3, 0.0),
+    ]
+    for g, (status, reason, steps, score) in enumerate(cut):
+        row = _ep("cut", "none", g, 0, **_acting(score == 1.0, g, 0, 1, 1000))
+        error = "ModelError: timeout" if status == "failed" else None
+        row.update(status=status, reason=reason, steps=steps, score=score, error=error)
+        rows.append(row)
+    for g in range(4):
+        row = _ep("full", "image", g, 0, **_acting(g % 2, g, 0, 1, 1000))
+        row.update(reason="max_steps" if g == 3 else "terminated")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _ends_by_loop(eps: pd.DataFrame, run: str) -> dict[str, Any]:
+    got = {"done": 0, "truncated": 0, "failed": 0, "at": []}
+    for rec in eps[eps["run"] == run].to_dict("records"):
+        kind = rec["status"] if rec["status"] in ("done", "truncated") else "failed"
+        got[kind] += 1
+        if kind == "truncated":
+            got["at"].append(rec["steps"])
+    got["at"].sort()
+    return got
+
+
+def test_done_truncated_and_failed_are_counted_per_run(tmp_path: Any) -> None:
+    from statelab.analysis.report import build_report
+
+    eps = ended_episodes()
+    main = build_report(eps, None, tmp_path, "ends", axes=["env", "grounding"])
+    cut, want = _row(main.summary, "cut"), _ends_by_loop(eps, "cut")
+    assert (want["done"], want["truncated"], want["failed"], want["at"]) == (1, 2, 1, [4, 8])
+    got = (cut["episodes_done"], cut["episodes_truncated"], cut["episodes_failed"])
+    assert got == (want["done"], want["truncated"], want["failed"])
+    # truncated episodes are scored as they stand at the cut: three seeds with a score
+    assert (cut["n"], cut["episodes"]) == (3, 3)
+    assert cut["mean"] == pytest.approx((1.0 + THIRD + 0.0) / 3)
+    full = _row(main.summary, "full")
+    assert (full["episodes_done"], full["episodes_truncated"], full["episodes_failed"]) == (4, 0, 0)
+    # report.json: the counts on each run, and how each run's episodes ended
+    runs = {r["run"]: r for r in main.payload["runs"]}
+    assert (runs["cut"]["episodes_truncated"], runs["cut"]["episodes_done"]) == (2, 1)
+    ends = {e["run"]: e for e in main.payload["ends"]}
+    assert ends["cut"] == {
+        "run": "cut", "done": 1, "truncated": 2, "failed": 1, "done_by": {"terminated": 1},
+        "truncated_by": {"wall_s": 2}, "failed_by": {"model": 1}, "truncated_at": [4, 8],
+    }  # fmt: skip
+    assert ends["full"]["done_by"] == {"terminated": 3, "max_steps": 1}
+    assert "episodes cut by a per-episode limit" in main.payload["units"]["episodes_truncated"]
+    # report.md: the head, the Episodes cell and a line per run
+    md = "\n\n".join(main.blocks)
+    assert "7 scored episodes (2 truncated by a limit, scored as they stand at the cut;" in md
+    printed = {r["Grounding"]: r for r in _table(main.blocks[1])}
+    assert printed["none"]["Episodes"] == "3 (2 truncated; +1 failed)"
+    assert printed["image"]["Episodes"] == "4"
+    assert "- cut: 1 done (terminated 1), 2 truncated (wall_s 2; cut after 4, 8 steps)," in md
+    assert "1 failed (model 1)" in md and "- full: 4 done (terminated 3, max_steps 1)" in md
+    assert "scored as it stands at the cut: the env's score at its last step" in md
+
+
+def test_episodes_of_a_store_without_reasons_are_unrecorded(tmp_path: Any) -> None:
+    from statelab.analysis.report import build_report
+
+    old = ended_episodes().drop(columns=["reason"]).assign(status="done")
+    main = build_report(old, None, tmp_path, "old")
+    ends = {e["run"]: e for e in main.payload["ends"]}
+    assert ends["cut"]["done_by"] == {"unrecorded": 4} and ends["cut"]["truncated"] == 0

@@ -1,6 +1,7 @@
 """Issue 25 item 4: limits per episode. An episode that reaches its wall-clock, token or dollar
-limit ends after that step, truncated, scored as it stands, the reason on its last step; runs
-without limits keep their keys."""
+limit ends after that step, truncated (issue 32 item 6: status ``truncated``, the limit its
+``reason``), scored as it stands, the reason on its last step; an episode its step budget
+ends is ``done`` (``max_steps``); runs without limits keep their keys."""
 
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ def test_a_token_limit_ends_the_episode_after_the_step_that_reached_it(tmp_path:
     assert run_sync(free, progress=None).done == 2
     unlimited = _steps(free)
     assert [e["steps"] for e in unlimited] == [10, 10]
+    assert [(e["status"], e["reason"]) for e in unlimited] == [("done", "max_steps")] * 2
     st = Store(free.out_dir / "store.sqlite", readonly=True)  # type: ignore[attr-defined]
     steps = st.table("steps")
     seed0 = steps[steps.seed == 0].sort_values("t")
@@ -57,18 +59,20 @@ def test_a_token_limit_ends_the_episode_after_the_step_that_reached_it(tmp_path:
     cap = used[3] - 1  # more than 3 steps use, what 4 steps reach (both seeds alike)
     assert used[2] < cap
     exp = _exp(tmp_path / "lim", {"tokens": cap})
-    assert run_sync(exp, progress=None).done == 2
+    res = run_sync(exp, progress=None)
+    assert (res.done, res.truncated, res.failed) == (0, 2, 0)
     for e in _steps(exp):
-        assert e["steps"] == 4 and e["status"] == "done"
+        assert e["steps"] == 4 and (e["status"], e["reason"]) == ("truncated", "tokens")
         assert e["agent_in"] + e["agent_out"] >= cap
         assert e["last_meta"]["stopped"].startswith(f"limit: tokens {cap:,} reached (")
 
 
 def test_a_wall_clock_limit_and_no_limit_in_the_key(tmp_path: Path) -> None:
     exp = _exp(tmp_path, {"wall_s": 1e-9})  # reached at the first step
-    assert run_sync(exp, progress=None).done == 2
+    assert run_sync(exp, progress=None).truncated == 2
     for e in _steps(exp):
         assert e["steps"] == 1 and e["last_meta"]["stopped"].startswith("limit: wall_s")
+        assert (e["status"], e["reason"]) == ("truncated", "wall_s")
     a, b = _exp(tmp_path, None).runs()[0], _exp(tmp_path, {}).runs()[0]  # type: ignore[attr-defined]
     c = exp.runs()[0]  # type: ignore[attr-defined]
     assert a.key == b.key != c.key  # a limit is part of the run; none keeps the old key

@@ -115,9 +115,15 @@ def _n_cell(row: Mapping[str, Any]) -> str:
 
 
 def _episodes_cell(row: Mapping[str, Any]) -> str:
-    return _count_cell(
+    """Episodes: scored, then (of them, k truncated; + failed, + without a score)."""
+    cell = _count_cell(
         int(row["episodes"]), int(row["episodes_failed"]), int(row["episodes_unscored"])
     )
+    cut = int(row.get("episodes_truncated") or 0)
+    if not cut:
+        return cell
+    n, _, rest = cell.partition(" (")
+    return f"{n} ({cut} truncated" + (f"; {rest}" if rest else ")")
 
 
 _REFERENCE_LABELS = {ROLE_EXPERT: EXPERT_LABEL, ROLE_FLOOR: FLOOR_LABEL}

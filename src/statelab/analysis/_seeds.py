@@ -7,8 +7,11 @@ seeds). So with several rollouts the success rate is the share of successful epi
 seed, then averaged), not the share of seeds with any success, and score per 1,000 input
 tokens is Fig. 1's per-episode ratio, averaged, not a ratio of averages.
 
-Episode kinds: ``failed`` (status is not ``done``), ``unscored`` (done, but the score is NaN
-or missing) and ``scored``. Only scored episodes enter any figure. A seed counts in ``n``
+Episode kinds: ``failed`` (status is neither ``done`` nor ``truncated``), ``unscored``
+(finished, but the score is NaN or missing) and ``scored``. A ``truncated`` episode (cut by
+a per-episode limit) is scored as it stands at the cut: the env's score at its last step;
+``episodes_done`` and ``episodes_truncated`` count episodes by status (scored or not).
+Only scored episodes enter any figure. A seed counts in ``n``
 when at least one of its episodes is scored; otherwise it is a failed seed (some episode
 failed) or an unscored seed (all finished, none scored). ``n``, ``failed`` and ``unscored``
 thus all count seeds; ``episodes``, ``episodes_failed`` and ``episodes_unscored`` count
@@ -24,6 +27,7 @@ import pandas as pd
 
 from statelab.analysis.behaviour import BEHAVIOUR_FIGURES
 from statelab.analysis.stats import mean_sd
+from statelab.run.records import DONE, FINISHED, TRUNCATED
 
 FAILED, UNSCORED, SCORED = "failed", "unscored", "scored"
 
@@ -71,7 +75,7 @@ def episode_figures(episodes: pd.DataFrame) -> pd.DataFrame:
     """
     out = episodes.copy()
     score = pd.to_numeric(out["score"], errors="coerce").astype(np.float64)
-    done = out["status"] == "done"
+    done = out["status"].isin(FINISHED)
     out["score"] = score
     out["kind"] = np.where(~done, FAILED, np.where(np.isfinite(score), SCORED, UNSCORED))
     out["success"] = pd.to_numeric(out["success"], errors="coerce").astype(np.float64)
@@ -95,8 +99,8 @@ def per_seed(episodes: pd.DataFrame) -> pd.DataFrame:
 
     Columns: ``seed``, ``kind`` of the seed, ``score`` and the :data:`EPISODE_FIGURES`
     averaged over the seed's scored episodes (NaN-skipping), and the episode counts
-    ``episodes``, ``episodes_failed`` and ``episodes_unscored``. Seeds keep first-appearance
-    order.
+    ``episodes``, ``episodes_failed`` and ``episodes_unscored``, and by status
+    ``episodes_done`` and ``episodes_truncated``. Seeds keep first-appearance order.
     """
     unit = unit_column(episodes)
     counts = pd.crosstab(episodes[unit], episodes["kind"])
@@ -111,6 +115,9 @@ def per_seed(episodes: pd.DataFrame) -> pd.DataFrame:
     seeds["episodes"] = counts[SCORED].to_numpy()
     seeds["episodes_failed"] = counts[FAILED].to_numpy()
     seeds["episodes_unscored"] = counts[UNSCORED].to_numpy()
+    for status in (DONE, TRUNCATED):
+        hit = (episodes["status"] == status).groupby(episodes[unit], sort=False).sum()
+        seeds[f"episodes_{status}"] = hit.reindex(order).to_numpy(dtype=np.int64)
     # dollars paid, over every episode of the seed (a failed one was paid for too)
     cost = pd.to_numeric(_column(episodes, "cost"), errors="coerce")
     seeds["cost"] = cost.groupby(episodes[unit], sort=False).sum(min_count=1).reindex(order)
@@ -143,6 +150,8 @@ def run_figures(seeds: pd.DataFrame) -> dict[str, Any]:
         "episodes": int(seeds["episodes"].sum()),
         "episodes_failed": int(seeds["episodes_failed"].sum()),
         "episodes_unscored": int(seeds["episodes_unscored"].sum()),
+        "episodes_done": int(seeds["episodes_done"].sum()),
+        "episodes_truncated": int(seeds["episodes_truncated"].sum()),
     }
     if len(ok):
         row["mean"], row["sd"] = mean_sd(ok["score"].to_numpy(dtype=np.float64))

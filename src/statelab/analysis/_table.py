@@ -42,7 +42,8 @@ from statelab.analysis.stats import ADJUST_NAMES, MAX_EXACT
 def _show_episodes(summary: pd.DataFrame) -> bool:
     seeds = summary["n"] + summary["failed"] + summary["unscored"]
     eps = summary["episodes"] + summary["episodes_failed"] + summary["episodes_unscored"]
-    return bool((eps != seeds).any())
+    cut = summary.get("episodes_truncated")
+    return bool((eps != seeds).any() or (cut is not None and cut.gt(0).any()))
 
 
 def _show_per_call(summary: pd.DataFrame) -> bool:
@@ -76,7 +77,8 @@ def to_markdown(
     """A Markdown table of ``summary`` with a caption and a legend below.
 
     Columns: the axes that vary across runs (always env and agent), mean (SD), Δ vs baseline
-    [95% CI], p (pairs), n (seeds), episodes (when some run has rollouts or failures),
+    [95% CI], p (pairs), n (seeds), episodes (when some run has rollouts, failures or
+    truncated episodes),
     success, tokens per env step in (and per call, when they differ)/out, score per 1,000
     input tokens, then the behaviour columns the runs have
     (:func:`~statelab.analysis.behaviour.shown_behaviour`). The reference rows come last:
@@ -178,6 +180,11 @@ def to_json(summary: pd.DataFrame) -> dict[str, Any]:
             "failed": "seeds with no finished episode",
             "unscored": "seeds whose finished episodes all lack a score",
             "episodes": "scored episodes (episodes_failed, episodes_unscored likewise)",
+            "episodes_done": "episodes played to their end (the env's end, its step budget,"
+            " or the agent's or derail rule's stop), scored or not",
+            "episodes_truncated": "episodes cut by a per-episode limit (limits:), scored as"
+            " they stand at the cut: the env's score at their last step",
+            "episodes_failed": "episodes an error ended (not scored; their steps are stored)",
             "sd": "sample SD over seeds (ddof = 1); null for n = 1",
             "success_rate": "share of successful episodes (per seed, then averaged)",
             "in_per_step": "acting-agent input tokens per env step",

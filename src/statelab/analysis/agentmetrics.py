@@ -45,6 +45,7 @@ from statelab.agents._turn import parse_turn
 from statelab.analysis._components import description
 from statelab.analysis._md import md_row
 from statelab.analysis.sections import Blocks, ReportInputs, report_section
+from statelab.run.records import FINISHED
 from statelab.run.store import Store
 
 STATE_FIELDS = {
@@ -69,7 +70,7 @@ def _by(by: Sequence[str] | str) -> list[str]:
 
 
 def _done(episodes: pd.DataFrame) -> pd.DataFrame:
-    return episodes[episodes["status"] == "done"] if "status" in episodes else episodes
+    return episodes[episodes["status"].isin(FINISHED)] if "status" in episodes else episodes
 
 
 def success_rate(episodes: pd.DataFrame, by: Sequence[str] | str = "run") -> pd.DataFrame:

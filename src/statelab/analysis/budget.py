@@ -44,6 +44,7 @@ from statelab.analysis._md import md_row, md_text
 from statelab.analysis.sections import Blocks, ReportInputs, report_section
 from statelab.core import MODEL_FREE
 from statelab.envs import env_family
+from statelab.run.records import FINISHED
 from statelab.run.store import Store
 
 #: budget fractions the curves are read at
@@ -125,7 +126,7 @@ def _read(store_path: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, d
     try:
         runs = st.table("runs")
         cols = ["run", "seed", "rollout", "success", "steps"]
-        episodes = st.table("episodes", cols, {"status": "done"})
+        episodes = st.table("episodes", cols, {"status": FINISHED})
         steps = st.table("steps", ["run", "seed", "rollout", "t", "reward"])
         meta = st.experiment()
     finally:

@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from statelab.analysis._ends import ends_markdown, episode_ends
 from statelab.analysis._fig2 import change_counts, change_sentences, fig2_png
 from statelab.analysis._heat import cell_colours, heat_table_png
 from statelab.analysis._md import md_text
@@ -52,8 +53,9 @@ __all__ = [
 
 @dataclass
 class MainReport:
-    """The main part of a report: its Markdown blocks (title and counts, the table, the
-    warnings, the plots, the pivot), report.json's payload, and the files written."""
+    """The main part of a report: its Markdown blocks (title and counts, the table, how
+    episodes ended, the warnings, the plots, the pivot), report.json's payload, and the
+    files written."""
 
     blocks: list[str]
     payload: dict[str, Any]
@@ -106,9 +108,12 @@ def build_report(
     plot_score_per_token(summary, paths["score_per_token"])
     payload: dict[str, Any] = {"title": title, **to_json(summary)}
     payload["warnings"] = [c.as_dict() for c in found]
+    ends = episode_ends(episodes)
+    payload["ends"] = ends
     blocks = [
         _head(summary, title, baseline),
         to_markdown(summary, "Table: mean normalised score per run", baseline=baseline),
+        ends_markdown(ends),
     ]
     if found:
         blocks.append(caveats_markdown(found))
@@ -131,6 +136,11 @@ def write_report(
     adjust: Adjust = "holm",
 ) -> dict[str, Path]:
     """Summarise ``episodes`` and write the report files into ``out_dir`` (created if needed).
+
+    report.md says, a line per run, how its episodes ended (done, truncated by a per-episode
+    limit, failed: :mod:`statelab.analysis._ends`), and report.json carries the same as
+    ``ends`` (one record per run) beside each run's ``episodes_done``,
+    ``episodes_truncated`` and ``episodes_failed``.
 
     Returns the written paths under the keys ``markdown`` (report.md), ``json`` (report.json),
     ``scores`` (scores.png) and ``score_per_token`` (score_per_token.png).
@@ -174,9 +184,11 @@ def _head(summary: pd.DataFrame, title: str, baseline: Mapping[str, str] | None)
     n_runs = len(summary)
     n_seeds, n_eps = (int(summary[c].sum()) if n_runs else 0 for c in ("n", "episodes"))
     lost = int(summary[["episodes_failed", "episodes_unscored"]].to_numpy().sum()) if n_runs else 0
+    cut = int(summary["episodes_truncated"].sum()) if n_runs else 0
+    truncated = f"{cut} truncated by a limit, scored as they stand at the cut; " if cut else ""
     return (
         f"# {md_text(title)}\n\n{n_runs} runs, {n_seeds} run-seeds with a score,"
-        f" {n_eps} scored episodes ({lost} failed or unscored, excluded);"
+        f" {n_eps} scored episodes ({truncated}{lost} failed or unscored, excluded);"
         f" baseline: {md_text(describe_baseline(baseline))}."
     )
 

@@ -34,6 +34,7 @@ import pandas as pd
 from statelab.analysis._components import arguments, tags
 from statelab.analysis._md import md_row
 from statelab.analysis.sections import Blocks, ReportInputs, report_section
+from statelab.run.records import FINISHED
 from statelab.run.store import Store
 from statelab.tools.library import Geometry, LibrarySpec, build_geometry, cache_root
 
@@ -110,7 +111,7 @@ def table1(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
         expert = "expert" in _tags(run, "agent")
         if f is None and not expert:
             continue
-        done = eps[(eps["run"] == run.run) & (eps["status"] == "done")]
+        done = eps[(eps["run"] == run.run) & (eps["status"].isin(FINISHED))]
         st = steps[steps["run"] == run.run]
         n = len(done)
         rows.append(
@@ -264,7 +265,7 @@ def episode_png(tables: dict[str, pd.DataFrame], df: pd.DataFrame, path: Path) -
         if hit.empty:
             continue
         run = hit.iloc[0]
-        done = eps[(eps["run"] == run["run"]) & (eps["status"] == "done")].sort_values("seed")
+        done = eps[(eps["run"] == run["run"]) & (eps["status"].isin(FINISHED))].sort_values("seed")
         if done.empty:
             continue
         ep = done[done["success"] == 1].head(1)

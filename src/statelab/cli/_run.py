@@ -59,7 +59,9 @@ def run(
             raise
         raise _fail(str(err)) from None
     typer.echo(
-        f"{exp.name}: {res.done} episodes done, {res.failed} failed, {res.skipped} already done"
+        f"{exp.name}: {res.done} episodes done"
+        + (f", {res.truncated} truncated by a limit" if res.truncated else "")
+        + f", {res.failed} failed, {res.skipped} already done"
         + (f", {res.not_started} not started" if res.not_started else "")
         + f" | model calls {res.model_calls}, cached {res.cached_calls} | tokens in "
         f"{res.tokens_in:,} out {res.tokens_out:,} | {res.seconds:.1f} s"

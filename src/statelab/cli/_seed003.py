@@ -55,7 +55,8 @@ def open_test(
                    f"{' (forced)' if e['forced'] else ''}, {e['opened']}")  # fmt: skip
     if not opening.recorded:
         typer.echo("no episode was stored: the split was not opened (nothing recorded)", err=True)
-    typer.echo(_line(f"{exp.name}: {res.done} episodes done, {res.failed} failed"
+    cut = f", {res.truncated} truncated by a limit" if res.truncated else ""
+    typer.echo(_line(f"{exp.name}: {res.done} episodes done{cut}, {res.failed} failed"
                      f" | {res.seconds:.1f} s"))  # fmt: skip
     if not res.ok:
         raise typer.Exit(1)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from statelab.llm import requests_in_flight, terminal_safe
-from statelab.run.records import EpisodeRecord
+from statelab.run.records import FINISHED, TRUNCATED, EpisodeRecord
 
 #: seconds without a line before the plain view prints a heartbeat
 HEARTBEAT_S = 60.0
@@ -119,7 +119,7 @@ class Tracker:
         run = self.runs.setdefault(label, RunState(label, 0))
         run.done += 1
         run.tokens += ep.agent_in + ep.aux_in + ep.agent_out + ep.aux_out
-        if ep.status != "done":
+        if ep.status not in FINISHED:
             run.failed += 1
         elif not math.isnan(ep.score):
             run.score_sum += ep.score
@@ -179,9 +179,11 @@ class PlainProgress:
     def episode(self, label: str, ep: EpisodeRecord) -> None:
         t = self.t
         what = (
-            f"score={ep.score:.2f} steps={ep.steps}" if ep.status == "done"
-            else f"FAILED: {ep.error}"
+            f"score={ep.score:.2f} steps={ep.steps}" if ep.status in FINISHED
+            else f"FAILED after {ep.steps} steps: {ep.error}"
         )  # fmt: skip
+        if ep.status == TRUNCATED:
+            what += f" truncated ({ep.reason})"
         self.say(
             f"[{t.n}/{t.total}] {label} seed={ep.seed}"
             + (f"/{ep.rollout}" if ep.rollout else "")

@@ -17,6 +17,7 @@ import pandas as pd
 
 from statelab.run._schema import INLINE, REF_COLUMNS
 from statelab.run._texts import TextReader
+from statelab.run.records import FINISHED
 
 #: the tables every store has (``Store.table`` reads these and the registered ones)
 TABLES = ("experiment", "runs", "episodes", "steps", "calls", "queries")
@@ -92,10 +93,16 @@ class Reading:
         refs = self._refs(table)
         sql_cols = ", ".join(f'"{c}_ref" AS "{c}"' if c in refs else f'"{c}"' for c in cols)
         sql = f'SELECT {sql_cols} FROM "{table}"'
-        if where:
-            sql += " WHERE " + " AND ".join(f'"{c}"=?' for c in where)
+        params: list[Any] = []
+        conds = []
+        for c, v in (where or {}).items():  # a tuple: any of its values
+            many = isinstance(v, tuple)
+            conds.append(f'"{c}" IN ({", ".join("?" * len(v))})' if many else f'"{c}"=?')
+            params += list(v) if many else [v]
+        if conds:
+            sql += " WHERE " + " AND ".join(conds)
         sql += f" ORDER BY {order}" if order else " ORDER BY rowid"
-        return sql, tuple((where or {}).values()), cols
+        return sql, tuple(params), cols
 
     def _texts(self) -> TextReader:
         reader: TextReader | None = getattr(self, "_text_reader", None)
@@ -126,8 +133,9 @@ class Reading:
         where: dict[str, Any] | None = None,
         order: str | None = None,
     ) -> pd.DataFrame:
-        """A table as a frame (``columns`` only, rows equal to ``where``, in ``order`` or as
-        written); a registered table the store never had is an empty frame."""
+        """A table as a frame (``columns`` only, rows equal to ``where`` (a tuple value: equal
+        to any of its items, e.g. ``{"status": FINISHED}``), in ``order`` or as written); a
+        registered table the store never had is an empty frame."""
         sql, params, cols = self._select(name, columns, where, order)
         if not self._has(name):
             return pd.DataFrame(columns=cols)
@@ -224,11 +232,11 @@ class Reading:
         return dict(json.loads(row[0]))
 
     def done(self) -> set[tuple[str, int, int]]:
-        """(run, seed, rollout) of every finished episode."""
-        rows = self.db.execute(
-            "SELECT run, seed, rollout FROM episodes WHERE status='done'"
-        ).fetchall()
-        return {(r, int(s), int(i)) for r, s, i in rows}
+        """(run, seed, rollout) of every finished episode (a status of
+        :data:`~statelab.run.records.FINISHED`: done or truncated; a failed one is not)."""
+        key = {"status": FINISHED}
+        return {(r["run"], int(r["seed"]), int(r["rollout"])) for r in
+                self.rows("episodes", ["run", "seed", "rollout"], key)}  # fmt: skip
 
     def stored_seeds(self, run: str, rollout: int = 0) -> list[int]:
         """The seeds of ``run`` with stored steps (of ``rollout``), ascending."""

@@ -43,7 +43,7 @@ CREATE TABLE IF NOT EXISTS episodes (
     score REAL, success INTEGER, steps INTEGER, reward REAL,
     agent_calls INTEGER, agent_in INTEGER, agent_out INTEGER, aux_in INTEGER, aux_out INTEGER,
     cached_calls INTEGER, model_calls INTEGER, wall_s REAL, components TEXT,
-    finished REAL DEFAULT (julianday('now')), cost REAL,
+    finished REAL DEFAULT (julianday('now')), cost REAL, reason TEXT,
     PRIMARY KEY (run, seed, rollout)
 );
 CREATE TABLE IF NOT EXISTS queries (
@@ -72,9 +72,11 @@ CREATE TABLE IF NOT EXISTS calls (
 );
 """
 #: columns added after a store layout first shipped, by table: a store written before them
-#: gains them (NULL in its earlier rows) when a run writes to it again
+#: gains them (NULL in its earlier rows) when a run writes to it again. An episode's
+#: ``reason`` (why it ended) came with the ``truncated`` status: an older store's episodes keep
+#: the status they were written with (a limit's cut among them stays ``done``)
 ADDED_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
-    "episodes": (("cost", "REAL"),),
+    "episodes": (("cost", "REAL"), ("reason", "TEXT")),
     "calls": (("decoding", "TEXT"), ("cost", "REAL")),
 }
 #: each distinct text once: ``text = <base's text>[:keep] + body`` (``body`` zlib-compressed

@@ -16,6 +16,11 @@ import sqlite3
 
 import pandas as pd
 
+from statelab.run.records import FINISHED
+
+#: the statuses of a finished episode, as an SQL list
+_FINISHED_SQL = "(" + ", ".join(f"'{s}'" for s in FINISHED) + ")"
+
 #: one compact row per step (a fingerprint of the memory text, never the text): the one pass
 #: over ``steps`` that every figure below is aggregated from
 STEPS_SQL = """
@@ -70,7 +75,7 @@ ORDER BY per.run, per.seed, per.rollout
 RUN_SQL = """
 WITH done AS (
   SELECT run, seed, rollout, COALESCE(env_seed, seed) AS env_seed FROM episodes
-  WHERE status = 'done'
+  WHERE status IN {finished}
 ),
 firsts AS (
   SELECT run, seed, rollout, MIN(t) AS t FROM temp.statelab_behaviour GROUP BY run, seed, rollout
@@ -145,7 +150,9 @@ def behaviour(db: sqlite3.Connection) -> tuple[pd.DataFrame, pd.DataFrame]:
     try:
         return (
             pd.read_sql_query(EPISODE_SQL, db),
-            pd.read_sql_query(RUN_SQL.format(view=view, decoding=decoding), db),
+            pd.read_sql_query(
+                RUN_SQL.format(view=view, decoding=decoding, finished=_FINISHED_SQL), db
+            ),
         )
     finally:
         db.execute("DROP TABLE IF EXISTS temp.statelab_behaviour")

@@ -49,7 +49,8 @@ from statelab.run._episode_parts import (  # noqa: F401 - re-exported
 from statelab.run._live import STEP_HOOK
 from statelab.run.components import Components, TimedLLM, prelude_transitions, reads_privileged
 from statelab.run.config import RunSpec
-from statelab.run.limits import limit_reached
+from statelab.run.limits import first_limit
+from statelab.run.records import DONE, FAILED, TRUNCATED
 from statelab.run.spec import env_seed, sampling_seed
 from statelab.run.store import EpisodeRecord
 from statelab.state import call_seed, compose_view
@@ -83,7 +84,7 @@ class Episode:
         self.roles = episode_roles(spec, self.llm, self.writer, key)
         self.expert = self.c.env.expert()
         self.record = EpisodeRecord(
-            run=spec.key, seed=seed, rollout=rollout, env_seed=self.env_seed, status="done"
+            run=spec.key, seed=seed, rollout=rollout, env_seed=self.env_seed, status=DONE
         )
         self.obs: Observation
         self.info: dict[str, Any] = {}
@@ -280,13 +281,15 @@ class Episode:
         """Whether the agent ended the episode (``meta["stop"]``: e.g. seed 002's anchor stops
         after repeated outputs or at a model-call limit). The output is not sent to the env;
         the reason and the step's calls join the last recorded step, and the episode ends
-        truncated. A stop before any step is ignored (there is nothing to end)."""
+        ``done`` (reason ``stopped``: the agent's protocol, not a cut). A stop before any
+        step is ignored (there is nothing to end)."""
         d = step.decision
         ep = self.record
         if d is None or not d.meta.get("stop") or not ep.trajectory:
             return False
         last = ep.trajectory[-1]
         last.meta["stop"] = d.meta["stop"]
+        ep.reason = "stopped"
         last.calls += [_call_row(c) for c in step.calls]
         a_in, a_out = _tokens(step.calls)
         last.agent_in += a_in
@@ -335,7 +338,10 @@ class Episode:
     async def play_step(self) -> bool:
         """One step through every stage (compose, ground, decide and validate, step the env,
         update, record), the derail rule, the live-progress hook and the per-episode limits;
-        whether the episode ends with it (an agent's stop records no step)."""
+        whether the episode ends with it (an agent's stop records no step). An episode that
+        ends says why in its record's ``reason``: the env ended it (``terminated``), the rule
+        or a component stopped it (``stopped``), its step budget did (``max_steps``), or a
+        per-episode limit cut it (status ``truncated``, the limit's name)."""
         t0 = time.perf_counter()
         model_before = self._model_seconds()
         step = self.compose()
@@ -358,13 +364,15 @@ class Episode:
         hook = STEP_HOOK.get()
         if hook is not None:  # live progress: the step this episode is at
             hook(len(self.record.trajectory))
-        limit = "" if done else limit_reached(
-            self.spec.limits, self.record, time.perf_counter() - self.started
-        )  # fmt: skip
-        if limit:  # truncated like a used-up step budget; the reason on the last step
-            self.record.trajectory[-1].meta["stopped"] = limit
-            done = True
-        return done
+        if done:
+            why = "stopped" if step.stopped and not terminated else ""
+            self.record.reason = "terminated" if terminated else why or "max_steps"
+            return True
+        hit = first_limit(self.spec.limits, self.record, time.perf_counter() - self.started)
+        if hit is not None:  # cut: scored as it stands; which limit, also on the last step
+            self.record.status, self.record.reason = TRUNCATED, hit[0]
+            self.record.trajectory[-1].meta["stopped"] = hit[1]
+        return hit is not None
 
     def finish(self) -> EpisodeRecord:
         """The episode's record, with its outcome, steps, time and components."""
@@ -376,6 +384,48 @@ class Episode:
         ep.components = self.c.describe()
         return ep
 
+    def failed(self) -> EpisodeRecord:
+        """The record of an episode an error ended: status ``failed``, unscored, with the
+        steps it played before the error (the step in progress is lost), their counts, its
+        time and components; the caller gives the error."""
+        ep = self.record
+        ep.status, ep.score, ep.success = FAILED, 0.0, False
+        ep.steps = len(ep.trajectory)
+        ep.wall_s = time.perf_counter() - self.started
+        with contextlib.suppress(Exception):  # what failed may be the components themselves
+            ep.components = self.c.describe()
+        return ep
+
+
+async def attempt_episode(
+    spec: RunSpec,
+    seed: int,
+    llm: LLM | None,
+    *,
+    writer: LLM | None = None,
+    rollout: int = 0,
+) -> tuple[EpisodeRecord, Exception | None]:
+    """Play one episode of ``spec`` with ``seed``: its record and None; or, when an error
+    ends it, its :meth:`Episode.failed` record (the steps played before the error kept; none
+    when the episode could not be built) and the error. Every env call, the env's
+    construction included, runs off the event loop with a deadline; an env's error is an
+    :class:`EnvCallError`."""
+    build = functools.partial(Episode, spec, seed, llm, writer=writer, rollout=rollout)
+    # building the env (a game generated, a simulator started) is an env call too: off the
+    # event loop, with the env class's deadline; only the deadline blames the env
+    deadline = call_timeout(env_class(spec.env), "build")
+    try:
+        episode = await env_call("construction", build, deadline, blame=False)
+    except Exception as e:
+        return EpisodeRecord(run=spec.key, seed=seed, rollout=rollout, status=FAILED), e
+    try:
+        return await episode.play(), None
+    except Exception as e:  # the steps played so far are the failure's record
+        return episode.failed(), e
+    finally:
+        with contextlib.suppress(EnvCallError):  # the env gives back what it holds (a JVM)
+            await episode.env("close", episode.c.env.close)
+
 
 async def run_episode(
     spec: RunSpec,
@@ -385,16 +435,9 @@ async def run_episode(
     writer: LLM | None = None,
     rollout: int = 0,
 ) -> EpisodeRecord:
-    """Play one episode of ``spec`` with ``seed``; model errors propagate to the caller, and
-    so do env errors, as :class:`EnvCallError` (every env call, the env's construction
-    included, runs off the event loop with a deadline)."""
-    build = functools.partial(Episode, spec, seed, llm, writer=writer, rollout=rollout)
-    # building the env (a game generated, a simulator started) is an env call too: off the
-    # event loop, with the env class's deadline; only the deadline blames the env
-    deadline = call_timeout(env_class(spec.env), "build")
-    episode = await env_call("construction", build, deadline, blame=False)
-    try:
-        return await episode.play()
-    finally:
-        with contextlib.suppress(EnvCallError):  # the env gives back what it holds (a JVM)
-            await episode.env("close", episode.c.env.close)
+    """Play one episode of ``spec`` with ``seed`` (:func:`attempt_episode`); model errors
+    propagate to the caller, and so do env errors, as :class:`EnvCallError`."""
+    ep, error = await attempt_episode(spec, seed, llm, writer=writer, rollout=rollout)
+    if error is not None:
+        raise error
+    return ep

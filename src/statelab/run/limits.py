@@ -1,8 +1,10 @@
 """Limits per episode (``limits:`` in a config): wall-clock seconds, tokens and dollars.
 
-An episode that reaches a limit ends after the step that reached it, truncated like one that
-used up its step budget: it is scored as it stands, and its last step's ``meta["stopped"]``
-says which limit ended it (``"limit: tokens 2,000 reached (2,113)"``). The limits are
+An episode that reaches a limit ends after the step that reached it, with the status
+``truncated`` and the limit's name as its ``reason`` (an episode its step budget ends is
+``done``: that is the env's protocol); it is scored as it stands at the cut (the env's score
+at its last step), and its last step's ``meta["stopped"]`` says which limit ended it
+(``"limit: tokens 2,000 reached (2,113)"``). The limits are
 checked between steps, so a single model call is never cut (its own ``timeout`` bounds it);
 ``tokens`` counts every model token of the episode (acting and auxiliary, in and out);
 ``dollars`` the cost of its calls where the backend knows the price
@@ -32,10 +34,14 @@ class Limits(BaseModel):
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
-def limit_reached(limits: dict[str, Any] | None, ep: EpisodeRecord, wall_s: float) -> str:
-    """Which of ``limits`` the episode has reached after ``wall_s`` seconds ("" if none)."""
+def first_limit(
+    limits: dict[str, Any] | None, ep: EpisodeRecord, wall_s: float
+) -> tuple[str, str] | None:
+    """The first of ``limits`` the episode has reached after ``wall_s`` seconds: its name
+    (``wall_s``, ``tokens``, ``dollars``: the truncated episode's ``reason``) and the line
+    saying so (its last step's ``meta["stopped"]``); None if none is reached."""
     if not limits:
-        return ""
+        return None
     tokens = ep.agent_in + ep.agent_out + ep.aux_in + ep.aux_out
     used: dict[str, float] = {"wall_s": wall_s, "tokens": tokens}
     if ep.cost is not None:
@@ -43,5 +49,11 @@ def limit_reached(limits: dict[str, Any] | None, ep: EpisodeRecord, wall_s: floa
     for name, fmt in (("wall_s", ",.1f"), ("tokens", ",.0f"), ("dollars", ",.4f")):
         cap = limits.get(name)
         if cap is not None and name in used and used[name] >= cap:
-            return f"limit: {name} {cap:{fmt}} reached ({used[name]:{fmt}})"
-    return ""
+            return name, f"limit: {name} {cap:{fmt}} reached ({used[name]:{fmt}})"
+    return None
+
+
+def limit_reached(limits: dict[str, Any] | None, ep: EpisodeRecord, wall_s: float) -> str:
+    """The line of :func:`first_limit` ("" if no limit is reached)."""
+    got = first_limit(limits, ep, wall_s)
+    return got[1] if got else ""

@@ -37,6 +37,7 @@ from statelab.llm import (
 )
 from statelab.run.config import Experiment, RunSpec
 from statelab.run.provenance import guard
+from statelab.run.records import FAILED
 from statelab.run.runner import (
     RunResult,
     _check_cache,
@@ -204,12 +205,13 @@ async def run_on_ray(
                 ep, model_error, flush_error = await actors[i].play.remote(spec, seed, rollout)
             except ray.exceptions.RayError as e:  # the worker died (its node lost, memory)
                 ep = EpisodeRecord(
-                    run=spec.key, seed=seed, rollout=rollout, status="failed", error=_short(e)
-                )
+                    run=spec.key, seed=seed, rollout=rollout, status=FAILED, error=_short(e),
+                    reason="error",
+                )  # fmt: skip
                 return ep, None, ()
             finally:
                 load[i] -= 1
-            if debug and progress is not None and ep.status != "done" and not model_error:
+            if debug and progress is not None and ep.status == FAILED and not model_error:
                 print(f"{spec.label} seed={seed}: {ep.error}", file=progress, flush=True)
             return ep, model_error, (_FlushFailed(flush_error),) if flush_error else ()
 

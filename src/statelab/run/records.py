@@ -6,6 +6,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+#: an episode played to its end: the env ended it (``reason`` ``terminated``), its step budget
+#: did (``max_steps``: the env's protocol, not a cut), or the agent or seed 004's derail rule
+#: stopped it (``stopped``)
+DONE = "done"
+#: an episode cut by a per-episode limit (:mod:`statelab.run.limits`; ``reason`` names it:
+#: ``wall_s``, ``tokens`` or ``dollars``) after its last stored step; scored as it stands at the
+#: cut (the env's score at that step)
+TRUNCATED = "truncated"
+#: an episode an error ended (``error`` says which; ``reason`` whose: ``model``, ``env``,
+#: ``store`` or ``error``); the steps it played before the error are stored, it is not scored,
+#: and a rerun of the experiment plays it again (replacing them)
+FAILED = "failed"
+#: the statuses of an episode that counts as a result (scored, never played again on resume);
+#: every reader that selects scored episodes selects these
+FINISHED: tuple[str, ...] = (DONE, TRUNCATED)
+
 
 @dataclass
 class StepRecord:
@@ -44,8 +60,9 @@ class StepRecord:
 
 @dataclass
 class EpisodeRecord:
-    """One episode as stored (an ``episodes`` row): its run, seed and rollout, its status and
-    outcome, its totals and the :class:`StepRecord` of every step."""
+    """One episode as stored (an ``episodes`` row): its run, seed and rollout, its status
+    (:data:`DONE`, :data:`TRUNCATED` or :data:`FAILED`) and why (``reason``), its outcome, its
+    totals and the :class:`StepRecord` of every step it played (a failed one's too)."""
 
     run: str
     seed: int
@@ -57,6 +74,9 @@ class EpisodeRecord:
     #: the config seed this episode belongs to (the same as ``seed``; kept for readers)
     grp: int = -1
     error: str | None = None
+    #: why it ended, by status (:data:`DONE`, :data:`TRUNCATED`, :data:`FAILED`); None in
+    #: stores written before this column
+    reason: str | None = None
     score: float = 0.0
     success: bool = False
     steps: int = 0

@@ -28,8 +28,9 @@ from statelab.run._live import Progress
 from statelab.run.axes import NAMES
 from statelab.run.components import describe_run, spec_dict
 from statelab.run.config import Experiment, RunSpec
-from statelab.run.episode import run_episode
+from statelab.run.episode import attempt_episode
 from statelab.run.provenance import guard, record_provenance
+from statelab.run.records import DONE, FAILED, FINISHED, TRUNCATED
 from statelab.run.store import EpisodeRecord, Store, stored_text, writable
 
 
@@ -37,7 +38,9 @@ from statelab.run.store import EpisodeRecord, Store, stored_text, writable
 class RunResult:
     total: int = 0
     skipped: int = 0
+    #: episodes played to their end, cut by a per-episode limit, ended by an error
     done: int = 0
+    truncated: int = 0
     failed: int = 0
     model_calls: int = 0
     cached_calls: int = 0
@@ -109,7 +112,8 @@ def open_store(exp: Experiment) -> Store:
 def _commit(store: Store, ep: EpisodeRecord, caches: tuple[Any, ...] = ()) -> str | None:
     """Write ``ep``; when that fails, write it as failed with the reason (or, when even that
     fails, leave the store as it was: the transaction rolls back). Returns why the write
-    failed, or None. Runs on a worker thread (the store serialises its writers); the episode
+    failed, or None (the failed record keeps no steps: they may be what could not be
+    stored). Runs on a worker thread (the store serialises its writers); the episode
     is durable when it returns (a committed WAL transaction survives the process's death),
     and so are its answers in the response ``caches`` (flushed first: a finished episode
     replays from the cache even after a SIGKILL)."""
@@ -120,7 +124,8 @@ def _commit(store: Store, ep: EpisodeRecord, caches: tuple[Any, ...] = ()) -> st
         return None
     except Exception as e:  # a full disk, a value SQLite cannot hold, a malformed record
         why = _short(e)
-    ep.status, ep.error, ep.trajectory = "failed", f"cannot store the episode: {why}", []
+    ep.status, ep.error, ep.trajectory = FAILED, f"cannot store the episode: {why}", []
+    ep.reason = "store"
     with contextlib.suppress(Exception):
         store.commit_episode(ep)
     return why
@@ -143,7 +148,8 @@ async def run_experiment(
     left for a rerun. ``debug`` prints the traceback of an unexpected failure. An experiment
     touching a sealed split (seed 003's test split) is refused unless ``open_test``
     (:mod:`statelab.run.provenance`: only ``statelab open-test`` sets it). ``on_stored``
-    is called (on a worker thread) with every episode once it is stored as done.
+    is called (on a worker thread) with every episode once it is stored as finished (done
+    or truncated).
     """
     if not open_test:
         guard(exp)
@@ -186,7 +192,8 @@ Todo = list[tuple[RunSpec, int, int]]
 
 def prepare(exp: Experiment, store: Store, progress: TextIO | None) -> tuple[Todo, RunResult]:
     """Save the experiment and its runs into ``store``; the episodes not yet finished there
-    (every (run, seed, rollout) whose status is not ``done``: a failed one is played again)."""
+    (every (run, seed, rollout) whose status is not done or truncated: a failed one is played
+    again, its stored steps replaced)."""
     store.save_experiment(exp.name, exp.public_dump())
     runs = exp.runs()
     for spec in runs:
@@ -214,19 +221,27 @@ async def play_episode(
     debug_out: TextIO | None = None,
 ) -> tuple[EpisodeRecord, str | None]:
     """The one per-episode function, locally and on Ray: the episode, or a failed record
-    with the reason (whatever went wrong); and the model error that failed it, if one did.
-    ``debug_out`` gets the traceback of an unexpected failure."""
-    try:
-        return await run_episode(spec, seed, llm, writer=writer, rollout=rollout), None
-    except Exception as e:  # an episode fails; the run goes on
-        ep = EpisodeRecord(
-            run=spec.key, seed=seed, rollout=rollout, status="failed", error=_short(e)
-        )
-        if isinstance(e, ModelError):
-            return ep, ep.error
-        if debug_out is not None:
-            traceback.print_exc(limit=5, file=debug_out)
+    with the reason (whatever went wrong) and the steps played before it; and the model
+    error that failed it, if one did. ``debug_out`` gets the traceback of an unexpected
+    failure."""
+    ep, e = await attempt_episode(spec, seed, llm, writer=writer, rollout=rollout)
+    if e is None:
         return ep, None
+    ep.error = _short(e)
+    ep.reason = failure_reason(e)
+    if isinstance(e, ModelError):
+        return ep, ep.error
+    if debug_out is not None:
+        traceback.print_exception(e, limit=5, file=debug_out)
+    return ep, None
+
+
+def failure_reason(e: BaseException) -> str:
+    """A failed episode's ``reason``: whose error ended it (``model``, ``env``, else
+    ``error``; the runner's write gives ``store``)."""
+    if isinstance(e, ModelError):
+        return "model"
+    return "env" if isinstance(e, EnvCallError) else "error"
 
 
 #: plays one (run, seed, rollout): the episode, the model error that failed it (or None),
@@ -297,7 +312,7 @@ async def drive(
     """Play ``todo`` through ``player`` (here, or on Ray) with at most ``gates[model]``
     episodes of each model in flight (``exp.concurrency`` model-free ones), writing each
     finished episode into ``store`` off the event loop (then ``on_stored(ep)`` there, when it
-    is stored as done); the circuit breaker stops the run.
+    is stored as finished); the circuit breaker stops the run.
     Each model's episodes go through as many lanes as its gate, in the order of ``todo``: the
     tasks alive are the lanes, however many episodes there are (memory stays flat)."""
     lanes: dict[str | None, deque[tuple[RunSpec, int, int]]] = {}
@@ -319,7 +334,7 @@ async def drive(
         t0 = time.perf_counter()
         why = await asyncio.to_thread(_commit, store, ep, caches)
         result.store_seconds += time.perf_counter() - t0
-        if why is None and ep.status == "done" and on_stored is not None:
+        if why is None and ep.status in FINISHED and on_stored is not None:
             await asyncio.to_thread(on_stored, ep)
         breaker.record("the store", why)
         if spec.uses_model:
@@ -349,7 +364,7 @@ async def drive(
 def _env_error(ep: EpisodeRecord) -> str | None:
     """Why ``ep`` failed when its env failed it (an :class:`EnvCallError`), else None."""
     error = ep.error or ""
-    return error if ep.status != "done" and error.startswith(f"{EnvCallError.__name__}:") else None
+    return error if ep.status == FAILED and error.startswith(f"{EnvCallError.__name__}:") else None
 
 
 def gate_size(exp: Experiment, model: str, llm: LLM) -> int:
@@ -361,8 +376,10 @@ def gate_size(exp: Experiment, model: str, llm: LLM) -> int:
 
 
 def _count(result: RunResult, spec: RunSpec, ep: EpisodeRecord) -> None:
-    if ep.status == "done":
+    if ep.status == DONE:
         result.done += 1
+    elif ep.status == TRUNCATED:
+        result.truncated += 1
     else:
         result.failed += 1
         result.reasons[ep.error or "unknown"] += 1

@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from statelab.run.records import FINISHED
 from statelab.train._config import (
     Eval,
     ReaderConfig,
@@ -100,7 +101,7 @@ def online_success(cfg: _Common, model: str, name: str) -> dict[str, Any]:
             r["run"]: json.loads(r["spec"]).get("history") for r in st.rows("runs", ["run", "spec"])
         }
         success: dict[Any, list[int]] = {}
-        for e in st.rows("episodes", ["run", "success"], {"status": "done"}):
+        for e in st.rows("episodes", ["run", "success"], {"status": FINISHED}):
             got = success.setdefault(history[e["run"]], [0, 0])
             got[0] += int(e["success"] or 0)
             got[1] += 1

@@ -17,6 +17,7 @@ from typing import TextIO
 import numpy as np
 
 from statelab.core import LLM, ModelError
+from statelab.run.records import FINISHED
 from statelab.run.runner import run_sync
 from statelab.run.spec import RunSpec
 from statelab.run.store import Store
@@ -120,7 +121,7 @@ def _values(
         store.close()
     eps = eps[eps["rollout"] == 0]
     tokens = eps["agent_in"] + eps["agent_out"] + eps["aux_in"] + eps["aux_out"]
-    value = eps["score"].where(eps["status"] == "done", 0.0)
+    value = eps["score"].where(eps["status"].isin(FINISHED), 0.0)
     if search.objective == "score_per_1k_tokens":
         value = value / (tokens.clip(lower=1) / 1000.0)
     got = {(r, int(s)): float(v) for r, s, v in zip(eps["run"], eps["seed"], value, strict=True)}

@@ -149,7 +149,9 @@ def short_labels(labels: Sequence[str]) -> list[str]:
 def index_data(
     chosen: Chosen, strip: dict[tuple[str, int, int], str], files: list[str]
 ) -> dict[str, Any]:
-    """The page's index: runs, seeds, and one row per episode (``files[i]`` its data file)."""
+    """The page's index: runs, seeds, and one row per episode (``files[i]`` its data file):
+    run, seed, rollout, status (``done``, ``truncated``, ``failed``), score, success, steps,
+    strip, data file, error, and why it ended (``reason``)."""
     runs = chosen.runs
     run_pos = {r: i for i, r in enumerate(runs["run"])}
     seeds = sorted({int(s) for s in chosen.episodes["seed"]})
@@ -168,6 +170,8 @@ def index_data(
                 strip.get(key, ""),
                 files[i],
                 clean(ep.error) if isinstance(ep.error, str) else "",
+                # why it ended (a truncated episode's limit; "" in a store without reasons)
+                clean(reason) if isinstance(reason := getattr(ep, "reason", None), str) else "",
             ]
         )
     return {

@@ -20,6 +20,7 @@ from typing import Any
 
 from statelab.analysis._bounded import run_bounded
 from statelab.analysis.audit.episode import POINT_COLUMNS, Options, audit_episode_async
+from statelab.run.records import FINISHED
 from statelab.run.store import Store, register_table
 
 POINTS_TABLE = "audit_points"
@@ -56,7 +57,7 @@ def _targets(st: Store) -> list[tuple[str, int, str, set[str]]]:
     """(run, seed, acting model, tags) of every episode the audit audits."""
     runs = {r["run"]: r for r in st.rows("runs", ["run", "spec", "tags"])}
     out = []
-    for e in st.rows("episodes", ["run", "seed"], {"status": "done", "rollout": 0}):
+    for e in st.rows("episodes", ["run", "seed"], {"status": FINISHED, "rollout": 0}):
         r = runs.get(e["run"])
         if r is None:
             continue

@@ -21,6 +21,7 @@ from statelab.analysis.seed003.measures import (
     leave_one_chunk_out,
     relevance_lag,
 )
+from statelab.run.records import FINISHED
 from statelab.run.store import Store, register_table
 
 #: the audit's last runs: how many episodes and points, how long, what failed
@@ -325,7 +326,7 @@ def audit_experiment(
         runs = {r["run"]: r for r in st.rows("runs", ["run", "spec", "tags", "components"])}
         eps = [
             (e["run"], e["seed"], *(runs[e["run"]][c] for c in ("spec", "tags", "components")))
-            for e in st.rows("episodes", ["run", "seed"], {"status": "done", "rollout": 0})
+            for e in st.rows("episodes", ["run", "seed"], {"status": FINISHED, "rollout": 0})
             if e["run"] in runs
         ]
         eps.sort(key=lambda e: (e[0], e[1]))

@@ -16,6 +16,7 @@ from typing import Any
 
 from statelab.analysis._components import arguments, tags
 from statelab.analysis.seed003.audit import budget_of, form_of, lag_of
+from statelab.run.records import FINISHED
 from statelab.run.store import Store
 
 
@@ -118,7 +119,7 @@ def cooking_cells(st: Store) -> Cells:
     for e in st.rows("episodes", cols):
         if e["run"] not in runs or int(e["rollout"] or 0) != 0:
             continue
-        if e["status"] != "done":
+        if e["status"] not in FINISHED:
             out.failed[e["run"]] = out.failed.get(e["run"], 0) + 1
             continue
         out.eps.append(

@@ -127,7 +127,7 @@ async function showCompare(app, aName, bName, seed, rollout) {
     const s = stripOf(dataCells(d.steps));
     const c = first === undefined ? null : s.querySelector('[data-t="' + first + '"]');
     if (c) c.classList.add("diverge");
-    return el("div", {}, el("span", { class: "strip-name" }, name + " · score " + fmt(ep.score) + (ep.success ? " · success" : "") + "  "), s);
+    return el("div", {}, el("span", { class: "strip-name" }, name + " · score " + fmt(ep.score) + (ep.success ? " · success" : "") + "  "), s, " ", endBadge(ep));
   });
   const tbody = el("tbody", {});
   const rows = ts.map((t) => compareRow(t, ma.get(t), mb.get(t), first, names, tbody));

@@ -38,7 +38,7 @@ function el(tag, props, ...kids) {
 const RUNS = INDEX.runs;
 const EPS = INDEX.episodes.map((r, i) => ({
   i, run: RUNS[r[0]], seed: r[1], rollout: String(r[2]), status: r[3], score: r[4],
-  success: r[5], steps: r[6], strip: r[7], file: r[8], error: r[9],
+  success: r[5], steps: r[6], strip: r[7], file: r[8], error: r[9], reason: r[10] || "",
 }));
 const BY_KEY = new Map(EPS.map((e) => [epKey(e.run.id, e.seed, e.rollout), e]));
 
@@ -54,6 +54,22 @@ function scoreColor(s) {
   return "hsl(" + Math.round(x * 120) + ",62%," + Math.round(80 - 8 * x) + "%)";
 }
 function fmt(x) { return (Math.round(x * 1000) / 1000).toString(); }
+
+/** How an episode ended, when not played to its end: "" for a done one. A truncated one was
+ * cut by a per-episode limit (scored as it stands at the cut); a failed one by an error. */
+function endText(ep) {
+  const steps = " after " + ep.steps + " step" + (ep.steps === 1 ? "" : "s");
+  if (ep.status === "truncated") return "truncated" + (ep.reason ? " by " + ep.reason : "") + steps;
+  if (ep.status !== "done") return ep.status + steps + (ep.reason ? " (" + ep.reason + ")" : "");
+  return "";
+}
+/** The class an episode's end marks it with ("" for done). */
+function endClass(ep) { return ep.status === "done" ? "" : ep.status === "truncated" ? "truncated" : "failed"; }
+/** A badge saying how the episode ended, or null for one played to its end. */
+function endBadge(ep) {
+  const text = endText(ep);
+  return text ? el("span", { class: "badge end " + endClass(ep), title: ep.error || text }, text) : null;
+}
 
 // -- data files, loaded by script tags (fetch() of file:// is blocked) -------------------
 const waiting = new Map();

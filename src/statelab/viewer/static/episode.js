@@ -90,8 +90,8 @@ function stepBlock(st) {
 }
 
 function epLine(ep) {
-  return "status " + ep.status + " · score " + fmt(ep.score) + " · success " + (ep.success ? "yes" : "no")
-    + " · " + ep.steps + " steps" + (ep.error ? " · " + ep.error : "");
+  return "status " + ep.status + (ep.reason ? " (" + ep.reason + ")" : "") + " · score " + fmt(ep.score)
+    + " · success " + (ep.success ? "yes" : "no") + " · " + ep.steps + " steps" + (ep.error ? " · " + ep.error : "");
 }
 
 /** The text a search in an episode looks through, lowercased. */
@@ -145,6 +145,6 @@ async function showEpisode(app, runName, seed, rollout) {
     if (d) { d.open = true; d.scrollIntoView({ block: "center" }); }
   };
   const strip = stripOf(dataCells(data.steps), pick);
-  body.replaceChildren(legend(), el("div", { id: "ep-strip" }, strip), findBox(data.steps, blocks, strip),
+  body.replaceChildren(legend(), el("div", { id: "ep-strip" }, strip, " ", endBadge(ep)), findBox(data.steps, blocks, strip),
     el("div", { id: "steps" }, blocks));
 }

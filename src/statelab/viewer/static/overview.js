@@ -150,10 +150,10 @@ function drawGrid(hit) {
       el("td", { class: "mean", style: "background:" + scoreColor(mean) }, mine.length ? fmt(mean) : "–"),
       el("td", {}, mine.filter((e) => e.success).length + "/" + mine.length),
       INDEX.seeds.map((s) => el("td", { class: "cells" }, (cells.get(r.id + "|" + s) || []).map((e) =>
-        el("a", { class: "cell" + (hit.has(e.i) ? "" : " dim") + (e.status === "done" ? "" : " failed"),
+        el("a", { class: "cell" + (hit.has(e.i) ? "" : " dim") + (endClass(e) ? " " + endClass(e) : ""),
           href: epHash(e), style: "background:" + scoreColor(e.score),
           data: { seed: e.seed, rollout: e.rollout },
-          title: r.short + " · seed " + e.seed + " · rollout " + e.rollout + " · " + e.status + (e.success ? " · success" : "") },
+          title: r.short + " · seed " + e.seed + " · rollout " + e.rollout + " · " + (endText(e) || e.status) + (e.success ? " · success" : "") },
         fmt(e.score))))));
   });
   document.getElementById("grid").replaceChildren(el("table", { class: "grid" },
@@ -173,5 +173,6 @@ function drawList(hit) {
       el("td", { title: e.run.label }, el("a", { href: epHash(e) }, e.run.short)), el("td", {}, e.seed), el("td", {}, e.rollout),
       el("td", { style: "background:" + scoreColor(e.score) }, fmt(e.score)), el("td", {}, e.success ? "yes" : "no"),
       el("td", {}, e.steps), el("td", {}, stripOf(codeCells(e.strip))),
-      el("td", { class: e.status === "done" ? "" : "bad" }, e.status + (e.error ? ": " + e.error : "")))))), more);
+      el("td", { class: "status " + (e.status === "failed" ? "bad" : "") }, endBadge(e) || e.status,
+        e.error ? ": " + e.error : ""))))), more);
 }
