@@ -75,8 +75,10 @@ def test_a_won_or_lost_episode_reads_as_success_within_the_steps_not_its_reward(
 
 
 def test_a_scored_episode_holds_its_best_score_from_the_first_step_on():
-    """ScienceWorld: the best score reached within the steps, from the first step's score
-    (also at fraction 0), held after the episode ends; a drop keeps the best."""
+    """ScienceWorld: the best score reached within the steps, held after the episode ends; a
+    drop keeps the best. Within no step (fraction 0, or 0.05 of 10 steps) the value is 0, as
+    the authors' ``anytime_return_at_fraction`` returns (issue 35 item 8: it was the first
+    step's score, 0.25)."""
     episodes = pd.DataFrame(
         [("s", 0, 0, 10, "score", False, 6), ("s", 1, 0, 10, "score", False, 3)], columns=EP
     )
@@ -87,8 +89,10 @@ def test_a_scored_episode_holds_its_best_score_from_the_first_step_on():
         columns=ST,
     )
     got = episode_curves(episodes, steps, F).set_index(["seed", "fraction"])["reward"]
-    # limits 1 (the first step for fraction 0), 2, 3, 7, 10
-    assert [got[(0, f)] for f in F] == [0.25, 0.25, 0.25, 0.75, 0.75]
+    # limits 0, 2, 3, 7, 10
+    assert [got[(0, f)] for f in F] == [0.0, 0.25, 0.25, 0.75, 0.75]
+    at = episode_curves(episodes, steps, (0.0, 0.05, 0.1)).set_index(["seed", "fraction"])
+    assert [at["reward"][(0, f)] for f in (0.0, 0.05, 0.1)] == [0.0, 0.0, 0.25]
     assert [got[(1, f)] for f in F] == [0.0, 0.5, 0.5, 0.5, 0.5]
 
 

@@ -6,8 +6,8 @@ has reached by each fraction of its action budget, one line per world-model vari
   the seed's authors do (:func:`curve_mode`): on an env where a win is the full score
   (household, BabyAI) it is 1 when the episode was won within those steps, else 0 (BabyAI's
   shaped reward is not used); on an env with partial credit (ScienceWorld, a win at 70 of 100
-  points) it is the best score reached within them, starting from the first step's score and
-  held after the episode ends. An episode that ended earlier (won, lost, derailed) keeps its
+  points) it is the best score reached within them (0 within no step, as the authors'
+  ``anytime_return_at_fraction`` gives at ``floor(f * B) = 0``), held after the episode ends. An episode that ended earlier (won, lost, derailed) keeps its
   final value. Queries and rejected proposals are no env steps, so they cost nothing here, as
   in the seed.
 - Envs are grouped by family, the name before ``/`` (``scienceworld/boil`` and its 23
@@ -98,7 +98,7 @@ def episode_curves(
             t = g["t"].to_numpy() if g is not None else np.zeros(0)
             r = g["reward"].fillna(0.0).to_numpy(dtype=float) if g is not None else np.zeros(0)
             best = np.maximum.accumulate(np.cumsum(r)) if len(r) else r
-            values = [_last(best[t <= max(1, limit)]) for limit in limits]
+            values = [_last(best[t <= limit]) for limit in limits]
         rows += [(*k, float(f), v) for f, v in zip(fractions, values, strict=True)]
     return pd.DataFrame(rows, columns=[*key, "fraction", "reward"])
 

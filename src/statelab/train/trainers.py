@@ -8,7 +8,8 @@
   the sigmoid DPO loss, TRL's ``"sft"`` loss (the mean token NLL of the chosen completion)
   weighted 0.5 - the seed's "0.5-weighted likelihood term on the chosen state" (RPO; TRL 1.x
   spells ``rpo_alpha=0.5`` as ``loss_type=["sigmoid", "sft"], loss_weights=[1.0, 0.5]``). The
-  reference is the base model with the adapter switched off (TRL's default under PEFT).
+  reference is a frozen copy of the adapter the round starts from (TRL 1.16, for a model
+  loaded from an adapter; not the base with the adapter switched off, see docs/seed003.md).
 
 Training starts from the base model (a fresh adapter) or from an earlier adapter (``init``,
 trainable), and writes the adapter (``adapter_model.safetensors``, ``adapter_config.json``)
