@@ -43,6 +43,7 @@ from statelab.llm._pool import (
     shared_model,
     use_models,
 )
+from statelab.llm._pricing import priced
 from statelab.llm._safe import Redactor, public_spec, storable, terminal_safe
 from statelab.llm._thinking import strip_thinking
 from statelab.llm.cache import CachedLLM, ResponseCache
@@ -191,6 +192,14 @@ def serves_remotely(spec: str) -> bool:
     return _caps(spec).served
 
 
+def prices_calls(spec: str) -> bool:
+    """Whether the calls of a spec's model get a cost (LiteLLM's price table knows the
+    name its backend declares: :meth:`~statelab.core.LLM.price_name`), known without
+    building it."""
+    arg = MODELS.split(spec)[1]
+    return arg is not None and priced(_caps(spec).price_name(arg))
+
+
 def spec_options(spec: str) -> ModelOptions:
     """The options a model spec sets for itself (checked), known without building it."""
     return _honoured(spec)
@@ -263,6 +272,7 @@ __all__ = [
     "make_llm",
     "model_weights",
     "option_help",
+    "prices_calls",
     "public_spec",
     "requests_in_flight",
     "resolve_role",

@@ -1,6 +1,8 @@
 """LiteLLM's HTTP under statelab's rules (:mod:`statelab.llm._lean_http`): every response
 body counted against ``max_body`` as it arrives (the promised length first), asked for
-without compression (so the bytes counted are the bytes kept), and no retries of its own.
+without compression (so the bytes counted are the bytes kept), no retries of its own, and a
+connection never reused (a stray response cannot become the next reply; each call pays a
+new connection).
 
 LiteLLM reaches a provider one of two ways: through the OpenAI SDK (``openai/…`` and the
 OpenAI-compatible providers), whose async HTTP client is ``litellm.aclient_session``, or
@@ -65,7 +67,10 @@ class CappedTransport(httpx.AsyncBaseTransport):
         for old in [lp for lp in self._inner if lp.is_closed()]:
             del self._inner[old]  # its connections died with it
         if loop not in self._inner:
-            self._inner[loop] = httpx.AsyncHTTPTransport(retries=0)
+            # no connection is reused: a stray response left on one (a byte after a reply)
+            # could otherwise be read as the next request's reply
+            limits = httpx.Limits(max_keepalive_connections=0)
+            self._inner[loop] = httpx.AsyncHTTPTransport(retries=0, limits=limits)
         return self._inner[loop]
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:

@@ -47,6 +47,8 @@ __all__ = ["LiteLLMError", "LiteLLMModel", "from_spec", "parse_litellm"]
 
 #: environment variables whose values are credentials (masked wherever they could appear)
 _SECRET_NAME = re.compile(r"(API_KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL)", re.IGNORECASE)
+#: the text of a body over ``max_body`` (:class:`BodyTooLarge`), wherever LiteLLM wraps it
+_OVER = re.compile(r"response body over \d+ bytes \(max_body\)")
 #: the request fields LiteLLM takes as arguments; any other a form adds goes in extra_body
 _ARGUMENTS = ("model", "messages", "temperature", "top_p", "max_tokens", "stop", "seed",
               "response_format")  # fmt: skip
@@ -258,10 +260,13 @@ def classify(e: Exception) -> LiteLLMError:
     text = " ".join(str(e).split())[:300]
     chain = _causes(e)
     big = next((c for c in chain if isinstance(c, BodyTooLarge)), None)
-    if big is not None:
-        return LiteLLMError(f"litellm: {big}", "too-large")
+    over = _OVER.search(str(e))  # LiteLLM may keep only the text of the cause
+    if big is not None or over is not None:
+        return LiteLLMError(f"litellm: {big or (over and over[0])}", "too-large")
     if any(isinstance(c, TooManyInterim) for c in chain):
         return LiteLLMError("litellm: malformed response (too many interim replies)", "malformed")
+    if any(isinstance(c, RecursionError) for c in chain) or "nested too deeply" in str(e):
+        return LiteLLMError("litellm: malformed response (JSON nested too deeply)", "malformed")
     if "Timeout" in name:
         return LiteLLMError(f"litellm: timed out ({text})", "timeout", retryable=True)
     if "RateLimit" in name or status == 429:
