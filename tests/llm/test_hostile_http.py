@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import importlib.util
 import json
+import os
 import socket
 import sqlite3
 from collections.abc import Awaitable, Callable
@@ -26,6 +28,14 @@ from statelab.llm._model import MAX_TOKENS
 MSGS: Any = [{"role": "user", "content": "hi"}]
 Respond = Callable[[int, dict[str, str], asyncio.StreamWriter], Awaitable[None]]
 CLIENTS = ["lean", "httpx"]
+#: the same hostile servers through ``litellm:`` (its OpenAI route, with ``api_base``), where
+#: the litellm extra is installed: the same caps and deadline
+LITELLM = ["litellm"] if importlib.util.find_spec("litellm") else []
+ALL = [*CLIENTS, *LITELLM]
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+if LITELLM:  # its first import takes seconds: not inside a test's bound
+    import litellm
+    import litellm.llms.openai.openai  # noqa: F401
 
 
 def chat(text: str | None = "ok", usage: dict[str, Any] | None = None) -> bytes:
@@ -85,12 +95,17 @@ def play(
         monkeypatch.setenv("STATELAB_HTTP_CLIENT", "httpx")
     else:
         monkeypatch.delenv("STATELAB_HTTP_CLIENT", raising=False)
+    if client == "litellm":
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-hostile-0123456789")
     hostile = Hostile(respond)
 
     async def go() -> list[Completion | BaseException]:
         server = await asyncio.start_server(hostile.handle, "127.0.0.1", at_port)
         port = server.sockets[0].getsockname()[1]
         spec = f"openai-compat:http://{userinfo}127.0.0.1:{port}/v1#m?{options}"
+        if client == "litellm":
+            base = f"http://{userinfo}127.0.0.1:{port}/v1"
+            spec = f"litellm:openai/gpt-4o-mini?api_base={base}&{options}"
         llm: LLM = make_llm(spec, cache=cache)
         out: list[Completion | BaseException] = []
         try:
@@ -144,7 +159,7 @@ def _big(kind: str) -> Respond:
     return respond
 
 
-@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("client", ALL)
 @pytest.mark.parametrize("kind", ["length", "chunk", "close"])
 def test_a_body_over_max_body_fails_the_call_in_one_line(client, kind, monkeypatch):
     """Before: the lean client buffered without bound (5.7 GB in 7 s, then MemoryError)."""
@@ -154,7 +169,7 @@ def test_a_body_over_max_body_fails_the_call_in_one_line(client, kind, monkeypat
     assert "1000000 bytes" in str(e) and hostile.requests == 1  # not retried: it would again
 
 
-@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("client", ALL)
 def test_the_default_cap_refuses_a_promised_ten_gigabytes(client, monkeypatch):
     _, (out,) = play(_big("length"), client, monkeypatch)
     assert f"{16 * 1024 * 1024} bytes" in str(failed(out, "too-large"))
@@ -172,7 +187,7 @@ async def _drip(n: int, headers: dict[str, str], writer: asyncio.StreamWriter) -
         await asyncio.sleep(0.1)
 
 
-@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("client", ALL)
 def test_a_slow_drip_is_cut_at_the_request_timeout(client, monkeypatch):
     """Before: httpx held such a request past 240 s with ``timeout: 4`` (per-read only)."""
     _, (out,) = play(_drip, client, monkeypatch, options="timeout=1&retries=0", bound=8)
@@ -190,7 +205,7 @@ async def _with_stray(n: int, headers: dict[str, str], writer: asyncio.StreamWri
     await writer.drain()
 
 
-@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("client", ALL)
 def test_a_stray_response_is_never_the_next_reply(client, monkeypatch):
     """Before: 2 of 6 replies were the stray, with both clients."""
     hostile, out = play(_with_stray, client, monkeypatch, n=6)
@@ -202,7 +217,7 @@ def test_a_stray_response_is_never_the_next_reply(client, monkeypatch):
 # -- 4. and 7. a reply enters capped, its token counts checked ----------------------------
 
 
-@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("client", ALL)
 def test_a_huge_reply_is_cut_where_it_enters_and_marked(client, monkeypatch, tmp_path):
     """Before: a 1 MB reply came back whole (10 MB replies made a 110 MB prompt)."""
 
@@ -218,8 +233,9 @@ def test_a_huge_reply_is_cut_where_it_enters_and_marked(client, monkeypatch, tmp
     assert size < MAX_REPLY + 1000  # the cache holds the cut reply
 
 
+@pytest.mark.parametrize("client", ["lean", *LITELLM])
 @pytest.mark.parametrize("claimed", [-1000, 10**20, True])
-def test_impossible_token_counts_are_replaced_and_marked(claimed, monkeypatch):
+def test_impossible_token_counts_are_replaced_and_marked(claimed, client, monkeypatch):
     """Before: -1000 printed "In tok/step -1,000"; 10**20 failed storing the episode."""
 
     async def lying(n: int, headers: dict[str, str], writer: asyncio.StreamWriter) -> None:
@@ -227,20 +243,39 @@ def test_impossible_token_counts_are_replaced_and_marked(claimed, monkeypatch):
         writer.write(http(chat("ok", usage)))
         await writer.drain()
 
-    _, (out,) = play(lying, "lean", monkeypatch)
+    _, (out,) = play(lying, client, monkeypatch)
     assert isinstance(out, Completion)
     n_in, n_out = out.usage.input_tokens, out.usage.output_tokens
     assert 0 <= n_in <= MAX_TOKENS and 0 <= n_out <= MAX_TOKENS < 2**63
-    assert (n_in, n_out) != (claimed, claimed)
+    # (LiteLLM itself reads ``true`` as 1 token, before statelab sees it)
+    assert (n_in, n_out) != (claimed, claimed) or (client, claimed) == ("litellm", True)
     assert n_in >= 1 and n_out >= 1  # the tokenizer's count stands in
     if claimed is not True:
         assert "usage-replaced" in out.flags
+    if client == "litellm":  # priced from the counts kept, not the server's claim
+        from statelab.llm._pricing import call_cost
+
+        assert out.cost is not None and out.cost == call_cost("openai/gpt-4o-mini", n_in, n_out)
+        assert out.cost < 0.01  # before: 10**20 tokens cost $63e12; -1000 none at all
+
+
+@pytest.mark.parametrize("client", ALL)
+def test_a_reply_without_choices_is_a_one_line_model_error(client, monkeypatch):
+    """Before: ``choices: []`` was a raw IndexError through litellm: (its traceback stored
+    as the episode's error)."""
+
+    async def empty(n: int, headers: dict[str, str], writer: asyncio.StreamWriter) -> None:
+        writer.write(http(json.dumps({"choices": [], "usage": {}}).encode()))
+        await writer.drain()
+
+    _, (out,) = play(empty, client, monkeypatch, options="timeout=3&retries=0")
+    failed(out, "malformed")
 
 
 # -- 10. no recursion -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("client", ALL)
 def test_thousands_of_interim_responses_end_in_a_model_error(client, monkeypatch):
     """Before: RecursionError (not a model error: invisible to the breaker)."""
 
@@ -256,7 +291,7 @@ def test_thousands_of_interim_responses_end_in_a_model_error(client, monkeypatch
         assert isinstance(out, Completion | ModelError), out
 
 
-@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("client", CLIENTS)  # litellm: the OpenAI SDK parses it (see report)
 def test_deeply_nested_json_is_a_model_error_not_retried(client, monkeypatch):
     async def nested(n: int, headers: dict[str, str], writer: asyncio.StreamWriter) -> None:
         writer.write(http(b"[" * 200_000 + b"]" * 200_000))

@@ -209,7 +209,7 @@ def test_a_backend_registered_without_a_class_gets_the_defaults() -> None:
 def test_options_are_declared_with_help_and_parsed_in_one_place() -> None:
     names = [name.split(" ")[0] for name, _ in option_help()]
     assert names == ["timeout", "retries", "concurrency", "max_body", "max_reply",
-                     "constrain", "template", "slots", "thinking"]  # fmt: skip
+                     "constrain", "template", "slots", "thinking", "api_base"]  # fmt: skip
     assert all(len(text) > 20 for _, text in option_help())
     got = parse_options("s", "timeout=2.5&retries=0&max_reply=9")
     assert got == ModelOptions(timeout=2.5, retries=0, max_reply=9)

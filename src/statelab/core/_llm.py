@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import asdict, dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 #: A chat message: ``{"role": "system"|"user"|"assistant", "content": str | list[part]}``
 Message = dict[str, Any]
@@ -76,6 +76,9 @@ class Completion:
     #: what the call cost in US dollars, from the provider's price table where the backend
     #: knows the model (LiteLLM's); ``None`` where unknown (never guessed)
     cost: float | None = None
+    #: of ``usage.input_tokens``, those the provider served from its prompt cache (priced
+    #: at its cached rate; not stored: the call's ``cost`` is)
+    cached_input: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -155,6 +158,18 @@ class LLM(abc.ABC):
     vision: bool = False
     #: the tokens a request may span (prompt and reply), where the backend knows it
     context_tokens: int | None = None
+    #: the spec options (:class:`statelab.llm.ModelOptions` names) this backend honours
+    #: beyond the model wrapper's own; a spec setting another is refused when it is read
+    honours: ClassVar[frozenset[str]] = frozenset()
+    #: the model's name in LiteLLM's price table, where its calls are billed by it (the
+    #: model wrapper prices each call by it); ``None``: calls cost nothing known
+    price_as: str | None = None
+
+    @classmethod
+    def price_name(cls, arg: str) -> str | None:
+        """:attr:`price_as` of the backend a spec's argument builds, known without building
+        it (``None``: its calls are not priced)."""
+        return None
 
     @abc.abstractmethod
     async def complete(self, messages: list[Message], params: GenParams) -> Completion:

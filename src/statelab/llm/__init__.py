@@ -19,6 +19,7 @@ writer) the run's model for that spec, built and closed with the run's others.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable
 from pathlib import Path
@@ -33,7 +34,7 @@ from statelab.llm._model import (
     TimedLLM,
     requests_in_flight,
 )
-from statelab.llm._options import MAX_BODY, MAX_REPLY, ModelOptions, option_help
+from statelab.llm._options import MAX_BODY, MAX_REPLY, ModelOptions, check_honoured, option_help
 from statelab.llm._pool import (
     ModelPool,
     resolve_role,
@@ -42,6 +43,7 @@ from statelab.llm._pool import (
     shared_model,
     use_models,
 )
+from statelab.llm._pricing import priced
 from statelab.llm._safe import Redactor, public_spec, storable, terminal_safe
 from statelab.llm._thinking import strip_thinking
 from statelab.llm.cache import CachedLLM, ResponseCache
@@ -57,8 +59,14 @@ def _backend(name: str, help: str, where: str) -> Callable[[Callable[..., Any]],
     when its capabilities are asked for)."""
 
     def deco(factory: Callable[..., Any]) -> Any:
-        setattr(factory, _BACKEND, where)
-        return MODELS.register(name, help)(factory)
+        @functools.wraps(factory)
+        def checked(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
+            if arg:  # every option the spelling accepts is one its backend honours
+                _honoured(f"{name}:{arg}")
+            return factory(arg, ctx, **options)
+
+        setattr(checked, _BACKEND, where)
+        return MODELS.register(name, help)(checked)
 
     return deco
 
@@ -77,6 +85,18 @@ def backend_class(spec: str) -> type[LLM]:
 def _caps(spec: str) -> type[Provider]:
     cls = backend_class(spec)
     return cls if issubclass(cls, Provider) else Provider
+
+
+def _honoured(spec: str) -> ModelOptions:
+    """The options ``spec`` sets, or a one-line ConfigError naming one its backend does not
+    honour (generated from the backend's ``honours`` declaration, for every backend)."""
+    arg = MODELS.split(spec)[1]
+    if not arg:
+        return ModelOptions()
+    cls = _caps(spec)
+    options = cls.spec_options(arg)
+    check_honoured(public_spec(spec), options, cls.honours)
+    return options
 
 
 def _need(arg: str | None, name: str, example: str) -> str:
@@ -149,15 +169,11 @@ def _openai(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
     "statelab.llm.litellm_backend:LiteLLMModel",
 )
 def _litellm(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
-    from statelab.llm.litellm_backend import LiteLLMModel, parse_litellm
+    from statelab.llm.litellm_backend import from_spec, parse_litellm
 
-    model, _ = parse_litellm(_need(arg, "litellm", "litellm:anthropic/claude-3-5-haiku-latest"))
-    if ctx.dry:
-        return None
-    kw = {k: options[k] for k in ("timeout",) if k in options}
-    if "concurrency" in options:
-        kw["max_concurrency"] = options["concurrency"]
-    return LiteLLMModel(model, **kw)
+    spec = _need(arg, "litellm", "litellm:anthropic/claude-3-5-haiku-latest")
+    parse_litellm(spec)
+    return None if ctx.dry else from_spec(spec, **options)
 
 
 @_backend("scripted", "scripted:<file>", "statelab.llm.scripted:ScriptedLLM")
@@ -176,10 +192,17 @@ def serves_remotely(spec: str) -> bool:
     return _caps(spec).served
 
 
+def prices_calls(spec: str) -> bool:
+    """Whether the calls of a spec's model get a cost (LiteLLM's price table knows the
+    name its backend declares: :meth:`~statelab.core.LLM.price_name`), known without
+    building it."""
+    arg = MODELS.split(spec)[1]
+    return arg is not None and priced(_caps(spec).price_name(arg))
+
+
 def spec_options(spec: str) -> ModelOptions:
     """The options a model spec sets for itself (checked), known without building it."""
-    arg = MODELS.split(spec)[1]
-    return _caps(spec).spec_options(arg) if arg else ModelOptions()
+    return _honoured(spec)
 
 
 def spec_concurrency(spec: str) -> int | None:
@@ -249,6 +272,7 @@ __all__ = [
     "make_llm",
     "model_weights",
     "option_help",
+    "prices_calls",
     "public_spec",
     "requests_in_flight",
     "resolve_role",

@@ -1,21 +1,26 @@
 """The HTTP side of the OpenAI-compatible backend (:mod:`statelab.llm.openai_compat`): one
-POST and how it failed (:class:`ModelServerError`), credentials kept out of every message, and
-the readers of a chat reply and of an echo's log-probabilities."""
+POST and how it failed (:class:`ModelServerError`), credentials kept out of every message, the
+readers of a chat reply and of an echo's log-probabilities, and how a chat request is held
+to a choice (:class:`Forms`, :func:`constrain_body`: the server's form, probed once), shared
+with the ``litellm:`` backend, which sends the same fields through LiteLLM."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import httpx
 
-from statelab.core import ModelError
+from statelab.core import GenParams, ModelError
+from statelab.llm import _constrain as forms
 from statelab.llm._http import Clients
 from statelab.llm._lean_http import BodyTooLarge, NestedTooDeep, Reply, TooManyInterim
 from statelab.llm._safe import Redactor, terminal_safe
 
-__all__ = ["ModelServerError", "NoContent", "Wire"]
+__all__ = ["Forms", "ModelServerError", "NoContent", "Wire", "constrain_body"]
 
 T = TypeVar("T")
 
@@ -117,6 +122,70 @@ class Wire:
             excerpt = self._scrub(r.text) or type(e).__name__
             reason = f"malformed response from {shown}: {excerpt}"
             raise ModelServerError(reason, "malformed", status, retryable=True) from None
+
+
+class Forms:
+    """Which constrained form a server's replies are held by (mixed into the backends that
+    send OpenAI's chat fields; they set the attributes and :meth:`_probe_send`):
+    ``constrain`` as the spec asks (``auto``: probed once per server, see
+    :mod:`statelab.llm._constrain`; ``off``: none), the server known by ``base_url`` and
+    ``model``."""
+
+    constrain: str
+    base_url: str
+    model: str
+    _probe_lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+
+    async def _probe_send(self, body: dict[str, Any]) -> forms.ProbeReply:
+        raise NotImplementedError
+
+    def _known(self) -> str:
+        """The form this server was found to take, if it was asked already ("" if not)."""
+        if self.constrain == "off":
+            return ""
+        if self.constrain != "auto":
+            return self.constrain
+        return forms.remembered(self.base_url, self.model) or ""
+
+    async def _form(self) -> str:
+        """The constrained form this server takes (probed once, see ``_constrain``)."""
+        if self.constrain != "auto":
+            return self.constrain
+        found = forms.remembered(self.base_url, self.model)
+        if found is not None:
+            return found
+        loop = asyncio.get_running_loop()
+        if self._probe_lock is None or self._probe_lock[0] is not loop:
+            self._probe_lock = (loop, asyncio.Lock())
+        async with self._probe_lock[1]:  # one probe, however many episodes start at once
+            return await forms.probe(self.base_url, self.model, self._probe_send)
+
+    async def constrained_form(self, body: dict[str, Any], params: GenParams) -> str:
+        """Put ``params``' structured output and choice constraint into a chat ``body``;
+        the form the reply is held by ("" for a free reply, no choices asked)."""
+        form = ""
+        if params.choices and self.constrain != "off":  # only a choice asks the server
+            form = await self._form()
+        constrain_body(body, params, form, form or self._known())
+        return form
+
+
+def constrain_body(body: dict[str, Any], params: GenParams, form: str, known: str) -> None:
+    """``params``' JSON schema as ``response_format``, the choice's constraint in ``form``
+    (with room for the whole reply), and the sampling fields of the server family ``known``
+    reveals, put into a chat request ``body``."""
+    if params.json_schema is not None:
+        schema = json.loads(params.json_schema)
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "reply", "schema": schema, "strict": True},
+        }
+    if form and params.choices:
+        forms.apply(form, body, params.choice_prefix, params.choices)
+        if form != forms.NONE:  # room for the whole reply, JSON braces included
+            longest = max(len(params.choice_prefix + c) for c in params.choices)
+            body["max_tokens"] = max(params.max_tokens, longest // 2 + 32)
+    body.update(forms.sampling(known))
 
 
 class NoContent(ValueError):

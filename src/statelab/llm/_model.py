@@ -41,6 +41,7 @@ from statelab.core import (
     Usage,
 )
 from statelab.llm._options import MAX_REPLY, ModelOptions
+from statelab.llm._pricing import with_cost
 from statelab.llm._safe import Redactor
 from statelab.llm.cache import CACHE_SECONDS
 
@@ -206,7 +207,7 @@ class Model(LLM):
     def _finish(self, messages: list[Message], params: GenParams, done: Completion) -> Completion:
         if params.choices and not done.decoding:  # a backend that does not say: its flag
             done = replace(done, decoding="trie" if self.constrained else "unenforced")
-        return self._guard(messages, done)
+        return with_cost(self.inner.price_as, self._guard(messages, done))
 
     async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
         return await self._retry(lambda: self.inner.score(messages, continuations))

@@ -17,7 +17,16 @@ from urllib.parse import parse_qsl
 
 from statelab.core import ConfigError
 
-__all__ = ["CONSTRAIN", "MAX_BODY", "MAX_REPLY", "ModelOptions", "option_help", "parse_options"]
+__all__ = [
+    "CONSTRAIN",
+    "MAX_BODY",
+    "MAX_REPLY",
+    "WRAPPER_OPTIONS",
+    "ModelOptions",
+    "check_honoured",
+    "option_help",
+    "parse_options",
+]
 
 #: the largest response body a client reads (bytes), unless a spec's ``max_body`` says
 MAX_BODY = 16 * 1024 * 1024
@@ -92,6 +101,11 @@ class ModelOptions:
         "off|on|auto",
         allowed=("off", "on", "auto"),
     )
+    api_base: str | None = _opt(
+        "the server's base URL (LiteLLM's api_base: one grid may reach several servers); "
+        "default the provider's own, or its environment variable",
+        "an http(s) URL",
+    )
 
     def over(self, base: ModelOptions) -> ModelOptions:
         """These options where set, ``base``'s elsewhere."""
@@ -109,8 +123,27 @@ def _first(a: Any, b: Any) -> Any:
 
 
 _FIELDS = {f.name: f for f in fields(ModelOptions)}
-_TYPES: dict[str, Any] = {"timeout": float, "constrain": str, "template": str, "thinking": str}
+_TYPES: dict[str, Any] = {
+    "timeout": float, "constrain": str, "template": str, "thinking": str, "api_base": str,
+}  # fmt: skip
 # every other option is a whole number
+
+
+#: the options the model wrapper honours for every backend (retries, the reply's cap)
+WRAPPER_OPTIONS = frozenset({"retries", "max_reply"})
+
+
+def check_honoured(spec: str, options: ModelOptions, honours: frozenset[str]) -> None:
+    """A one-line ConfigError when ``options`` sets one a backend does not honour
+    (``honours``: the backend's declaration; the wrapper's own are honoured by all)."""
+    can = honours | WRAPPER_OPTIONS
+    refused = [k for k in options.given() if k not in can]
+    if refused:
+        names = ", ".join(refused)
+        raise ConfigError(
+            f"model {spec!r}: this backend cannot honour option{'s' if len(refused) > 1 else ''}"
+            f" {names}; it honours: {', '.join(k for k in _FIELDS if k in can)}"
+        )
 
 
 def option_help() -> list[tuple[str, str]]:

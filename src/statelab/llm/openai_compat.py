@@ -42,9 +42,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import copy
-import json
 import os
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import unquote, urlsplit
 
 import httpx
@@ -52,7 +51,7 @@ import httpx
 from statelab.core import Completion, ConfigError, GenParams, Message, Usage
 from statelab.llm import _constrain as constrain
 from statelab.llm import _thinking as thinking_
-from statelab.llm._compat_wire import ModelServerError, Wire, _parse_chat, _parse_echo
+from statelab.llm._compat_wire import Forms, ModelServerError, Wire, _parse_chat, _parse_echo
 from statelab.llm._http import Clients
 from statelab.llm._http_spec import OPENAI_BASE_URL, check_base_url, parse_compat, parse_openai
 from statelab.llm._model import Provider, render_messages
@@ -69,7 +68,7 @@ __all__ = [
 ]
 
 
-class OpenAICompatLLM(Wire, Provider):
+class OpenAICompatLLM(Wire, Forms, Provider):
     """Chat completions over HTTP, one request per call.
 
     ``GenParams.choices`` are enforced by the form the server takes (``constrain``: ``auto``
@@ -84,6 +83,9 @@ class OpenAICompatLLM(Wire, Provider):
     scores = True
     served = True
     max_concurrency = 8
+    honours: ClassVar[frozenset[str]] = frozenset(
+        {"timeout", "concurrency", "max_body", "constrain", "template", "slots", "thinking"}
+    )
 
     def __init__(
         self,
@@ -146,6 +148,12 @@ class OpenAICompatLLM(Wire, Provider):
         """The options after the model name (``openai-compat:`` spellings hold a ``#``)."""
         return (parse_compat(arg) if "#" in arg else parse_openai(arg)).options
 
+    @classmethod
+    def price_name(cls, arg: str) -> str | None:
+        """``openai:<model>`` is billed as OpenAI prices the model; an ``openai-compat:``
+        server's prices are its own (not priced)."""
+        return None if "#" in arg else parse_openai(arg).model
+
     # -- the contract -------------------------------------------------------------------
 
     async def complete(self, messages: list[Message], params: GenParams) -> Completion:
@@ -164,21 +172,7 @@ class OpenAICompatLLM(Wire, Provider):
             body.update(self._reasoning_fields())
         else:
             body.update(thinking_.server_fields(await self.thinks(), params.reasoning))
-        if params.json_schema is not None:
-            schema = json.loads(params.json_schema)
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "reply", "schema": schema, "strict": True},
-            }
-        form = ""
-        if params.choices and self.constrained:  # only a choice asks the server (once)
-            form = await self._form()
-            constrain.apply(form, body, params.choice_prefix, params.choices)
-            if form != constrain.NONE:  # room for the whole reply, JSON braces included
-                longest = max(len(params.choice_prefix + c) for c in params.choices)
-                body["max_tokens"] = max(params.max_tokens, longest // 2 + 32)
-        known = form or (self._known() if self.constrained else "")
-        body.update(constrain.sampling(known))
+        form = await self.constrained_form(body, params)
         if self.slots is not None:
             body.update(self.slots.fields(self._episode, messages))
         loop = asyncio.get_running_loop()
@@ -202,25 +196,6 @@ class OpenAICompatLLM(Wire, Provider):
         view = copy.copy(self)
         view._episode = key
         return view
-
-    def _known(self) -> str:
-        """The form this server was found to take, if it was asked already ("" if not)."""
-        if self.constrain != "auto":
-            return self.constrain
-        return constrain.remembered(self.base_url, self.model) or ""
-
-    async def _form(self) -> str:
-        """The constrained form this server takes (probed once, see ``_constrain``)."""
-        if self.constrain != "auto":
-            return self.constrain
-        found = constrain.remembered(self.base_url, self.model)
-        if found is not None:
-            return found
-        loop = asyncio.get_running_loop()
-        if self._probe_lock is None or self._probe_lock[0] is not loop:
-            self._probe_lock = (loop, asyncio.Lock())
-        async with self._probe_lock[1]:  # one probe, however many episodes start at once
-            return await constrain.probe(self.base_url, self.model, self._probe_send)
 
     async def _probe_send(self, body: dict[str, Any]) -> constrain.ProbeReply:
         try:
@@ -340,6 +315,8 @@ def from_spec_openai(arg: str, **options: Any) -> OpenAICompatLLM:
             f"model 'openai:{spec.model}' needs the OPENAI_API_KEY environment variable"
         )
     base_url = os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
-    return OpenAICompatLLM(base_url, spec.model, api_key_env="OPENAI_API_KEY",
-                           **_constructor(options, spec.options),
-                           **_served(spec.options))  # fmt: skip
+    llm = OpenAICompatLLM(base_url, spec.model, api_key_env="OPENAI_API_KEY",
+                          **_constructor(options, spec.options),
+                          **_served(spec.options))  # fmt: skip
+    llm.price_as = spec.model
+    return llm

@@ -29,7 +29,7 @@ from pydantic import (
 
 from statelab.core import MODEL_AXES, MODEL_FREE, ConfigError, GenParams
 from statelab.envs import env_class
-from statelab.llm import accepts_images, public_spec
+from statelab.llm import accepts_images, prices_calls, public_spec
 from statelab.run.axes import AXES, BY_NAME, NAMES, check_value, env_context
 from statelab.run.limits import Limits
 from statelab.run.spec import RunSpec, resolve_format
@@ -266,6 +266,20 @@ class Experiment(BaseModel):
                         raise ConfigError(
                             f"grid.grounding: {g!r} sends images, and model {m!r} takes text only"
                         )
+        return self
+
+    @model_validator(mode="after")
+    def _priced(self) -> Experiment:
+        """A ``dollars`` limit needs acting models whose calls are priced: it could never
+        fire otherwise."""
+        if self.limits is None or self.limits.dollars is None:
+            return self
+        for m in self.models():
+            if not prices_calls(m):
+                raise ConfigError(
+                    f"limits.dollars: model {public_spec(m)!r} has no price in LiteLLM's table "
+                    "(or litellm is not installed), so no dollar limit can be reached"
+                )
         return self
 
     @field_validator("rollouts")

@@ -8,15 +8,17 @@ at its last step), and its last step's ``meta["stopped"]`` says which limit ende
 checked between steps, so a single model call is never cut (its own ``timeout`` bounds it);
 ``tokens`` counts every model token of the episode (acting and auxiliary, in and out);
 ``dollars`` the cost of its calls where the backend knows the price
-(:attr:`statelab.core.Completion.cost`; a backend without prices never reaches it). A limit
-is part of the run's key: episodes played under another limit are another run.
+(:attr:`statelab.core.Completion.cost`, :mod:`statelab.llm._pricing`): a ``dollars`` limit
+over a model whose calls are not priced is refused when the config is read, and so is a
+limit given as ``true``/``false`` (not read as 1). A limit is part of the run's key:
+episodes played under another limit are another run.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from statelab.run.records import EpisodeRecord
 
@@ -28,6 +30,13 @@ class Limits(BaseModel):
     wall_s: float | None = Field(None, gt=0, le=7 * 24 * 3600)
     tokens: int | None = Field(None, ge=1)
     dollars: float | None = Field(None, gt=0)
+
+    @field_validator("wall_s", "tokens", "dollars", mode="before")
+    @classmethod
+    def _no_booleans(cls, v: Any) -> Any:
+        if isinstance(v, bool):
+            raise ValueError(f"a number, not {str(v).lower()}")
+        return v
 
     def given(self) -> dict[str, Any]:
         """The limits set, by name (the form a run's spec and key hold)."""
