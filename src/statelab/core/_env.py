@@ -85,6 +85,12 @@ class Env(gym.Env[Observation, str], abc.ABC):
     win_score: ClassVar[float] = 1.0
     #: splits whose seeds no run may use (held out, e.g. a test set): provenance refuses them
     sealed_splits: ClassVar[tuple[str, ...]] = ()
+    #: whether instances of the env may be called from several threads of one process at
+    #: once (the runner plays episodes concurrently, each env call on a worker thread). False:
+    #: a library it plays through keeps process-wide state (TextWorld's grammar parsers are
+    #: module-level objects), so the runner makes every call of such envs wait for the
+    #: others (``statelab.run._envcall``)
+    thread_safe: ClassVar[bool] = True
     #: static task manual shown first in every prompt
     manual: str
 

@@ -159,7 +159,7 @@ class Episode:
         validate stage runs components' code too: only its deadline and oracle blame the env)."""
         call = functools.partial(fn, *args, **kw)
         deadline = call_timeout(self.c.env, what)
-        return await env_call(what, call, deadline, blame=what != "validate")
+        return await env_call(what, call, deadline, blame=what != "validate", env=self.c.env)
 
     def validate(self, step: _Step) -> str | None:
         """The first rejection of the proposed action by any component, else None."""
@@ -391,8 +391,9 @@ async def run_episode(
     build = functools.partial(Episode, spec, seed, llm, writer=writer, rollout=rollout)
     # building the env (a game generated, a simulator started) is an env call too: off the
     # event loop, with the env class's deadline; only the deadline blames the env
-    deadline = call_timeout(env_class(spec.env), "build")
-    episode = await env_call("construction", build, deadline, blame=False)
+    cls = env_class(spec.env)
+    deadline = call_timeout(cls, "build")
+    episode = await env_call("construction", build, deadline, blame=False, env=cls)
     try:
         return await episode.play()
     finally:
