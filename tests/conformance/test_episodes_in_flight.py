@@ -128,3 +128,32 @@ def test_four_episodes_in_flight_play_as_one_at_a_time(name, tmp_path):
     res = run_sync(alone, progress=None)
     assert (res.done, res.failed) == (len(SEEDS), 0), res.failures
     assert together == _episodes(alone.out_dir / "store.sqlite")
+
+
+@pytest.mark.parametrize("safe", [True, False])
+def test_calls_of_an_env_that_is_not_thread_safe_never_overlap(safe):
+    """The runner's env calls (``env_call`` with the env called) of a class declaring
+    ``thread_safe = False`` run one at a time, those of other classes at once."""
+    import asyncio
+    import threading
+    import time
+
+    from statelab.envs import env_class
+    from statelab.run._envcall import env_call
+
+    cls = type("Declared", (env_class("hanoi"),), {"thread_safe": safe})
+    active, peak, lock = [0], [0], threading.Lock()
+
+    def call() -> None:
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        time.sleep(0.2)  # long enough for the others to start, were they let
+        with lock:
+            active[0] -= 1
+
+    async def go() -> None:
+        await asyncio.gather(*(env_call("step", call, 30, env=cls) for _ in range(4)))
+
+    asyncio.run(go())
+    assert peak[0] > 1 if safe else peak[0] == 1
