@@ -7,9 +7,9 @@ has reached by each fraction of its action budget, one line per world-model vari
   (household, BabyAI) it is 1 when the episode was won within those steps, else 0 (BabyAI's
   shaped reward is not used); on an env with partial credit (ScienceWorld, a win at 70 of 100
   points) it is the best score reached within them (0 within no step, as the authors'
-  ``anytime_return_at_fraction`` gives at ``floor(f * B) = 0``), held after the episode ends. An episode that ended earlier (won, lost, derailed) keeps its
-  final value. Queries and rejected proposals are no env steps, so they cost nothing here, as
-  in the seed.
+  ``anytime_return_at_fraction`` gives at ``floor(f * B) = 0``), held after the episode
+  ends. An episode that ended earlier (won, lost, derailed) keeps its final value. Queries
+  and rejected proposals are no env steps, so they cost nothing here, as in the seed.
 - Envs are grouped by family, the name before ``/`` (``scienceworld/boil`` and its 23
   siblings make one ScienceWorld plot, the BabyAI tasks one BabyAI plot, as in Fig. 3); each
   episode is read against its own task's budget.

@@ -14,6 +14,7 @@ from statelab.core._env import (
     FORMAT_ERROR,
     MOVED,
     NO_OP,
+    SERIAL,
     Capability,
     Env,
     Observation,
@@ -21,6 +22,7 @@ from statelab.core._env import (
     Policy,
     a_star_of,
     prelude_of,
+    serial_for,
     task_type_of,
     tracked_of,
 )
@@ -61,6 +63,7 @@ __all__ = [
     "MOVED",
     "NO_OP",
     "REQUIRED",
+    "SERIAL",
     "TAGS",
     "Agent",
     "Args",
@@ -99,6 +102,7 @@ __all__ = [
     "frozen_view",
     "on_off",
     "prelude_of",
+    "serial_for",
     "task_type_of",
     "tracked_of",
 ]

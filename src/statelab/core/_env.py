@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import abc
+import contextlib
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Protocol
@@ -85,6 +87,13 @@ class Env(gym.Env[Observation, str], abc.ABC):
     win_score: ClassVar[float] = 1.0
     #: splits whose seeds no run may use (held out, e.g. a test set): provenance refuses them
     sealed_splits: ClassVar[tuple[str, ...]] = ()
+    #: whether instances of the env may be called from several threads of one process at
+    #: once (the runner plays episodes concurrently, each env call on a worker thread). False:
+    #: a library it plays through keeps process-wide state (TextWorld's grammar parsers are
+    #: module-level objects), so the runner makes every call of such envs wait for the
+    #: others (every call of such an env holds :func:`serial_for`: the runner's env calls,
+    #: and ``reset``/``step`` themselves, so a replay, an audit or training is safe too)
+    thread_safe: ClassVar[bool] = True
     #: static task manual shown first in every prompt
     manual: str
 
@@ -196,14 +205,16 @@ class Env(gym.Env[Observation, str], abc.ABC):
         super().reset(seed=seed)
         self.steps = 0
         self._done = False
-        obs, info = self._reset(seed, dict(options or {}))
+        with serial_for(self):  # whoever calls: the runner, a replay, an audit, training
+            obs, info = self._reset(seed, dict(options or {}))
         return self._with_image(obs), self._info(info)
 
     def step(self, action: str) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
         if self._done:
             raise RuntimeError("step() called on a finished episode; call reset() first")
         self.steps += 1
-        obs, reward, terminated, info = self._step(str(action))
+        with serial_for(self):
+            obs, reward, terminated, info = self._step(str(action))
         truncated = not terminated and self.steps >= self.budget
         self._done = terminated or truncated
         return self._with_image(obs), reward, terminated, truncated, self._info(info)
@@ -344,3 +355,17 @@ CAPABILITIES: tuple[Capability, ...] = (
         "grounding oracle-vot is refused", lambda c: c.privileged_map,
     ),
 )  # fmt: skip
+
+
+#: held by every call of an env that is not thread-safe (``Env.thread_safe`` False): one lock
+#: for every such env, since two of them may share a library (cooking and household share
+#: TextWorld)
+SERIAL = threading.RLock()
+
+
+def serial_for(env: Any) -> contextlib.AbstractContextManager[Any]:
+    """What a call of ``env`` (an env or an env class) holds while it runs: :data:`SERIAL`
+    when its class declares itself not thread-safe, else nothing. Every caller of an env's
+    methods holds it: the runner's env calls, a replay, an audit's, training's."""
+    cls = env if isinstance(env, type) else type(env)
+    return contextlib.nullcontext() if getattr(cls, "thread_safe", True) else SERIAL

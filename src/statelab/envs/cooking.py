@@ -138,6 +138,10 @@ class CookingEnv(Env):
     sealed_splits: ClassVar[tuple[str, ...]] = ("test",)
     optimal_action: ClassVar[bool] = True
     scripted_prelude: ClassVar[bool] = True
+    #: TextWorld loads a game's logic with one module-level grammar parser
+    #: (``textworld.logic._PARSER``, a TatSu parser keeping its parse state on itself): two
+    #: loads at once corrupt each other
+    thread_safe: ClassVar[bool] = False
     manual = MANUAL
 
     def __init__(self, lag: int = 0, max_steps: int | None = None, filler: str = "post") -> None:

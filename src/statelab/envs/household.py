@@ -185,6 +185,9 @@ class HouseholdEnv(Env):
     kind: ClassVar[str] = "household"
     tracks_state: ClassVar[bool] = True
     task_types: ClassVar[bool] = True
+    #: TextWorld's PDDL engine parses with module-level grammar parsers (the game's logic at
+    #: load, the text grammar's derivations at every step): one call at a time
+    thread_safe: ClassVar[bool] = False
     manual = MANUAL
 
     def __init__(

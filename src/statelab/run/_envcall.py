@@ -9,11 +9,21 @@ raises, the episode fails with one :class:`EnvCallError` line while the other ep
 The workers are daemon threads: a call that never returns holds its thread, never the
 process's exit (``concurrent.futures`` and asyncio's default executor join their threads at
 exit, so one hung env would hang the whole command after its last episode).
+
+An env class that declares ``thread_safe = False`` (a library it plays through keeps
+process-wide state: TextWorld parses every game's logic with one module-level parser) has
+its calls made one at a time: each holds ``statelab.core.SERIAL`` on its worker thread, one
+lock for every such env, since two of them may share the library (cooking and household share
+TextWorld). The wait for the lock counts against the call's deadline; a call past its
+deadline keeps the lock until it returns (the lock guards the library, which that call may
+still be in). ``benchmarks/env_threads.py`` measured the lock against a process of its own
+per env on cooking: the lock was the faster (see its docstring).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import queue
@@ -21,6 +31,8 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
+
+from statelab.core import serial_for
 
 T = TypeVar("T")
 
@@ -77,14 +89,21 @@ class _Workers:
 
 _WORKERS = _Workers()
 
+def _held(lock: contextlib.AbstractContextManager[Any], fn: Callable[[], T]) -> T:
+    with lock:
+        return fn()
+
 
 def _first_line(e: BaseException) -> str:
     lines = str(e).strip().splitlines()
     return f"{type(e).__name__}: {lines[0].strip()}" if lines else type(e).__name__
 
 
-async def env_call(what: str, fn: Callable[[], T], timeout: float, *, blame: bool = True) -> T:
-    """``fn()`` on a worker thread, awaited at most ``timeout`` seconds.
+async def env_call(
+    what: str, fn: Callable[[], T], timeout: float, *, blame: bool = True, env: Any = None
+) -> T:
+    """``fn()`` on a worker thread, awaited at most ``timeout`` seconds; holding
+    :func:`serial_for` ``env`` (the env or env class called) while it runs.
 
     Past the deadline raises :class:`EnvCallError` (the call itself runs on; the env's
     ``close`` is then what stops it: ScienceWorld's kills a simulator with a call in
@@ -92,7 +111,8 @@ async def env_call(what: str, fn: Callable[[], T], timeout: float, *, blame: boo
     ``what``; without, only the deadline does (a stage that runs components' code too)."""
     # in a copy of the caller's context, as ``asyncio.to_thread`` runs it (the run's model
     # pool is a context variable that an episode's construction reads)
-    fut = _WORKERS.submit(functools.partial(contextvars.copy_context().run, fn))
+    call = functools.partial(_held, serial_for(env), fn)
+    fut = _WORKERS.submit(functools.partial(contextvars.copy_context().run, call))
     try:
         return await asyncio.wait_for(asyncio.wrap_future(fut), timeout)
     except TimeoutError:
@@ -132,4 +152,10 @@ def blamed(oracle: Callable[[str], bool] | None) -> Callable[[str], bool] | None
     return ask
 
 
-__all__ = ["ENV_CALL_TIMEOUT", "EnvCallError", "blamed", "call_timeout", "env_call"]
+__all__ = [
+    "ENV_CALL_TIMEOUT",
+    "EnvCallError",
+    "blamed",
+    "call_timeout",
+    "env_call",
+]

@@ -160,7 +160,7 @@ class Episode:
         validate stage runs components' code too: only its deadline and oracle blame the env)."""
         call = functools.partial(fn, *args, **kw)
         deadline = call_timeout(self.c.env, what)
-        return await env_call(what, call, deadline, blame=what != "validate")
+        return await env_call(what, call, deadline, blame=what != "validate", env=self.c.env)
 
     def validate(self, step: _Step) -> str | None:
         """The first rejection of the proposed action by any component, else None."""
@@ -413,9 +413,10 @@ async def attempt_episode(
     build = functools.partial(Episode, spec, seed, llm, writer=writer, rollout=rollout)
     # building the env (a game generated, a simulator started) is an env call too: off the
     # event loop, with the env class's deadline; only the deadline blames the env
-    deadline = call_timeout(env_class(spec.env), "build")
+    cls = env_class(spec.env)
+    deadline = call_timeout(cls, "build")
     try:
-        episode = await env_call("construction", build, deadline, blame=False)
+        episode = await env_call("construction", build, deadline, blame=False, env=cls)
     except Exception as e:
         return EpisodeRecord(run=spec.key, seed=seed, rollout=rollout, status=FAILED), e
     try:
