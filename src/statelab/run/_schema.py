@@ -74,7 +74,7 @@ CREATE TABLE IF NOT EXISTS calls (
 #: columns added after a store layout first shipped, by table: a store written before them
 #: gains them (NULL in its earlier rows) when a run writes to it again
 ADDED_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
-    "episodes": (("cost", "REAL"),),
+    "episodes": (("cost", "REAL"), ("sampling_seed", "INTEGER"), ("seeding", "INTEGER")),
     "calls": (("decoding", "TEXT"), ("cost", "REAL")),
 }
 #: each distinct text once: ``text = <base's text>[:keep] + body`` (``body`` zlib-compressed

@@ -50,7 +50,7 @@ from statelab.run._live import STEP_HOOK
 from statelab.run.components import Components, TimedLLM, prelude_transitions, reads_privileged
 from statelab.run.config import RunSpec
 from statelab.run.limits import limit_reached
-from statelab.run.spec import env_seed, sampling_seed
+from statelab.run.seeding import SCHEME, EpisodeSeeds, single
 from statelab.run.store import EpisodeRecord
 from statelab.state import call_seed, compose_view
 
@@ -58,8 +58,10 @@ from statelab.state import call_seed, compose_view
 class Episode:
     """One episode of ``spec`` with ``seed``; :meth:`play` runs the stages until done.
 
-    ``rollout`` > 0 plays another instance of the env (:func:`~statelab.run.spec.env_seed`),
-    or with the spec's ``replay`` the seed's own with sampling seeds of its own;
+    ``seeds`` are the episode's env and sampling seeds, as the experiment's
+    :class:`~statelab.run.seeding.Seeding` assigns them (default: those of a run of ``seed``
+    alone: rollout 0 plays the seed itself, a further one an instance of its own, or with
+    the spec's ``replay`` the seed's own with sampling seeds of its own);
     ``writer`` is the model that writes the memory (default: the acting model)."""
 
     def __init__(
@@ -70,10 +72,11 @@ class Episode:
         *,
         writer: LLM | None = None,
         rollout: int = 0,
+        seeds: EpisodeSeeds | None = None,
     ) -> None:
         self.spec, self.seed, self.rollout = spec, seed, rollout
-        self.env_seed = env_seed(spec.env, seed, rollout, spec.replay)
-        sampling = sampling_seed(self.env_seed, rollout, spec.replay)
+        seeds = seeds or single(spec.env, seed, rollout, spec.replay)
+        self.env_seed, sampling = seeds.env_seed, seeds.sampling_seed
         self.c = Components.build(spec, sampling)
         key = f"{spec.key}/{seed}/{rollout}"
         self.llm = TimedLLM(llm.for_episode(key)) if llm is not None else None
@@ -83,8 +86,9 @@ class Episode:
         self.roles = episode_roles(spec, self.llm, self.writer, key)
         self.expert = self.c.env.expert()
         self.record = EpisodeRecord(
-            run=spec.key, seed=seed, rollout=rollout, env_seed=self.env_seed, status="done"
-        )
+            run=spec.key, seed=seed, rollout=rollout, env_seed=self.env_seed,
+            sampling_seed=sampling, seeding=SCHEME, status="done",
+        )  # fmt: skip
         self.obs: Observation
         self.info: dict[str, Any] = {}
         self.state: Any = None
@@ -113,6 +117,7 @@ class Episode:
             rejected=tuple(r["feedback"] for r in step.rejected),
             world=step.world,
             privileged=self.privileged_for(component),
+            sampling=self._call_base,
         )
 
     def _sampling_seed(self, kind: str) -> int:
@@ -384,11 +389,13 @@ async def run_episode(
     *,
     writer: LLM | None = None,
     rollout: int = 0,
+    seeds: EpisodeSeeds | None = None,
 ) -> EpisodeRecord:
-    """Play one episode of ``spec`` with ``seed``; model errors propagate to the caller, and
-    so do env errors, as :class:`EnvCallError` (every env call, the env's construction
-    included, runs off the event loop with a deadline)."""
-    build = functools.partial(Episode, spec, seed, llm, writer=writer, rollout=rollout)
+    """Play one episode of ``spec`` with ``seed`` (rollout ``rollout``, with ``seeds`` as
+    :class:`Episode` takes them); model errors propagate to the caller, and so do env
+    errors, as :class:`EnvCallError` (every env call, the env's construction included, runs
+    off the event loop with a deadline)."""
+    build = functools.partial(Episode, spec, seed, llm, writer=writer, rollout=rollout, seeds=seeds)
     # building the env (a game generated, a simulator started) is an env call too: off the
     # event loop, with the env class's deadline; only the deadline blames the env
     deadline = call_timeout(env_class(spec.env), "build")

@@ -30,6 +30,7 @@ from statelab.run.components import describe_run, spec_dict
 from statelab.run.config import Experiment, RunSpec
 from statelab.run.episode import run_episode
 from statelab.run.provenance import guard, record_provenance
+from statelab.run.seeding import RESUME_COLUMNS, EpisodeSeeds, check_resume
 from statelab.run.store import EpisodeRecord, Store, stored_text, writable
 
 
@@ -195,6 +196,8 @@ def prepare(exp: Experiment, store: Store, progress: TextIO | None) -> tuple[Tod
     finished = store.done()
     everything = [(s, seed, i) for s in runs for seed, i in exp.episodes(s.env)]
     todo = [(s, seed, i) for s, seed, i in everything if (s.key, seed, i) not in finished]
+    done = store.rows("episodes", list(RESUME_COLUMNS), {"status": "done"})
+    check_resume(done, {s.key: (s.label, exp.seeding(s.env)) for s, _, _ in todo})
     result = RunResult(total=len(everything), skipped=len(everything) - len(todo))
     if progress is not None and result.skipped:
         print(
@@ -212,12 +215,15 @@ async def play_episode(
     llm: LLM | None,
     writer: LLM | None,
     debug_out: TextIO | None = None,
+    seeds: EpisodeSeeds | None = None,
 ) -> tuple[EpisodeRecord, str | None]:
     """The one per-episode function, locally and on Ray: the episode, or a failed record
     with the reason (whatever went wrong); and the model error that failed it, if one did.
-    ``debug_out`` gets the traceback of an unexpected failure."""
+    ``debug_out`` gets the traceback of an unexpected failure; ``seeds`` are the episode's
+    (:meth:`Experiment.seeding`; default: those of a run of ``seed`` alone)."""
     try:
-        return await run_episode(spec, seed, llm, writer=writer, rollout=rollout), None
+        got = await run_episode(spec, seed, llm, writer=writer, rollout=rollout, seeds=seeds)
+        return got, None
     except Exception as e:  # an episode fails; the run goes on
         ep = EpisodeRecord(
             run=spec.key, seed=seed, rollout=rollout, status="failed", error=_short(e)
@@ -274,7 +280,8 @@ async def _play(
     ) -> tuple[EpisodeRecord, str | None, tuple[Any, ...]]:
         llm = llms[spec.model] if spec.uses_model else None
         writer = llms.get(spec.writer) if llm is not None else None
-        ep, model_error = await play_episode(spec, seed, rollout, llm, writer, debug_out)
+        seeds = exp.seeding(spec.env).of(seed, rollout)
+        ep, model_error = await play_episode(spec, seed, rollout, llm, writer, debug_out, seeds)
         caches = tuple(
             {id(m.cache): m.cache for m in (llm, writer) if isinstance(m, CachedLLM)}.values()
         )
