@@ -213,14 +213,14 @@ def test_model_calls_column_recomputed_from_raw_episodes(tmp_path):
     from statelab.envs.household import HouseholdEnv
     from statelab.run.config import Params, RunSpec
     from statelab.run.episode import run_episode
-    from statelab.run.spec import env_seed
+    from statelab.run.seeding import single
 
     spec = RunSpec.make(env="household", model="fn", agent="react:original/anchor",
                         history="full", format="default", grounding="none",
                         params=Params().model_dump(), max_steps=30)  # fmt: skip
 
     def walk(rollout: int) -> list[str]:
-        _, info = HouseholdEnv().reset(seed=env_seed("household", 0, rollout))
+        _, info = HouseholdEnv().reset(seed=single("household", 0, rollout).env_seed)
         return list(info["privileged"]["walkthrough"])
 
     w0, w1 = walk(0), walk(1)

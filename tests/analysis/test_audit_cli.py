@@ -48,3 +48,26 @@ def test_statelab_audit_scores_each_sampled_point_once_and_resumes(tmp_path):
     report = runner.invoke(app, ["report", str(tmp_path / "results" / "aud")])
     assert report.exit_code == 0, report.output
     assert "## Decision sufficiency (statelab audit)" in report.output  # from the points
+
+
+def test_statelab_audit_takes_an_experiment_name_or_folder_as_report_does(tmp_path, monkeypatch):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([MOVE]))
+    cfg = {
+        "name": "byname", "model": f"scripted:{script}", "seeds": [0], "max_steps": 2,
+        "grid": {"env": ["hanoi"], "agent": ["act"], "history": ["last-k:32"]},
+        "out": "results", "cache": None, "expert": False, "random": False,
+    }  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "byname.yaml").write_text(yaml.safe_dump(cfg))
+    runner = CliRunner()
+    assert runner.invoke(app, ["run", "byname.yaml"]).exit_code == 0
+    args = ["--points", "1", "--samples", "1", "--kind", "general"]
+    by_name = runner.invoke(app, ["audit", "byname", *args])
+    assert by_name.exit_code == 0, by_name.output
+    assert "byname: 1 decision points audited in 1 episodes" in by_name.output
+    by_folder = runner.invoke(app, ["audit", str(tmp_path / "results" / "byname"), *args])
+    assert by_folder.exit_code == 0, by_folder.output
+    assert "byname: 0 decision points audited" in by_folder.output  # the same store, done
+    missing = runner.invoke(app, ["audit", "nothing", *args])
+    assert missing.exit_code == 2 and "no results for 'nothing'" in missing.output

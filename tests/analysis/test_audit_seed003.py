@@ -9,7 +9,7 @@ import pytest
 
 textworld = pytest.importorskip("textworld")
 
-from tests.analysis.test_seed003 import stored  # noqa: E402,F401 - the shared store fixture
+from tests.analysis.test_seed003 import Reader, stored  # noqa: E402,F401 - the shared store fixture
 
 
 def _rows(exp, table):
@@ -71,3 +71,33 @@ def test_a_second_audit_scores_nothing_again(stored):  # noqa: F811
     finally:
         del reader.score
     assert again["points"] == 0 and calls == [] and len(_rows(exp, POINTS_TABLE)) == before
+
+
+class PromptBlind(Reader):
+    """A reader whose log-likelihoods ignore the prompt (a stand-in scorer): whatever the
+    view, the same NLL of a*, so every δ is equal and κ = 0 exactly; it writes the hindsight
+    compressions as the fixture's reader does."""
+
+    model_id = "prompt-blind"
+
+    async def score(self, messages, continuations):
+        return [float(len(c) % 5) for c in continuations]
+
+
+def test_a_named_reader_rescores_delta_w_so_a_prompt_blind_one_gives_kappa_0(stored):  # noqa: F811
+    """Before issue 32.9, δ_W came from the acting model's stored log-probs whoever
+    ``--reader`` named: κ mixed two models (−1.53 here, +83.07 on a real store)."""
+    from statelab.analysis.seed003 import AUDIT_TABLE
+    from statelab.analysis.seed003 import audit_experiment as audit003
+
+    exp, reader, _info = stored
+    blind = PromptBlind(reader.key, tuple(reader.plan), reader.replies)
+    got = audit003(exp, reader="prompt-blind", llm=blind, points=1)
+    assert got["failed"] == [] and got["points"] == 3
+    rows = {r["history"]: r for r in _rows(exp, AUDIT_TABLE)}
+    assert rows["last-k:64"]["kappa"] == 0.0  # exactly (before: log 4 - the blind NLL)
+    assert rows["last-k:64"]["nll_writer"] == rows["last-k:64"]["nll_oracle"]
+    assert rows["full"]["nll_writer"] == rows["full"]["nll_full"]
+    # the read-time oracle's own state cannot be re-simulated for another reader: no δ_W
+    assert rows["oracle-readtime:64"]["nll_writer"] is None
+    assert rows["oracle-readtime:64"]["kappa"] is None

@@ -10,7 +10,7 @@ import numpy as np
 
 from statelab.run.config import load_experiment
 from statelab.run.episode import Episode
-from statelab.run.spec import env_seed, sampling_seed
+from statelab.run.seeding import replay_sampling_seed, single
 
 CONFIG = Path(__file__).parents[2] / "configs" / "seed004" / "fig3_babyai.yaml"
 
@@ -47,10 +47,14 @@ def test_the_seed004_babyai_config_replays_each_level_in_its_three_runs():
 
 def test_without_replay_rollouts_play_other_levels_and_keep_their_run_keys():
     replayed, plain = _runs(True), _runs(False)
+    exp = load_experiment(CONFIG, ["replay=false"])
     for a, b in zip(replayed, plain, strict=True):
         assert a.key != b.key and a.axes_values == b.axes_values  # another run in the store
-        eps = [Episode(b, 3, None, rollout=r) for r in range(3)]
-        assert [e.env_seed for e in eps] == [3, 3001, 3002]
+        seeding = exp.seeding(b.env)
+        eps = [Episode(b, 3, None, rollout=r, seeds=seeding.of(3, r)) for r in range(3)]
+        got = [e.env_seed for e in eps]
+        assert got[0] == 3 and len(set(got)) == 3  # no other config seed's level either
+        assert not set(got[1:]) & set(exp.env_seeds(b.env))
         assert len({_layout(e) for e in eps}) == 3
         # rollout 0 is the same episode either way (its level and its sampling)
         first = Episode(a, 3, None)
@@ -59,10 +63,11 @@ def test_without_replay_rollouts_play_other_levels_and_keep_their_run_keys():
 
 
 def test_sampling_seed_is_the_env_seed_unless_a_rollout_replays():
-    assert sampling_seed(5, 0, True) == 5 and sampling_seed(5, 2, False) == 5
-    assert len({sampling_seed(5, r, True) for r in range(3)}) == 3
-    assert env_seed("babyai/goto", 5, 2, replay=True) == 5
-    assert env_seed("babyai/goto", 5, 2) == 5002
+    assert replay_sampling_seed(5, 0) == 5
+    assert len({replay_sampling_seed(5, r) for r in range(3)}) == 3
+    assert single("babyai/goto", 5, 2, replay=True).env_seed == 5
+    plain = single("babyai/goto", 5, 2)
+    assert plain.env_seed not in (5, 5002) and plain.sampling_seed == plain.env_seed
 
 
 def test_a_stored_replayed_run_replays_as_one():

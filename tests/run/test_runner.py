@@ -268,14 +268,16 @@ def test_scripted_replies_are_keyed_per_episode_resumed_and_concurrent_runs_matc
 
 def test_rollouts_of_split_seeds_stay_in_the_split():
     """With seeds: test and 3 rollouts, every Textcraft episode plays a test goal (before:
-    222/300 played train goals, two of them the few-shot traces' own) (issue 9.13)."""
+    222/300 played train goals, two of them the few-shot traces' own) (issue 9.13); with
+    room in the split, each rollout plays a test goal no other episode plays (issue 33)."""
     from statelab.envs import env_class
-    from statelab.run.spec import env_seed
+    from statelab.run.seeding import seeding_for, single
 
     test = env_class("textcraft").splits["test"]
-    seeds = [env_seed("textcraft", s, i) for s in test for i in range(3)]
-    assert all(s in test for s in seeds)
-    assert [env_seed("textcraft", s, 0) for s in test] == list(test)
-    assert sum(env_seed("textcraft", s, 1) != s for s in test) > 90  # other test goals
-    assert env_seed("hanoi", 7, 2) == 7002  # no split: seed * 1000 + rollout
-    assert env_seed("textcraft", 7, 1) == env_seed("textcraft", 7, 1)  # deterministic
+    some = seeding_for("textcraft", tuple(test[:20]), 3)
+    envs = [x.env_seed for x in some.episodes.values()]
+    assert all(s in test for s in envs) and len(set(envs)) == 60 and not some.notes
+    assert [some.of(s, 0).env_seed for s in test[:20]] == list(test[:20])
+    every = seeding_for("textcraft", tuple(test), 3)  # no room: rollouts replay their goal
+    assert {x.env_seed for x in every.episodes.values()} == set(test) and every.notes
+    assert single("hanoi", 7, 2).env_seed == single("hanoi", 7, 2).env_seed  # deterministic

@@ -2,26 +2,32 @@
 
 A model's score reads against two references: the privileged expert above (the ceiling) and
 this agent below (the floor). Each step it draws one of the observation's admissible actions
-(the world model's extra actions excluded: a floor asks nothing) with a generator seeded from
-the episode seed, the step and the number of proposals already rejected in it, so an episode
-replays exactly and never reads the clock.
+(the world model's extra actions excluded: a floor asks nothing) from the episode's own
+sampling stream: the episode's sampling seed (rollout included: every (seed, rollout) pair
+of a run has its own, :mod:`statelab.run.seeding`), spawned by NumPy's
+:class:`~numpy.random.SeedSequence` per step and per proposal already rejected in it. Streams
+of different keys are independent by construction, an episode replays exactly, and nothing
+reads the clock.
 """
 
 from __future__ import annotations
 
-import random
+import numpy as np
 
 from statelab.core import LLM, Agent, ConfigError, Decision, StepContext
 
+#: the first word of every floor stream's SeedSequence entropy (keeps it apart from others)
+FLOOR_WORD = 0xF100
+
 
 def draw(actions: tuple[str, ...], seed: int, step: int, attempt: int = 0) -> str:
-    """The action the floor plays: uniform over ``actions``, seeded by (seed, step, attempt).
-
-    A string seed is hashed by :class:`random.Random` with SHA-512, the same on every
-    platform and Python run (``PYTHONHASHSEED`` does not enter)."""
+    """The action the floor plays: uniform over ``actions``, from the stream of sampling
+    seed ``seed`` spawned for (``step``, ``attempt``) (``SeedSequence((FLOOR_WORD, seed),
+    spawn_key=(step, attempt))``, PCG64, an unbiased integer draw)."""
     if not actions:
         raise ConfigError("agent 'random' needs at least one admissible action")
-    return random.Random(f"statelab-random/{seed}/{step}/{attempt}").choice(actions)
+    stream = np.random.SeedSequence((FLOOR_WORD, seed), spawn_key=(step, attempt))
+    return actions[int(np.random.Generator(np.random.PCG64(stream)).integers(len(actions)))]
 
 
 class RandomAgent(Agent):
@@ -37,5 +43,5 @@ class RandomAgent(Agent):
             raise ConfigError(
                 f"agent 'random' needs admissible actions; env {ctx.env or '?'!r} lists none"
             )
-        action = draw(tuple(actions), ctx.seed, ctx.step, len(ctx.rejected))
+        action = draw(tuple(actions), ctx.sampling_seed, ctx.step, len(ctx.rejected))
         return Decision(action, action)

@@ -16,6 +16,9 @@ Each names the run (or env) and the figure that triggered it, against a stated l
   free replies parsed where a server enforced none: ``unenforced``), read from the stored
   calls, so a difference between them may be the decoding's as well as the model's; and each
   run whose server enforced no constraint.
+- **colliding episodes**: a run holds two finished episodes with one (env seed, sampling
+  seed) pair, outside replay (a store seeded before scheme 2: a rollout replayed another
+  seed's episode), so its seeds are not the independent units its tests assume.
 
 Reference rows (the privileged expert, the random floor) are not warned about.
 """
@@ -132,6 +135,23 @@ def constant_memory(rec: Mapping[str, Any]) -> Caveat | None:
     )
 
 
+def colliding(rec: Mapping[str, Any]) -> Caveat | None:
+    """A run whose finished episodes include one episode played twice (the store's
+    ``colliding`` count: episodes sharing their env seed and sampling seed)."""
+    n = _num(rec, "colliding")
+    if not n:
+        return None
+    figure = f"{int(n)} episodes on shared (env seed, sampling seed) pairs"
+    return Caveat(
+        "colliding",
+        str(rec["run"]),
+        figure,
+        f"{rec['run']}: {figure}, outside replay (seeded before seeding scheme 2: a rollout"
+        " replayed another seed's episode); its seeds are not independent units for the"
+        " sign-flip test and the bootstrap.",
+    )
+
+
 def shared_start(summary: pd.DataFrame) -> list[Caveat]:
     """Envs whose episodes (on every run, over at least two env seeds) all began from one
     first view."""
@@ -225,6 +245,7 @@ def caveats(summary: pd.DataFrame) -> list[Caveat]:
         rec = {**rec, "run": names[rec["run"]]}
         found = [collapsed(rec), at_floor(rec, floor), constant_memory(rec)]
         out += [c for c in found if c is not None]
+        out += [c for c in (colliding(rec),) if c is not None]
     return out + decoding(summary)
 
 

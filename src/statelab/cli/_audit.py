@@ -3,17 +3,18 @@ the general one on any env or seed 003's on its cooking games."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from statelab.cli._common import _fail, _line
+from statelab.cli._common import _fail, _line, stored_experiment
 from statelab.core import ConfigError
 
 
 def audit(
-    config: Annotated[Path, typer.Argument(help="experiment YAML (its store is audited)")],
+    config: Annotated[
+        str, typer.Argument(help="experiment name, results folder or config file (audited)")
+    ],
     points: Annotated[int, typer.Option(help="decision points per episode at most")] = 8,
     relevance: Annotated[bool, typer.Option(help="also leave-one-chunk-out lag")] = False,
     samples: Annotated[int, typer.Option(help="hindsight compressions per point")] = 8,
@@ -48,9 +49,11 @@ def audit(
     point twice. --kind seed003 is seed 003's cooking audit (with its prompt leak check). A
     sealed test split is audited only with --open-test, once, and the audit is recorded."""
     from statelab.analysis.seed003.audit import lag_of
-    from statelab.run.config import load_experiment
 
-    exp = load_experiment(config)
+    try:
+        exp = stored_experiment(config)
+    except ConfigError as err:
+        raise _fail(str(err)) from None
     if kind not in ("auto", "general", "seed003") or sample not in ("spread", "first"):
         raise _fail("--kind is auto, general or seed003 and --sample spread or first")
     if kind == "auto":

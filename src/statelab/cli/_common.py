@@ -1,11 +1,19 @@
 """What every ``statelab`` command shares: the debug switch, one-line messages, the exit on
-a refused input."""
+a refused input, and how a command finds a stored experiment (by its name, its results
+folder or its config file)."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+
+from statelab.core import ConfigError
+
+if TYPE_CHECKING:
+    from statelab.run.config import Experiment
 
 #: set to 1 to see the traceback of any error instead of its one line
 DEBUG_ENV = "STATELAB_DEBUG"
@@ -33,3 +41,49 @@ def _say(text: str, err: bool = False) -> None:
 def _fail(msg: str) -> typer.Exit:
     typer.echo(f"error: {_line(msg)}", err=True)
     return typer.Exit(2)
+
+
+def store_path(exp: str) -> Path:
+    """The store of an experiment named by its config file, its results folder (or its
+    store file), or its name under ``results/``; one line when there is none."""
+    p = Path(exp)
+    if p.suffix in (".yaml", ".yml") and p.is_file():
+        from statelab.run.config import load_experiment
+
+        return load_experiment(p).out_dir / "store.sqlite"
+    for cand in (p / "store.sqlite", Path("results") / exp / "store.sqlite", p):
+        if cand.is_file():
+            from statelab.run.store import check_store
+
+            check_store(cand)
+            return cand
+    raise ConfigError(
+        f"no results for {exp!r} (looked for {p}/store.sqlite and results/{exp}/store.sqlite)"
+    )
+
+
+def stored_experiment(exp: str) -> Experiment:
+    """The experiment of :func:`store_path`: its config file read, or the config its store
+    saved, placed where the store is (its ``out`` the folder above the store's)."""
+    p = Path(exp)
+    from statelab.run.config import load_experiment, parse_experiment
+
+    if p.suffix in (".yaml", ".yml") and p.is_file():
+        return load_experiment(p)
+    path = store_path(exp)
+    from statelab.run.store import Store
+
+    st = Store(path, readonly=True)
+    try:
+        saved = st.experiment()
+    finally:
+        st.close()
+    if saved is None:
+        raise ConfigError(f"{path}: the store saved no experiment config")
+    got = parse_experiment({**saved[1], "out": str(path.parent.parent)})
+    if (got.out_dir / "store.sqlite").resolve() != path.resolve():
+        raise ConfigError(
+            f"{path}: its folder is not named after its experiment {got.name!r}; name the"
+            " experiment's config file instead"
+        )
+    return got

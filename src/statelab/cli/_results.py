@@ -9,25 +9,8 @@ from typing import Annotated
 
 import typer
 
-from statelab.cli._common import _fail, _say
+from statelab.cli._common import _fail, _say, store_path
 from statelab.core import ConfigError
-
-
-def _store_path(exp: str) -> Path:
-    p = Path(exp)
-    if p.suffix in (".yaml", ".yml") and p.is_file():
-        from statelab.run.config import load_experiment
-
-        return load_experiment(p).out_dir / "store.sqlite"
-    for cand in (p / "store.sqlite", Path("results") / exp / "store.sqlite", p):
-        if cand.is_file():
-            from statelab.run.store import check_store
-
-            check_store(cand)
-            return cand
-    raise ConfigError(
-        f"no results for {exp!r} (looked for {p}/store.sqlite and results/{exp}/store.sqlite)"
-    )
 
 
 def report(
@@ -45,7 +28,7 @@ def report(
     if adjust not in ADJUSTMENTS:
         raise _fail(f"--adjust: {adjust!r}; allowed: {', '.join(ADJUSTMENTS)}")
     try:
-        store = _store_path(exp)
+        store = store_path(exp)
         rep = make_report(store, out or store.parent / "report", adjust=adjust)  # type: ignore[arg-type]
     except ConfigError as err:
         raise _fail(str(err)) from None
@@ -81,7 +64,7 @@ def view(
     if limit is not None and limit < 1:
         raise _fail(f"--limit: at least 1 episode, got {limit}")
     try:
-        store = _store_path(exp)
+        store = store_path(exp)
         res = write_viewer(
             store, out or store.parent / "view", runs=run or (), seeds=seed or (), limit=limit
         )
@@ -112,7 +95,7 @@ def export(
     from statelab.run.export import DEFAULT_TABLES, export_store
 
     try:
-        store = _store_path(exp)
+        store = store_path(exp)
         if to is not None:
             from statelab.analysis.tracking import export_tracking
 

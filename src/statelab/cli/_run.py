@@ -45,6 +45,8 @@ def run(
 
     try:
         exp = load_experiment(config, set_ or [], model)
+        for note in exp.notes():  # what runs otherwise than written, one line each
+            typer.echo(_line(f"warning: {note}"), err=True)
         if dry_run:
             _dry_run(exp)
             return

@@ -96,7 +96,8 @@ class StepContext:
     prompt: Prompt
     #: env steps taken so far in this episode
     step: int
-    #: the episode seed (sampling seeds derive from it; never the clock)
+    #: the episode's config seed (statistics pair on it); the stream a component draws
+    #: from is :attr:`sampling_seed`
     seed: int
     #: the env's config spelling: a few-shot source reads its train split (nothing branches
     #: on it)
@@ -112,6 +113,15 @@ class StepContext:
     #: the action, asked without stepping it; seed 004's oracle WALL-E on ScienceWorld); set
     #: in the *validate* stage only, and only when the env has one
     oracle: Callable[[str], bool] | None = None
+    #: the episode's sampling seed, rollout included (:mod:`statelab.run.seeding`); None
+    #: outside an episode, where it is ``seed``
+    sampling: int | None = None
+
+    @property
+    def sampling_seed(self) -> int:
+        """The seed of the episode's own sampling stream (every (seed, rollout) pair of a
+        run has one of its own; never the clock)."""
+        return self.seed if self.sampling is None else self.sampling
 
     @classmethod
     def for_prompt(

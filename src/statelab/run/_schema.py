@@ -76,7 +76,12 @@ CREATE TABLE IF NOT EXISTS calls (
 #: ``reason`` (why it ended) came with the ``truncated`` status: an older store's episodes keep
 #: the status they were written with (a limit's cut among them stays ``done``)
 ADDED_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
-    "episodes": (("cost", "REAL"), ("reason", "TEXT")),
+    "episodes": (
+        ("cost", "REAL"),
+        ("reason", "TEXT"),
+        ("sampling_seed", "INTEGER"),
+        ("seeding", "INTEGER"),
+    ),
     "calls": (("decoding", "TEXT"), ("cost", "REAL")),
 }
 #: each distinct text once: ``text = <base's text>[:keep] + body`` (``body`` zlib-compressed

@@ -92,11 +92,28 @@ mem AS (
          MAX(CASE WHEN b.memory != 0 THEN 1 ELSE 0 END) AS has_memory
   FROM done d JOIN temp.statelab_behaviour b USING (run, seed, rollout) GROUP BY d.run
 ),
-dec AS ({decoding})
+dec AS ({decoding}),
+pairs AS (
+  SELECT e.run, {pair} AS pair, COUNT(*) AS n
+  FROM episodes e JOIN runs r USING (run) WHERE e.status = 'done' GROUP BY e.run, pair
+),
+coll AS (SELECT run, SUM(CASE WHEN n > 1 THEN n ELSE 0 END) AS colliding FROM pairs GROUP BY run)
 SELECT starts.run, env_seeds, first_views, memory_states, distinct_memories, has_memory,
-       dec.decoding
-FROM starts JOIN mem USING (run) LEFT JOIN dec USING (run)
+       dec.decoding, coll.colliding
+FROM starts JOIN mem USING (run) LEFT JOIN dec USING (run) LEFT JOIN coll USING (run)
 """
+#: an episode's (env seed, sampling seed) as one text: recorded (seeding scheme 2), or as
+#: scheme 1 derived it (the env seed, or for a replayed rollout one of its own); an episode
+#: stored before env seeds were recorded shares its pair with none
+SCHEME1_PAIR_SQL = (
+    "CASE WHEN e.env_seed IS NULL THEN 'unknown:' || e.seed || '/' || e.rollout"
+    " WHEN e.rollout > 0 AND json_valid(r.spec) AND json_extract(r.spec, '$.replay')"
+    " THEN e.env_seed || ':replay/' || e.rollout ELSE e.env_seed || ':' || e.env_seed END"
+)
+PAIR_SQL = (
+    "CASE WHEN e.sampling_seed IS NOT NULL THEN e.env_seed || ':' || e.sampling_seed"
+    f" ELSE {SCHEME1_PAIR_SQL} END"
+)
 #: how a run's calls to choose an action were decoded (issue 25): the distinct modes other
 #: than free generation, comma-separated; a store from before calls said so has none
 DECODING_SQL = (
@@ -145,13 +162,16 @@ def behaviour(db: sqlite3.Connection) -> tuple[pd.DataFrame, pd.DataFrame]:
     view = "statelab_ref_fingerprint(st.view_ref)" if ref else "statelab_fingerprint(st.view)"
     calls = {row[1] for row in db.execute("PRAGMA table_info(calls)")}
     decoding = DECODING_SQL if "decoding" in calls else NO_DECODING_SQL
+    episodes = {row[1] for row in db.execute("PRAGMA table_info(episodes)")}
+    pair = PAIR_SQL if "sampling_seed" in episodes else SCHEME1_PAIR_SQL
     db.execute("DROP TABLE IF EXISTS temp.statelab_behaviour")
     db.execute(STEPS_SQL.format(memory=memory))
     try:
         return (
             pd.read_sql_query(EPISODE_SQL, db),
             pd.read_sql_query(
-                RUN_SQL.format(view=view, decoding=decoding, finished=_FINISHED_SQL), db
+                RUN_SQL.format(view=view, decoding=decoding, finished=_FINISHED_SQL, pair=pair),
+                db,
             ),
         )
     finally:
@@ -173,5 +193,7 @@ def run_behaviour(db: sqlite3.Connection) -> pd.DataFrame:
     (stored steps), ``distinct_memories`` (distinct memory texts), ``has_memory`` (0 when
     every memory state is empty) and ``decoding`` (the modes its choices were decoded by,
     comma-separated: ``trie``, ``grammar``, ``json_schema`` ..., ``unenforced``, ``logprob``;
-    None when every call was free generation, or the store predates the column)."""
+    None when every call was free generation, or the store predates the column) and
+    ``colliding`` (finished episodes whose (env seed, sampling seed) another of the run's
+    shares: one episode played twice; 0 from seeding scheme 2 on)."""
     return behaviour(db)[1]

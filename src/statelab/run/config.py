@@ -32,6 +32,7 @@ from statelab.envs import env_class
 from statelab.llm import accepts_images, prices_calls, public_spec
 from statelab.run.axes import AXES, BY_NAME, NAMES, check_value, env_context
 from statelab.run.limits import Limits
+from statelab.run.seeding import Seeding, seeding_for
 from statelab.run.spec import RunSpec, resolve_format
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -131,9 +132,10 @@ class Experiment(BaseModel):
     #: or one of those per env name (``{babyai/goto: [0, ..., 24], hanoi: [0, ..., 9]}``)
     seeds: Seeds | dict[str, Seeds] = Field(default=[0])
     #: episodes per seed (seed 000's "rollout", Table 2), one number or one per env name;
-    #: each rollout plays an instance of its own, inside the seed's split when the seed is in
-    #: one (:func:`~statelab.run.spec.env_seed`), and a seed's score is the mean over its
-    #: rollouts
+    #: each rollout plays an instance of its own that no other episode of the run plays,
+    #: inside the seed's split when the seed is in one (a split too small for that: its
+    #: rollouts replay their seed with sampling of their own, and :meth:`notes` says so;
+    #: :mod:`statelab.run.seeding`), and a seed's score is the mean over its rollouts
     rollouts: int | dict[str, int] = 1
     #: every rollout of a seed replays the seed's own instance (the same game, level or
     #: variation), with sampling seeds of its own (seed 004's three runs over one test set)
@@ -325,8 +327,24 @@ class Experiment(BaseModel):
 
     def episodes(self, env: str) -> list[tuple[int, int]]:
         """(seed, rollout) of every episode of ``env``: each config seed once per rollout
-        (the env seed of each: :func:`~statelab.run.spec.env_seed`)."""
+        (the seeds of each: :meth:`seeding`)."""
         return [(s, i) for s in self.env_seeds(env) for i in range(self.n_rollouts(env))]
+
+    def seeding(self, env: str) -> Seeding:
+        """The env and sampling seeds of every episode of ``env`` (every run of it alike)."""
+        return seeding_for(env, tuple(self.env_seeds(env)), self.n_rollouts(env), self.replay)
+
+    @model_validator(mode="after")
+    def _seeding(self) -> Experiment:
+        """No two episodes of a run share their seeds (:meth:`Seeding.check`)."""
+        for env in self.grid.env:
+            self.seeding(env).check()
+        return self
+
+    def notes(self) -> list[str]:
+        """One line per thing the config asks that runs otherwise than written: a split too
+        small to give every rollout an instance of its own (:mod:`statelab.run.seeding`)."""
+        return [n for env in self.grid.env for n in self.seeding(env).notes]
 
     def models(self) -> list[str]:
         return self.grid.root.get("model") or [self.model]

@@ -51,7 +51,7 @@ from statelab.run.components import Components, TimedLLM, prelude_transitions, r
 from statelab.run.config import RunSpec
 from statelab.run.limits import first_limit
 from statelab.run.records import DONE, FAILED, TRUNCATED
-from statelab.run.spec import env_seed, sampling_seed
+from statelab.run.seeding import SCHEME, EpisodeSeeds, single
 from statelab.run.store import EpisodeRecord
 from statelab.state import call_seed, compose_view
 
@@ -59,8 +59,10 @@ from statelab.state import call_seed, compose_view
 class Episode:
     """One episode of ``spec`` with ``seed``; :meth:`play` runs the stages until done.
 
-    ``rollout`` > 0 plays another instance of the env (:func:`~statelab.run.spec.env_seed`),
-    or with the spec's ``replay`` the seed's own with sampling seeds of its own;
+    ``seeds`` are the episode's env and sampling seeds, as the experiment's
+    :class:`~statelab.run.seeding.Seeding` assigns them (default: those of a run of ``seed``
+    alone: rollout 0 plays the seed itself, a further one an instance of its own, or with
+    the spec's ``replay`` the seed's own with sampling seeds of its own);
     ``writer`` is the model that writes the memory (default: the acting model)."""
 
     def __init__(
@@ -71,10 +73,11 @@ class Episode:
         *,
         writer: LLM | None = None,
         rollout: int = 0,
+        seeds: EpisodeSeeds | None = None,
     ) -> None:
         self.spec, self.seed, self.rollout = spec, seed, rollout
-        self.env_seed = env_seed(spec.env, seed, rollout, spec.replay)
-        sampling = sampling_seed(self.env_seed, rollout, spec.replay)
+        seeds = seeds or single(spec.env, seed, rollout, spec.replay)
+        self.env_seed, sampling = seeds.env_seed, seeds.sampling_seed
         self.c = Components.build(spec, sampling)
         key = f"{spec.key}/{seed}/{rollout}"
         self.llm = TimedLLM(llm.for_episode(key)) if llm is not None else None
@@ -84,8 +87,9 @@ class Episode:
         self.roles = episode_roles(spec, self.llm, self.writer, key)
         self.expert = self.c.env.expert()
         self.record = EpisodeRecord(
-            run=spec.key, seed=seed, rollout=rollout, env_seed=self.env_seed, status=DONE
-        )
+            run=spec.key, seed=seed, rollout=rollout, env_seed=self.env_seed,
+            sampling_seed=sampling, seeding=SCHEME, status=DONE,
+        )  # fmt: skip
         self.obs: Observation
         self.info: dict[str, Any] = {}
         self.state: Any = None
@@ -114,6 +118,7 @@ class Episode:
             rejected=tuple(r["feedback"] for r in step.rejected),
             world=step.world,
             privileged=self.privileged_for(component),
+            sampling=self._call_base,
         )
 
     def _sampling_seed(self, kind: str) -> int:
@@ -404,13 +409,16 @@ async def attempt_episode(
     *,
     writer: LLM | None = None,
     rollout: int = 0,
+    seeds: EpisodeSeeds | None = None,
 ) -> tuple[EpisodeRecord, Exception | None]:
     """Play one episode of ``spec`` with ``seed``: its record and None; or, when an error
     ends it, its :meth:`Episode.failed` record (the steps played before the error kept; none
     when the episode could not be built) and the error. Every env call, the env's
     construction included, runs off the event loop with a deadline; an env's error is an
     :class:`EnvCallError`."""
-    build = functools.partial(Episode, spec, seed, llm, writer=writer, rollout=rollout)
+    build = functools.partial(
+        Episode, spec, seed, llm, writer=writer, rollout=rollout, seeds=seeds
+    )
     # building the env (a game generated, a simulator started) is an env call too: off the
     # event loop, with the env class's deadline; only the deadline blames the env
     cls = env_class(spec.env)
@@ -435,10 +443,14 @@ async def run_episode(
     *,
     writer: LLM | None = None,
     rollout: int = 0,
+    seeds: EpisodeSeeds | None = None,
 ) -> EpisodeRecord:
-    """Play one episode of ``spec`` with ``seed`` (:func:`attempt_episode`); model errors
-    propagate to the caller, and so do env errors, as :class:`EnvCallError`."""
-    ep, error = await attempt_episode(spec, seed, llm, writer=writer, rollout=rollout)
+    """Play one episode of ``spec`` with ``seed`` (rollout ``rollout``, with ``seeds`` as
+    :class:`Episode` takes them; :func:`attempt_episode`); model errors propagate to the
+    caller, and so do env errors, as :class:`EnvCallError`."""
+    ep, error = await attempt_episode(
+        spec, seed, llm, writer=writer, rollout=rollout, seeds=seeds
+    )
     if error is not None:
         raise error
     return ep

@@ -90,8 +90,9 @@ class EpisodeWorker:
     ) -> tuple[EpisodeRecord, str | None, str | None]:
         """The episode, the model error that failed it, and why flushing the response cache
         failed (None: it did not)."""
+        seeds = self.exp.seeding(spec.env).of(seed, rollout)
         if not spec.uses_model:
-            ep, model_error = await play_episode(spec, seed, rollout, None, None)
+            ep, model_error = await play_episode(spec, seed, rollout, None, None, seeds=seeds)
             return ep, model_error, None
         llm = self._llm(spec.model)
         writer = self._llm(spec.writer) if spec.writer != ACTING else None
@@ -99,7 +100,7 @@ class EpisodeWorker:
             self.gates[spec.model] = asyncio.Semaphore(gate_size(self.exp, spec.model, llm))
         async with self.gates[spec.model]:
             with use_models(ModelPool(self._llm, self.llms)):  # a component's own model too
-                ep, model_error = await play_episode(spec, seed, rollout, llm, writer)
+                ep, model_error = await play_episode(spec, seed, rollout, llm, writer, seeds=seeds)
         caches = {id(m.cache): m.cache for m in (llm, writer) if isinstance(m, CachedLLM)}
         try:
             for cache in caches.values():

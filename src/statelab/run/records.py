@@ -69,8 +69,13 @@ class EpisodeRecord:
     status: str
     #: which episode of the seed this is (seed 000's rollouts); statistics pair on ``seed``
     rollout: int = 0
-    #: the seed the env was reset with (the seed itself for rollout 0; see ``env_seed``)
+    #: the seed the env was reset with (the seed itself for rollout 0;
+    #: :mod:`statelab.run.seeding`)
     env_seed: int | None = None
+    #: the seed the episode's sampling derives from (None in stores before seeding scheme 2)
+    sampling_seed: int | None = None
+    #: the seeding scheme that chose both (:data:`statelab.run.seeding.SCHEME`; None: scheme 1)
+    seeding: int | None = None
     #: the config seed this episode belongs to (the same as ``seed``; kept for readers)
     grp: int = -1
     error: str | None = None

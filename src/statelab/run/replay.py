@@ -35,7 +35,7 @@ from statelab.core import (
 )
 from statelab.run.components import Components, prelude_transitions
 from statelab.run.config import RunSpec
-from statelab.run.spec import env_seed, sampling_seed
+from statelab.run.seeding import EpisodeSeeds, stored_seeds
 from statelab.run.store import Store
 
 
@@ -108,6 +108,7 @@ def replay(
             )
         cols = ["t", "action", "reply", "observation", "reward", "agent_calls"]
         steps = [tuple(r.values()) for r in st.episode_steps(run, seed, rollout, cols)]
+        seeds = _seeds_of(st, spec, run, seed, rollout)
         calls = [
             tuple(r.values()) for r in st.episode_calls(run, seed, rollout, ["t", "i", "text"])
         ]
@@ -119,19 +120,28 @@ def replay(
     by_step: dict[int, list[str]] = {}
     for t, _i, text in calls:
         by_step.setdefault(int(t), []).append(text)
-    yield from _simulate(spec, seed, rollout, steps, by_step, writer)
+    yield from _simulate(spec, seeds, steps, by_step, writer)
+
+
+def _seeds_of(st: Store, spec: RunSpec, run: str, seed: int, rollout: int) -> EpisodeSeeds:
+    """The seeds the stored episode played (recorded, or scheme 1's for an older store)."""
+    have = set(st.columns("episodes"))
+    cols = [c for c in ("env_seed", "sampling_seed") if c in have]
+    where = {"run": run, "seed": seed, "rollout": rollout}
+    row = next(iter(st.rows("episodes", cols, where)), {}) if cols else {}
+    return stored_seeds(spec.env, seed, rollout, spec.replay, row.get("env_seed"),
+                        row.get("sampling_seed"))  # fmt: skip
 
 
 def _simulate(
     spec: RunSpec,
-    seed: int,
-    rollout: int,
+    seeds: EpisodeSeeds,
     steps: list[tuple[Any, ...]],
     calls: dict[int, list[str]],
     writer: LLM | None,
 ) -> Iterator[ReplayStep]:
-    first = env_seed(spec.env, seed, rollout, spec.replay)
-    c = Components.build(spec, sampling_seed(first, rollout, spec.replay))
+    first = seeds.env_seed
+    c = Components.build(spec, seeds.sampling_seed)
     env, memory = c.env, c.memory
     expert = env.expert()
     stored = StoredReplies()

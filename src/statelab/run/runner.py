@@ -31,6 +31,7 @@ from statelab.run.config import Experiment, RunSpec
 from statelab.run.episode import attempt_episode
 from statelab.run.provenance import guard, record_provenance
 from statelab.run.records import DONE, FAILED, FINISHED, TRUNCATED
+from statelab.run.seeding import RESUME_COLUMNS, EpisodeSeeds, check_resume
 from statelab.run.store import EpisodeRecord, Store, stored_text, writable
 
 
@@ -202,6 +203,8 @@ def prepare(exp: Experiment, store: Store, progress: TextIO | None) -> tuple[Tod
     finished = store.done()
     everything = [(s, seed, i) for s in runs for seed, i in exp.episodes(s.env)]
     todo = [(s, seed, i) for s, seed, i in everything if (s.key, seed, i) not in finished]
+    done = store.rows("episodes", list(RESUME_COLUMNS), {"status": "done"})
+    check_resume(done, {s.key: (s.label, exp.seeding(s.env)) for s, _, _ in todo})
     result = RunResult(total=len(everything), skipped=len(everything) - len(todo))
     if progress is not None and result.skipped:
         print(
@@ -219,12 +222,14 @@ async def play_episode(
     llm: LLM | None,
     writer: LLM | None,
     debug_out: TextIO | None = None,
+    seeds: EpisodeSeeds | None = None,
 ) -> tuple[EpisodeRecord, str | None]:
     """The one per-episode function, locally and on Ray: the episode, or a failed record
     with the reason (whatever went wrong) and the steps played before it; and the model
     error that failed it, if one did. ``debug_out`` gets the traceback of an unexpected
-    failure."""
-    ep, e = await attempt_episode(spec, seed, llm, writer=writer, rollout=rollout)
+    failure; ``seeds`` are the episode's (:meth:`Experiment.seeding`; default: those of a
+    run of ``seed`` alone)."""
+    ep, e = await attempt_episode(spec, seed, llm, writer=writer, rollout=rollout, seeds=seeds)
     if e is None:
         return ep, None
     ep.error = _short(e)
@@ -289,7 +294,8 @@ async def _play(
     ) -> tuple[EpisodeRecord, str | None, tuple[Any, ...]]:
         llm = llms[spec.model] if spec.uses_model else None
         writer = llms.get(spec.writer) if llm is not None else None
-        ep, model_error = await play_episode(spec, seed, rollout, llm, writer, debug_out)
+        seeds = exp.seeding(spec.env).of(seed, rollout)
+        ep, model_error = await play_episode(spec, seed, rollout, llm, writer, debug_out, seeds)
         caches = tuple(
             {id(m.cache): m.cache for m in (llm, writer) if isinstance(m, CachedLLM)}.values()
         )

@@ -14,34 +14,6 @@ from statelab.llm import public_spec
 from statelab.run.axes import AXES, BY_NAME, NAMES
 
 
-def env_seed(env: str, seed: int, rollout: int, replay: bool = False) -> int:
-    """The env seed of rollout ``rollout`` of config seed ``seed`` (seed 000's "rollouts":
-    several episodes per run, each on an instance of its own).
-
-    Rollout 0 plays the seed itself. A further rollout of a seed inside one of the env's
-    splits plays another seed of that split (drawn by a hash of seed and rollout: a test seed's
-    rollouts stay test games, never train ones); a seed outside every split plays
-    ``seed * 1000 + rollout``. Everything else of the episode (sampling seeds included)
-    derives from this env seed (:func:`sampling_seed`). With ``replay`` (a config's
-    ``replay: true``) every rollout plays the seed itself."""
-    if rollout == 0 or replay:
-        return seed
-    for split in env_class(env).splits.values():
-        if seed in split:
-            h = int(hashlib.sha256(f"{seed}/{rollout}".encode()).hexdigest()[:15], 16)
-            return split[h % len(split)]
-    return seed * 1000 + rollout
-
-
-def sampling_seed(env_seed: int, rollout: int, replay: bool = False) -> int:
-    """The seed an episode's sampling derives from (its model calls' seeds, the components'):
-    the env seed, except for a replayed rollout (``replay``, rollout > 0), which plays the
-    seed's own instance with sampling seeds of its own (a hash of env seed and rollout)."""
-    if rollout == 0 or not replay:
-        return env_seed
-    return int(hashlib.sha256(f"{env_seed}/{rollout}/sampling".encode()).hexdigest()[:15], 16)
-
-
 def resolve_format(env: str, fmt: str) -> str:
     return str(env_class(env).default_format) if fmt == "default" else fmt
 
@@ -56,7 +28,8 @@ class RunSpec:
     max_steps: int | None = None
     #: per-episode limits (:mod:`statelab.run.limits`): wall_s, tokens, dollars
     limits: dict[str, Any] = field(default_factory=dict, hash=False)
-    #: every rollout replays the seed's instance with its own sampling seeds (:func:`env_seed`)
+    #: every rollout replays the seed's instance with its own sampling seeds
+    #: (:mod:`statelab.run.seeding`)
     replay: bool = False
 
     @classmethod

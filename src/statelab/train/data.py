@@ -35,7 +35,7 @@ from statelab.core import (
 from statelab.run.components import Components, prelude_transitions
 from statelab.run.config import RunSpec
 from statelab.run.replay import ReplayMismatch, StoredReplies, replay, spec_of
-from statelab.run.spec import env_seed
+from statelab.run.seeding import single
 from statelab.run.store import Store
 from statelab.state.view import compose_view
 
@@ -203,7 +203,7 @@ def _prelude_replies(store: str | Path, run: str, seed: int) -> list[str]:
 
 
 def load_trajectory(store: str | Path, run: str, spec: RunSpec, seed: int) -> Trajectory:
-    first = env_seed(spec.env, seed, 0)
+    first = single(spec.env, seed, 0).env_seed  # rollout 0: the seed itself, both seeds
     c = Components.build(spec, first)
     obs, info = c.env.reset(seed=first)
     notes = [n for comp in c.hooked() if (n := comp.instructions())]

@@ -98,7 +98,7 @@ async def audit_episode_async(
 def _prepare(store_path: Any, run: str, seed: int, reader_name: str, opts: Options) -> Any:
     """The episode replayed, the expert's targets and the points to score."""
     from statelab.run.replay import replay, spec_of
-    from statelab.run.spec import env_seed
+    from statelab.run.seeding import single
 
     st = Store(store_path, readonly=True)
     try:
@@ -115,7 +115,8 @@ def _prepare(store_path: Any, run: str, seed: int, reader_name: str, opts: Optio
     from statelab.envs import make_env
 
     env = make_env(spec.env, max_steps=spec.max_steps)
-    targets = expert_targets(env, env_seed(spec.env, seed, 0), [s.action for s in steps])
+    first = single(spec.env, seed, 0).env_seed  # the audit reads rollout 0: the seed itself
+    targets = expert_targets(env, first, [s.action for s in steps])
     eligible = [k for k, tg in enumerate(targets) if tg.a_star is not None]
     chosen = [k for k in sample_points(eligible, opts.points, opts.how)
               if (run, seed, steps[k].t) not in opts.done]  # fmt: skip

@@ -100,18 +100,22 @@ def audit_episode(
     samples: int = 8,
     own_memory: bool = True,
     compressor: Any = None,
+    stored_logprobs: bool = True,
 ) -> list[AuditPoint]:
     """δ_W, δ_full, δ_oracle (β, κ) at up to ``points`` decision points (the first ones) of a
     stored episode, with the same a*; optionally the relevance lag on the full history.
     δ_oracle is the best of ``samples`` hindsight compressions (the seed's 8), written by
     ``compressor`` (default: ``reader``) and chosen by ``reader``'s NLL of a*.
 
-    ``own_memory=False`` replays the env without the run's memory (a memory whose writes
-    score with the model, the read-time oracle, cannot be re-simulated from stored replies):
-    δ_W then comes only from the stored reader log-probabilities."""
+    δ_W comes from the run's stored reader log-probabilities only with ``stored_logprobs``
+    (``reader`` is the run's own model); otherwise ``reader`` rescores the run's view, so
+    every δ of a point is one model's. ``own_memory=False`` replays the env without the
+    run's memory (a memory whose writes score with the model, the read-time oracle, cannot
+    be re-simulated from stored replies): δ_W then comes only from the stored
+    log-probabilities, and is None without them."""
     job = audit_episode_async(store_path, run, seed, reader, points=points, relevance=relevance,
-                              samples=samples, own_memory=own_memory,
-                              compressor=compressor)  # fmt: skip
+                              samples=samples, own_memory=own_memory, compressor=compressor,
+                              stored_logprobs=stored_logprobs)  # fmt: skip
     return asyncio.run(job)
 
 
@@ -126,10 +130,13 @@ async def audit_episode_async(
     samples: int = 8,
     own_memory: bool = True,
     compressor: Any = None,
+    stored_logprobs: bool = True,
 ) -> list[AuditPoint]:
     """:func:`audit_episode` in the caller's event loop (episodes audited concurrently); the
     replay (which runs an event loop of its own) in a worker thread."""
     spec, metas, steps = await asyncio.to_thread(_replayed, store_path, run, seed, own_memory)
+    if not stored_logprobs:  # another reader than the run's: its log-probs are not δ_W
+        metas = {}
     return await _audit(spec, run, seed, steps, metas, reader, points, relevance, samples,
                         own_memory, compressor)  # fmt: skip
 
@@ -299,7 +306,9 @@ def audit_experiment(
     tables, which the report reads. An experiment on a sealed test split is refused unless
     ``open_test`` (once; again only with ``force``), and the audit is recorded
     (:func:`statelab.run.ledgers.record_audit`). ``concurrency`` episodes are audited at
-    once (each saved as it finishes; the points do not depend on it)."""
+    once (each saved as it finishes; the points do not depend on it). With ``reader`` (the
+    CLI's ``--reader``) every δ is that reader's, δ_W rescored too (the runs' stored
+    log-probabilities are their acting model's), as the general audit does."""
     from statelab.analysis._bounded import run_bounded
     from statelab.llm import make_llm
     from statelab.run.ledgers import record_audit
@@ -349,7 +358,7 @@ def audit_experiment(
                         path, run, int(seed), model, points=points, relevance=relevance,
                         samples=samples,
                         own_memory=not {"reads-privileged", "needs-model"} <= tagged,
-                        compressor=compressor_of(spec_json),
+                        compressor=compressor_of(spec_json), stored_logprobs=reader is None,
                     )  # fmt: skip
                 except Exception as e:  # one episode fails; the audit goes on
                     failed.append(f"{run}/{seed}: {type(e).__name__}: {e}")
