@@ -13,7 +13,9 @@ from statelab.cli._common import _fail, _say
 from statelab.core import ConfigError
 
 
-def _store_path(exp: str) -> Path:
+def store_path(exp: str) -> Path:
+    """The store of an experiment named by its name, its results folder, its config file or
+    the store file itself (checked); a one-line ConfigError when there is none."""
     p = Path(exp)
     if p.suffix in (".yaml", ".yml") and p.is_file():
         from statelab.run.config import load_experiment
@@ -45,7 +47,7 @@ def report(
     if adjust not in ADJUSTMENTS:
         raise _fail(f"--adjust: {adjust!r}; allowed: {', '.join(ADJUSTMENTS)}")
     try:
-        store = _store_path(exp)
+        store = store_path(exp)
         rep = make_report(store, out or store.parent / "report", adjust=adjust)  # type: ignore[arg-type]
     except ConfigError as err:
         raise _fail(str(err)) from None
@@ -81,7 +83,7 @@ def view(
     if limit is not None and limit < 1:
         raise _fail(f"--limit: at least 1 episode, got {limit}")
     try:
-        store = _store_path(exp)
+        store = store_path(exp)
         res = write_viewer(
             store, out or store.parent / "view", runs=run or (), seeds=seed or (), limit=limit
         )
@@ -112,7 +114,7 @@ def export(
     from statelab.run.export import DEFAULT_TABLES, export_store
 
     try:
-        store = _store_path(exp)
+        store = store_path(exp)
         if to is not None:
             from statelab.analysis.tracking import export_tracking
 

@@ -188,6 +188,13 @@ def spec_concurrency(spec: str) -> int | None:
     return spec_options(spec).concurrency
 
 
+def priced_as(spec: str) -> str | None:
+    """The name LiteLLM's price table knows a spec's model by; None when no price table
+    covers it (see :meth:`Provider.priced_as`). Known without building the backend."""
+    arg = MODELS.split(spec)[1]
+    return _caps(spec).priced_as(arg) if arg else None
+
+
 def model_weights(spec: str) -> list[Path]:
     """The files holding the model a spec names, as its backend resolves them."""
     arg = MODELS.split(spec)[1]
@@ -249,6 +256,7 @@ __all__ = [
     "make_llm",
     "model_weights",
     "option_help",
+    "priced_as",
     "public_spec",
     "requests_in_flight",
     "resolve_role",

@@ -111,6 +111,12 @@ class Provider(LLM):
         """The files holding the model a spec names (their hashes are its provenance)."""
         return []
 
+    @classmethod
+    def priced_as(cls, arg: str) -> str | None:
+        """The name LiteLLM's price table knows the spec's model by (``provider/model``);
+        None for a model no price table covers (local weights, a self-hosted server)."""
+        return None
+
     def secrets(self) -> tuple[str, ...]:
         """Credentials this backend sends (read now), for :class:`Model` to mask."""
         return ()

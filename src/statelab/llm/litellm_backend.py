@@ -113,6 +113,11 @@ class LiteLLMModel(Provider):
         """The options after the model name."""
         return parse_litellm(arg)[1]
 
+    @classmethod
+    def priced_as(cls, arg: str) -> str | None:
+        """The ``provider/model`` LiteLLM's price table is read with (as :func:`call_cost`)."""
+        return parse_litellm(arg)[0]
+
     def secrets(self) -> tuple[str, ...]:
         """Every credential-looking environment variable's value (LiteLLM reads them)."""
         return tuple(v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= 6)

@@ -146,6 +146,12 @@ class OpenAICompatLLM(Wire, Provider):
         """The options after the model name (``openai-compat:`` spellings hold a ``#``)."""
         return (parse_compat(arg) if "#" in arg else parse_openai(arg)).options
 
+    @classmethod
+    def priced_as(cls, arg: str) -> str | None:
+        """``openai/<model>`` for OpenAI's own API; None for a server at a URL (``#``): its
+        model may share a name with OpenAI's, never its price."""
+        return None if "#" in arg else f"openai/{parse_openai(arg).model}"
+
     # -- the contract -------------------------------------------------------------------
 
     async def complete(self, messages: list[Message], params: GenParams) -> Completion:
