@@ -164,7 +164,7 @@ def plot_power(plan: Plan, path: str | Path) -> Path:
     ax.grid(linewidth=0.4, alpha=0.6)
     ax.set_axisbelow(True)
     ax.legend(fontsize=8, frameon=False, loc="lower right")
-    adj = f"Holm over {plan.comparisons}" if plan.adjust == "holm" else "no adjustment"
+    adj = f"Holm over {plan.comparisons}" if k > 1 else "one test, no adjustment"
     fig.suptitle(
         f"Power of the sign-flip test ({adj}, α {plan.alpha:g}): line analytic, dots simulated",
         fontsize=11,
