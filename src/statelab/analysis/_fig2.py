@@ -19,7 +19,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from statelab.analysis._plots import _PALETTE
+from statelab.analysis._plots import PALETTE
 from statelab.analysis._summary import ROLE_COMPARED, varying_axes
 from statelab.analysis._table import describe_baseline
 
@@ -117,7 +117,7 @@ def fig2_png(
         fig.savefig(path, dpi=150)
         return path
     variants = list(dict.fromkeys(variant_of(r, baseline) for r in compared))
-    colours = {v: _PALETTE[i % len(_PALETTE)] for i, v in enumerate(variants)}
+    colours = {v: PALETTE[i % len(PALETTE)] for i, v in enumerate(variants)}
     inst_axes = _instance_axes(summary, compared)
     # panel -> group label -> variant -> record
     panels: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}

@@ -26,7 +26,8 @@ from statelab.analysis._summary import (
     varying_axes,
 )
 
-_PALETTE = (
+#: the bar colours of every report plot, in order (seaborn's "deep")
+PALETTE = (
     "#4C72B0",
     "#DD8452",
     "#55A868",
@@ -96,7 +97,7 @@ def _bar_panels(
     colour_by = _colour_axis(summary, axes) if len(summary) else None
     non_expert = summary[~is_reference(summary)] if len(summary) else summary
     colour_values = list(dict.fromkeys(non_expert[colour_by])) if colour_by else []
-    colours = {v: _PALETTE[i % len(_PALETTE)] for i, v in enumerate(colour_values)}
+    colours = {v: PALETTE[i % len(PALETTE)] for i, v in enumerate(colour_values)}
     envs = list(dict.fromkeys(summary["env"])) if len(summary) else []
     if not envs:
         fig, panels = _new_figure([1])

@@ -4,8 +4,8 @@ Each command group lives in its own module, registered here in the order ``--hel
 them: :mod:`~statelab.cli._listing` (envs, list), :mod:`~statelab.cli._play` (play),
 :mod:`~statelab.cli._run` (run, tune, train), :mod:`~statelab.cli._seed003` (seed 003's
 retrain, open-test, amend, gates, tables), :mod:`~statelab.cli._results` (report, view,
-export) and :mod:`~statelab.cli._audit` (audit). :mod:`~statelab.cli._errors` turns every
-error a command lets through into one line.
+export), :mod:`~statelab.cli._plan` (plan) and :mod:`~statelab.cli._audit` (audit).
+:mod:`~statelab.cli._errors` turns every error a command lets through into one line.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import typer
 from statelab.cli import _audit, _seed003
 from statelab.cli._errors import _OneLine
 from statelab.cli._listing import envs, list_axis
+from statelab.cli._plan import plan
 from statelab.cli._play import play
 from statelab.cli._results import export, report, view
 from statelab.cli._run import run, train, tune
@@ -35,6 +36,7 @@ app.command()(tune)
 app.command()(train)
 app.command()(_seed003.retrain)
 app.command()(report)
+app.command()(plan)
 app.command()(view)
 app.command()(export)
 # -- seed 003: the sealed test split, opened once; the decision-loss audit -----------------

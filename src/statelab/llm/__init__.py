@@ -43,7 +43,7 @@ from statelab.llm._pool import (
     shared_model,
     use_models,
 )
-from statelab.llm._pricing import priced
+from statelab.llm._pricing import call_cost, priced
 from statelab.llm._safe import Redactor, public_spec, storable, terminal_safe
 from statelab.llm._thinking import strip_thinking
 from statelab.llm.cache import CachedLLM, ResponseCache
@@ -211,6 +211,13 @@ def spec_concurrency(spec: str) -> int | None:
     return spec_options(spec).concurrency
 
 
+def price_name(spec: str) -> str | None:
+    """The name LiteLLM's price table knows a spec's model by; None when its calls are not
+    billed by it (:meth:`~statelab.core.LLM.price_name`). Known without building it."""
+    arg = MODELS.split(spec)[1]
+    return _caps(spec).price_name(arg) if arg else None
+
+
 def model_weights(spec: str) -> list[Path]:
     """The files holding the model a spec names, as its backend resolves them."""
     arg = MODELS.split(spec)[1]
@@ -268,10 +275,12 @@ __all__ = [
     "TimedLLM",
     "accepts_images",
     "backend_class",
+    "call_cost",
     "check_spec",
     "make_llm",
     "model_weights",
     "option_help",
+    "price_name",
     "prices_calls",
     "public_spec",
     "requests_in_flight",
