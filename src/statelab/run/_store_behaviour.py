@@ -89,16 +89,21 @@ mem AS (
 ),
 dec AS ({decoding})
 SELECT starts.run, env_seeds, first_views, memory_states, distinct_memories, has_memory,
-       dec.decoding
+       dec.decoding, dec.violated, dec.choice_calls
 FROM starts JOIN mem USING (run) LEFT JOIN dec USING (run)
 """
 #: how a run's calls to choose an action were decoded (issue 25): the distinct modes other
-#: than free generation, comma-separated; a store from before calls said so has none
+#: than free generation, comma-separated; how many of those calls there were
+#: (``choice_calls``) and how many came back outside their constraint (``violated``); a
+#: store from before calls said so has none
 DECODING_SQL = (
-    "SELECT run, GROUP_CONCAT(DISTINCT decoding) AS decoding FROM calls"
+    "SELECT run, GROUP_CONCAT(DISTINCT decoding) AS decoding,"
+    " SUM(decoding = 'violated') AS violated, COUNT(*) AS choice_calls FROM calls"
     " WHERE decoding IS NOT NULL AND decoding != 'free' GROUP BY run"
 )
-NO_DECODING_SQL = "SELECT NULL AS run, NULL AS decoding WHERE 0"
+NO_DECODING_SQL = (
+    "SELECT NULL AS run, NULL AS decoding, NULL AS violated, NULL AS choice_calls WHERE 0"
+)
 
 
 def fingerprint(text: str | None) -> int | None:
@@ -165,6 +170,8 @@ def run_behaviour(db: sqlite3.Connection) -> pd.DataFrame:
     ``first_views`` (distinct views shown at each episode's first step), ``memory_states``
     (stored steps), ``distinct_memories`` (distinct memory texts), ``has_memory`` (0 when
     every memory state is empty) and ``decoding`` (the modes its choices were decoded by,
-    comma-separated: ``trie``, ``grammar``, ``json_schema`` ..., ``unenforced``, ``logprob``;
-    None when every call was free generation, or the store predates the column)."""
+    comma-separated: ``trie``, ``grammar``, ``json_schema`` ..., ``unenforced``, ``logprob``,
+    ``violated``; None when every call was free generation, or the store predates the
+    column), with ``choice_calls`` (its calls to a choice) and ``violated`` (those whose
+    reply came back outside the constraint)."""
     return behaviour(db)[1]
