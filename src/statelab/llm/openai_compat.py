@@ -44,21 +44,28 @@ import base64
 import copy
 import json
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import httpx
 
 from statelab.core import Completion, ConfigError, GenParams, Message, Usage
 from statelab.llm import _constrain as constrain
+from statelab.llm import _server_slots as server_slots
 from statelab.llm import _thinking as thinking_
 from statelab.llm._compat_wire import ModelServerError, Wire, _parse_chat, _parse_echo
-from statelab.llm._http import Clients
+from statelab.llm._http import CONNECT_TIMEOUT, Clients
 from statelab.llm._http_spec import OPENAI_BASE_URL, check_base_url, parse_compat, parse_openai
 from statelab.llm._model import Provider, render_messages
 from statelab.llm._options import CONSTRAIN, MAX_BODY, ModelOptions
 from statelab.llm._safe import public_spec, storable
 from statelab.llm._server_scoring import ServerScorer, Slots
+
+T = TypeVar("T")
+
+#: the largest reply read from a server's ``/props`` or ``/v1/models`` when asking its slots
+_INFO_BYTES = 1 << 20
 
 __all__ = [
     "OPENAI_BASE_URL",
@@ -76,7 +83,9 @@ class OpenAICompatLLM(Wire, Provider):
     probes it once, see :mod:`statelab.llm._constrain`; ``off``: ``constrained = False``,
     the agent maps a free reply onto a choice). Scoring renders the model's chat template
     here when ``template`` names it (:mod:`statelab.llm._server_scoring`). Image parts in
-    messages are passed through unchanged.
+    messages are passed through unchanged. No more requests are sent at once than the
+    server says it answers at once (``slots``, or asked: :mod:`statelab.llm._server_slots`);
+    a request waiting for a slot waits here, before its timeout starts.
     """
 
     constrained = True
@@ -276,6 +285,45 @@ class OpenAICompatLLM(Wire, Provider):
         await self._http.aclose()
 
     # -- internals ----------------------------------------------------------------------
+
+    async def _post(self, path: str, body: dict[str, Any], parse: Callable[[Any], T]) -> T:
+        """One POST (:meth:`Wire._post`) once the server has a slot free for it."""
+        given = self.slots.n if self.slots is not None else None
+        async with server_slots.admitted(self.base_url, self._learn_slots, given=given,
+                                         sending=self.max_concurrency):  # fmt: skip
+            return await super()._post(path, body, parse)
+
+    async def _learn_slots(self) -> tuple[int | None, str]:
+        """How many requests the server answers at once, where it says so (llama.cpp's
+        ``/props``, llama-cpp-python's ``/v1/models``); ``(None, "")`` where it does not."""
+        root = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
+        props, models = await asyncio.gather(
+            self._get_info(root + "/props"), self._get_info(self.base_url + "/models")
+        )
+        return server_slots.slots_from(props, models)
+
+    async def _get_info(self, url: str) -> Any:
+        """A server's JSON answer to ``GET url`` (with the credentials), None if it gives
+        none: asking what the server takes never fails a request."""
+        key = self._key()
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        if key is None and self._basic is not None:
+            headers["Authorization"] = self._basic
+        # the whole timeout: llama-cpp-python answers it after the request it is generating
+        timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, CONNECT_TIMEOUT))
+        content = bytearray()
+        try:
+            client = httpx.AsyncClient(transport=self._http.transport, timeout=timeout)
+            async with client, client.stream("GET", url, headers=headers) as r:
+                if r.status_code != 200:
+                    return None
+                async for part in r.aiter_bytes():
+                    content += part
+                    if len(content) > _INFO_BYTES:
+                        return None
+            return json.loads(content)
+        except (httpx.HTTPError, ValueError):
+            return None
 
     async def _score_one(self, prefix: str, continuation: str) -> float:
         if not continuation:
