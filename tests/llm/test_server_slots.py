@@ -103,16 +103,21 @@ def _two_at_once(url: str, options: str) -> list[Completion | BaseException]:
     return asyncio.run(go())
 
 
+@pytest.mark.parametrize("client", ["lean", "httpx"])
 @pytest.mark.parametrize("kind", ["llama.cpp", "llama-cpp-python"])
-def test_a_one_slot_server_at_concurrency_2_answers_every_request(kind):
+def test_a_one_slot_server_at_concurrency_2_answers_every_request(kind, client, monkeypatch):
+    if client == "httpx":
+        monkeypatch.setenv("STATELAB_HTTP_CLIENT", "httpx")
+    else:
+        monkeypatch.delenv("STATELAB_HTTP_CLIENT", raising=False)
     server = Served(kind, slots=1, delay=0.5)
     try:
-        # two replies take 1 s; each request's timeout is 0.8 s, from when it is sent
-        got = _two_at_once(server.url, "timeout=0.8&retries=0&concurrency=2")
+        # two replies take 1 s; each request's timeout is 0.9 s, from when it is sent
+        got = _two_at_once(server.url, "timeout=0.9&retries=0&concurrency=2")
     finally:
         server.close()
     errors = [str(g) for g in got if isinstance(g, BaseException)]
-    assert errors == []  # before: "ReadTimeout after 0.8 s" for the request queued second
+    assert errors == []  # before: "ReadTimeout after 0.9 s" for the request queued second
     assert [g.text for g in got if isinstance(g, Completion)] == ["ok", "ok"]
     assert server.most == 1
 

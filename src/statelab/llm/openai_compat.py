@@ -55,7 +55,7 @@ from statelab.llm import _constrain as constrain
 from statelab.llm import _server_slots as server_slots
 from statelab.llm import _thinking as thinking_
 from statelab.llm._compat_wire import ModelServerError, Wire, _parse_chat, _parse_echo
-from statelab.llm._http import CONNECT_TIMEOUT, Clients
+from statelab.llm._http import Clients
 from statelab.llm._http_spec import OPENAI_BASE_URL, check_base_url, parse_compat, parse_openai
 from statelab.llm._model import Provider, render_messages
 from statelab.llm._options import CONSTRAIN, MAX_BODY, ModelOptions
@@ -63,9 +63,6 @@ from statelab.llm._safe import public_spec, storable
 from statelab.llm._server_scoring import ServerScorer, Slots
 
 T = TypeVar("T")
-
-#: the largest reply read from a server's ``/props`` or ``/v1/models`` when asking its slots
-_INFO_BYTES = 1 << 20
 
 __all__ = [
     "OPENAI_BASE_URL",
@@ -296,34 +293,31 @@ class OpenAICompatLLM(Wire, Provider):
     async def _learn_slots(self) -> tuple[int | None, str]:
         """How many requests the server answers at once, where it says so (llama.cpp's
         ``/props``, llama-cpp-python's ``/v1/models``); ``(None, "")`` where it does not."""
-        root = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
+        path = urlsplit(self.base_url).path.rstrip("/")
+        root = path[: -len("/v1")] if path.endswith("/v1") else path
         props, models = await asyncio.gather(
-            self._get_info(root + "/props"), self._get_info(self.base_url + "/models")
+            self._get_info(root + "/props"), self._get_info(path + "/models")
         )
         return server_slots.slots_from(props, models)
 
-    async def _get_info(self, url: str) -> Any:
-        """A server's JSON answer to ``GET url`` (with the credentials), None if it gives
-        none: asking what the server takes never fails a request."""
+    async def _get_info(self, path: str) -> Any:
+        """A server's JSON answer to ``GET path`` (with the credentials, on the backend's own
+        connections and timeout: llama-cpp-python answers it after the request it is
+        generating), None if it gives none: asking what the server takes fails no request."""
         key = self._key()
         headers = {"Authorization": f"Bearer {key}"} if key else {}
+        auth: Any = httpx.USE_CLIENT_DEFAULT
         if key is None and self._basic is not None:
-            headers["Authorization"] = self._basic
-        # the whole timeout: llama-cpp-python answers it after the request it is generating
-        timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, CONNECT_TIMEOUT))
-        content = bytearray()
+            if self._http.lean_fits():
+                headers["Authorization"] = self._basic
+            else:
+                auth = self._auth
         try:
-            client = httpx.AsyncClient(transport=self._http.transport, timeout=timeout)
-            async with client, client.stream("GET", url, headers=headers) as r:
-                if r.status_code != 200:
-                    return None
-                async for part in r.aiter_bytes():
-                    content += part
-                    if len(content) > _INFO_BYTES:
-                        return None
-            return json.loads(content)
-        except (httpx.HTTPError, ValueError):
+            r = await self._http.get(path, headers, auth)
+            return r.json() if r.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):  # a body too large is an httpx error here
             return None
+
 
     async def _score_one(self, prefix: str, continuation: str) -> float:
         if not continuation:
@@ -349,7 +343,6 @@ class OpenAICompatLLM(Wire, Provider):
             if start < len(prompt) and end > len(prefix) and lp is not None:
                 total += lp
         return total
-
 
 def _constructor(options: dict[str, Any], spec: ModelOptions) -> dict[str, Any]:
     """The provider's arguments: the caller's ``timeout``/``concurrency``/``max_body``
