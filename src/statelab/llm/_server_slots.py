@@ -125,5 +125,8 @@ def forget(key: str | None = None) -> None:
     """Drop what this process learned of one server's (or every server's) slots."""
     if key is None:
         _learned.clear()
+        _servers.clear()
     else:
         _learned.pop(key, None)
+        for on_loop in _servers.values():
+            on_loop.pop(key, None)
