@@ -1,11 +1,13 @@
 """Local stand-ins for OpenAI-compatible servers (real HTTP on 127.0.0.1), each enforcing one
-constrained form the way the real servers do, and recording every request body."""
+constrained form the way the real servers do, and recording every request body (``delay``:
+seconds each reply takes)."""
 
 from __future__ import annotations
 
 import json
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -37,10 +39,15 @@ def from_regex(pattern: str) -> str:
 
 class StandIn:
     """One server: ``form`` is the constrained form it enforces (None: it ignores all);
-    ``strict`` rejects fields it does not know with HTTP 400 (OpenAI does)."""
+    ``strict`` rejects fields it does not know with HTTP 400 (OpenAI does); ``probe_only``
+    holds only the capability probe to the form and answers every other request with free
+    text, as a server that takes the field and then ignores it."""
 
-    def __init__(self, form: str | None, *, strict: bool = False) -> None:
-        self.form, self.strict = form, strict
+    def __init__(
+        self, form: str | None, *, strict: bool = False, probe_only: bool = False,
+        delay: float = 0.0,
+    ) -> None:  # fmt: skip
+        self.form, self.strict, self.probe_only, self.delay = form, strict, probe_only, delay
         self.bodies: list[dict[str, Any]] = []
         self.completions: list[dict[str, Any]] = []  # /completions bodies
         self.completion_reply: Any = None  # a function body -> reply JSON for /completions
@@ -53,6 +60,7 @@ class StandIn:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
                 status, reply = outer.answer(self.path, body)
+                time.sleep(outer.delay)  # the model's time
                 data = json.dumps(reply).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
@@ -82,6 +90,8 @@ class StandIn:
             unknown = next(k for k in known if k in body)
             return 400, {"error": {"message": f"Unrecognized request argument: {unknown}"}}
         text = FREE
+        if self.probe_only and "qzvex" not in json.dumps(body):
+            given = None
         if given == self.form == "grammar":
             text = from_grammar(body["grammar"])
         elif given == self.form == "choice":

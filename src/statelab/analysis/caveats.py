@@ -15,7 +15,10 @@ Each names the run (or env) and the figure that triggered it, against a stated l
   constrained choice ``trie``, a server's ``grammar`` / ``choice`` / ``json_schema`` ...,
   free replies parsed where a server enforced none: ``unenforced``), read from the stored
   calls, so a difference between them may be the decoding's as well as the model's; and each
-  run whose server enforced no constraint.
+  run whose server enforced no constraint;
+- **violated constraint**: a run some of whose replies came back outside the constraint they
+  were sent with (stored ``decoding = violated``: a server that passed the probe and then
+  ignored the grammar or schema), with their count.
 - **colliding episodes**: a run holds two finished episodes with one (env seed, sampling
   seed) pair, outside replay (a store seeded before scheme 2: a rollout replayed another
   seed's episode), so its seeds are not the independent units its tests assume.
@@ -211,6 +214,26 @@ def decoding(summary: pd.DataFrame) -> list[Caveat]:
     return out
 
 
+def violated(summary: pd.DataFrame) -> list[Caveat]:
+    """Runs with replies outside the constraint they were sent with, and how many (the
+    stored ``decoding = violated``, counted per run in ``violated`` of ``choice_calls``)."""
+    if "violated" not in summary.columns:
+        return []
+    names = short_labels(summary)
+    out = []
+    for rec, ref in zip(summary.to_dict("records"), is_reference(summary), strict=True):
+        n, of = _num(rec, "violated"), _num(rec, "choice_calls")
+        if ref or not n:
+            continue
+        figure = f"{n:.0f} of {of:.0f} replies" if of else f"{n:.0f} replies"
+        run = names[rec["run"]]
+        text = (f"{run}: {figure} to a choice came back outside the constraint they were sent "
+                "with (stored decoding=violated): the server passed the probe, then did not "
+                "hold them to it; their actions were parsed from free replies.")  # fmt: skip
+        out.append(Caveat("violated", run, figure, text))
+    return out
+
+
 def short_labels(summary: pd.DataFrame) -> dict[Any, str]:
     """Each run named by its values on the axes that tell the runs apart (``summary``,
     ``hanoi / summary``), as the table's rows show them; the run's label when none does."""
@@ -246,7 +269,7 @@ def caveats(summary: pd.DataFrame) -> list[Caveat]:
         found = [collapsed(rec), at_floor(rec, floor), constant_memory(rec)]
         out += [c for c in found if c is not None]
         out += [c for c in (colliding(rec),) if c is not None]
-    return out + decoding(summary)
+    return out + decoding(summary) + violated(summary)
 
 
 def caveats_markdown(found: list[Caveat]) -> str:

@@ -64,7 +64,11 @@ class Completion:
     ``GenParams.choices`` was held to them (``trie``: the local constrained choice; a
     server's form: ``grammar``, ``choice``, ``regex``, ``json_schema``, ``json_object``;
     ``unenforced``: asked, but free text; ``logprob``: chosen by scores; empty: free
-    generation, no choices asked)."""
+    generation, no choices asked).
+
+    A reply from the response cache spent no model time: its ``latency`` is 0, and the
+    latency of the call that first answered it is kept apart, in ``original_latency`` (None
+    for a reply the model gave now)."""
 
     text: str
     usage: Usage = field(default_factory=Usage)
@@ -79,12 +83,16 @@ class Completion:
     #: of ``usage.input_tokens``, those the provider served from its prompt cache (priced
     #: at its cached rate; not stored: the call's ``cost`` is)
     cached_input: int = 0
+    #: for a reply from the response cache, the latency of the call that first answered it
+    original_latency: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The reply as a cache row keeps it: ``latency`` is the model's, the first call's."""
+        first = self.original_latency
         d: dict[str, Any] = {
             "text": self.text,
             "usage": [self.usage.input_tokens, self.usage.output_tokens],
-            "latency": self.latency,
+            "latency": self.latency if first is None else first,
             "logprobs": self.logprobs,
         }
         if self.flags:  # replies taken as they came keep the cache rows they always had
@@ -97,10 +105,14 @@ class Completion:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], cached: bool = False) -> Completion:
+        """A reply from :meth:`to_dict`'s row; ``cached``: answered from the cache now, so
+        it took no model time (its row's latency becomes ``original_latency``)."""
+        latency = float(d.get("latency", 0.0))
         return cls(
             text=d["text"],
             usage=Usage(*d["usage"]),
-            latency=float(d.get("latency", 0.0)),
+            latency=0.0 if cached else latency,
+            original_latency=latency if cached else None,
             cached=cached,
             logprobs=d.get("logprobs"),
             flags=tuple(d.get("flags", ())),

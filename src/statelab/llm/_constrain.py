@@ -23,6 +23,10 @@ the requests go unconstrained (:data:`NONE`: the agent parses the free reply, as
 one log line says so. The result is kept per server (base URL and model) for the process,
 and in a JSON file when ``STATELAB_SERVER_PROBES`` names one (a later run against the same
 server asks nothing).
+
+A probe is trusted once, never for good: every reply to a choice is checked by the model
+wrapper (:func:`held`), whichever backend sent it, and one that is not ``prefix + choice``
+is stored as :data:`VIOLATED` instead of the form it was sent with.
 """
 
 from __future__ import annotations
@@ -36,7 +40,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FORMS", "NONE", "Form", "apply", "decode", "forget", "probe", "remembered", "sampling"]
+__all__ = [
+    "FORMS",
+    "NONE",
+    "VIOLATED",
+    "Form",
+    "apply",
+    "decode",
+    "forget",
+    "held",
+    "probe",
+    "remembered",
+    "sampling",
+]
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +60,9 @@ log = logging.getLogger(__name__)
 FORMS = ("grammar", "choice", "regex", "json_schema", "json_object")
 #: no form works: replies are free text, mapped onto an action by the agent
 NONE = "unenforced"
+#: a reply that came back outside the constraint it was sent with: the probe found the form
+#: held once, and each reply is checked again (:func:`held`, by the model wrapper)
+VIOLATED = "violated"
 #: the JSON file holding probe results across processes (optional)
 ENV_FILE = "STATELAB_SERVER_PROBES"
 
@@ -146,6 +165,12 @@ def decode(form: Form, text: str, prefix: str, choices: tuple[str, ...]) -> str:
         action = value.get("action") if isinstance(value, dict) else None
         return prefix + action if isinstance(action, str) and action in choices else text
     return text
+
+
+def held(text: str, prefix: str, choices: tuple[str, ...]) -> bool:
+    """Whether ``text`` is ``prefix + one of choices``, as a constrained reply must be (a
+    JSON form's reply read back by :func:`decode` first)."""
+    return any(text == prefix + c for c in choices)
 
 
 def _key(base_url: str, model: str) -> str:

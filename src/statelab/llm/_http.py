@@ -1,4 +1,4 @@
-"""The HTTP clients of the OpenAI-compatible backend, behind one ``post``.
+"""The HTTP clients of the OpenAI-compatible backend, behind one ``post`` (and a ``get``).
 
 A plain ``http://`` server is spoken to through :class:`~statelab.llm._lean_http.LeanHTTP`;
 ``https://``, an HTTP proxy from the environment, a given transport, or
@@ -111,20 +111,37 @@ class Clients:
             return await self._lean.post(target, body, headers)
         base = self.split._replace(netloc=self.split.netloc.rpartition("@")[2], query="")
         full = base.geturl().rstrip("/") + url
+        return await self._spread(full, body, headers, auth)
+
+    async def get(self, path: str, headers: dict[str, str], auth: Any) -> Reply:
+        """GET ``path`` (from the server's root, not the base URL's path), as :meth:`post`
+        is held: the timeout, the body capped."""
+        self._make()
+        query = f"?{self.split.query}" if self.split.query else ""
+        if self._lean is not None:
+            return await self._lean.send("GET", path + query, b"", headers)
+        base = self.split._replace(netloc=self.split.netloc.rpartition("@")[2], path="",
+                                   query="")  # fmt: skip
+        return await self._spread(base.geturl() + path, None, headers, auth)
+
+    async def _spread(
+        self, url: str, body: dict[str, Any] | None, headers: dict[str, str], auth: Any
+    ) -> Reply:
         load, clients = self._load, self._clients
         i = min(range(len(load)), key=load.__getitem__)
         load[i] += 1
         try:
-            return await self._httpx(clients[i], full, body, headers, auth)
+            return await self._httpx(clients[i], url, body, headers, auth)
         finally:
             load[i] -= 1
 
     async def _httpx(
-        self, client: httpx.AsyncClient, url: str, body: dict[str, Any],
+        self, client: httpx.AsyncClient, url: str, body: dict[str, Any] | None,
         headers: dict[str, str], auth: Any,
     ) -> Reply:  # fmt: skip
         headers = {**headers, "Accept-Encoding": "identity"}
-        request = client.build_request("POST", url, json=body, headers=headers,
+        method = "GET" if body is None else "POST"
+        request = client.build_request(method, url, json=body, headers=headers,
                                        params=self._params)  # fmt: skip
         response: httpx.Response | None = None
         done = False

@@ -243,7 +243,7 @@ class _Conn(asyncio.Protocol):
 
 
 class LeanHTTP:
-    """A minimal HTTP/1.1 client for JSON POSTs to one plain-http server: a pool of
+    """A minimal HTTP/1.1 client for JSON POSTs (and GETs) to one plain-http server: a pool of
     keep-alive connections (as many as requests in flight; the caller's semaphore bounds
     them), each request one write, the response read by Content-Length or chunks. A reused
     connection the server had already closed (its keep-alive timeout) is retried once on a
@@ -307,10 +307,17 @@ class LeanHTTP:
         self._resting[conn] = asyncio.get_running_loop().call_later(QUIET, back)
 
     async def post(self, target: str, body: dict[str, Any], headers: dict[str, str]) -> Reply:
-        data = json.dumps(body, allow_nan=False).encode()
+        """POST ``body`` as JSON to ``target``, within the timeout."""
+        return await self.send("POST", target, json.dumps(body, allow_nan=False).encode(),
+                               headers)  # fmt: skip
+
+    async def send(
+        self, method: str, target: str, data: bytes, headers: dict[str, str]
+    ) -> Reply:
+        """One request (``GET``: ``data`` empty), the whole exchange within the timeout."""
         extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
         request = (
-            f"POST {target} HTTP/1.1{self.prefix}{extra}Content-Length: {len(data)}\r\n\r\n"
+            f"{method} {target} HTTP/1.1{self.prefix}{extra}Content-Length: {len(data)}\r\n\r\n"
         ).encode("latin-1") + data
         try:
             async with deadline(self.timeout):

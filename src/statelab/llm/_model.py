@@ -9,7 +9,10 @@ declares what it can do as class attributes. :class:`Model` adds, for every back
 * the reply's guard: every secret the backend names masked (:class:`~statelab.llm._safe.
   Redactor`, in replies and error texts alike), the text cut at ``max_reply`` characters,
   token counts a server cannot have meant (negative, or past :data:`MAX_TOKENS`) replaced
-  by the tokenizer's count; each such change is marked in ``Completion.flags``.
+  by the tokenizer's count; each such change is marked in ``Completion.flags``;
+* the constraint checked on every reply to a choice: a reply a backend says it held to the
+  choices (``trie``, a server's ``grammar`` ...) that is not ``prefix + choice`` is marked
+  ``decoding="violated"`` (:func:`statelab.llm._constrain.held`).
 
 The response cache (:class:`~statelab.llm.cache.CachedLLM`) wraps a :class:`Model`, and
 :class:`TimedLLM` wraps the model one episode sees; :func:`statelab.llm.make_llm` is where
@@ -40,6 +43,7 @@ from statelab.core import (
     ScoreRequest,
     Usage,
 )
+from statelab.llm._constrain import NONE, VIOLATED, held
 from statelab.llm._options import MAX_REPLY, ModelOptions
 from statelab.llm._pricing import with_cost
 from statelab.llm._safe import Redactor
@@ -207,6 +211,11 @@ class Model(LLM):
     def _finish(self, messages: list[Message], params: GenParams, done: Completion) -> Completion:
         if params.choices and not done.decoding:  # a backend that does not say: its flag
             done = replace(done, decoding="trie" if self.constrained else "unenforced")
+        choices = params.choices or ()
+        checked = choices and done.decoding not in (NONE, VIOLATED)  # never trusted
+        if checked and not held(done.text, params.choice_prefix, choices):
+            log.debug("%s: a reply outside its %s constraint", self.model_id, done.decoding)
+            done = replace(done, decoding=VIOLATED)
         return with_cost(self.inner.price_as, self._guard(messages, done))
 
     async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:

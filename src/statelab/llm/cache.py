@@ -1,5 +1,9 @@
 """Response cache: SQLite, keyed by model id + the full request. Reruns are free and exact.
 
+A reply answered from the cache took no model time: its ``latency`` is 0 and the first
+call's is its ``original_latency`` (:meth:`~statelab.core.Completion.from_dict`), so a
+rerun from the cache reports the model time it spent, not the time spent once before.
+
 Secrets never enter a key or a row: requests hold messages and sampling parameters only,
 and model ids are built without keys by every backend. Any text can be cached: a request
 holding lone surrogates still has a key, and its stored copy is made storable.
@@ -327,8 +331,7 @@ class CachedLLM(LLM):
         t2 = time.perf_counter()
         for i, c in zip(missing, fresh, strict=True):
             self.cache.put(keyed[i][0], self.model_id, "complete", keyed[i][1], c.to_dict())
-        answered = _fill(keyed, out, dict(zip(missing, fresh, strict=True)),
-                         lambda c: replace(c, cached=True))  # fmt: skip
+        answered = _fill(keyed, out, dict(zip(missing, fresh, strict=True)), _repeat)
         _spent(t1 - t0 + time.perf_counter() - t2)
         return answered
 
@@ -393,6 +396,12 @@ def _fill(
             got = fresh[i] if i in fresh else again(first[key])
         done.append(got)
     return done
+
+
+def _repeat(first: Completion) -> Completion:
+    """A request repeated in one batch, answered by its first copy's reply: what a cache
+    hit gives (no model time of its own, the first call's latency kept apart)."""
+    return replace(first, cached=True, latency=0.0, original_latency=first.latency)
 
 
 def _sane(row: dict[str, Any]) -> bool:

@@ -43,13 +43,15 @@ import asyncio
 import base64
 import copy
 import os
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import httpx
 
 from statelab.core import Completion, ConfigError, GenParams, Message, Usage
 from statelab.llm import _constrain as constrain
+from statelab.llm import _server_slots as server_slots
 from statelab.llm import _thinking as thinking_
 from statelab.llm._compat_wire import Forms, ModelServerError, Wire, _parse_chat, _parse_echo
 from statelab.llm._http import Clients
@@ -58,6 +60,8 @@ from statelab.llm._model import Provider, render_messages
 from statelab.llm._options import CONSTRAIN, MAX_BODY, ModelOptions
 from statelab.llm._safe import public_spec, storable
 from statelab.llm._server_scoring import ServerScorer, Slots
+
+T = TypeVar("T")
 
 __all__ = [
     "OPENAI_BASE_URL",
@@ -75,7 +79,9 @@ class OpenAICompatLLM(Wire, Forms, Provider):
     probes it once, see :mod:`statelab.llm._constrain`; ``off``: ``constrained = False``,
     the agent maps a free reply onto a choice). Scoring renders the model's chat template
     here when ``template`` names it (:mod:`statelab.llm._server_scoring`). Image parts in
-    messages are passed through unchanged.
+    messages are passed through unchanged. No more requests are sent at once than the
+    server says it answers at once (``slots``, or asked: :mod:`statelab.llm._server_slots`);
+    a request waiting for a slot waits here, before its timeout starts.
     """
 
     constrained = True
@@ -252,6 +258,42 @@ class OpenAICompatLLM(Wire, Forms, Provider):
 
     # -- internals ----------------------------------------------------------------------
 
+    async def _post(self, path: str, body: dict[str, Any], parse: Callable[[Any], T]) -> T:
+        """One POST (:meth:`Wire._post`) once the server has a slot free for it."""
+        given = self.slots.n if self.slots is not None else None
+        async with server_slots.admitted(self.base_url, self._learn_slots, given=given,
+                                         sending=self.max_concurrency):  # fmt: skip
+            return await super()._post(path, body, parse)
+
+    async def _learn_slots(self) -> tuple[int | None, str]:
+        """How many requests the server answers at once, where it says so (llama.cpp's
+        ``/props``, llama-cpp-python's ``/v1/models``); ``(None, "")`` where it does not."""
+        path = urlsplit(self.base_url).path.rstrip("/")
+        root = path[: -len("/v1")] if path.endswith("/v1") else path
+        props, models = await asyncio.gather(
+            self._get_info(root + "/props"), self._get_info(path + "/models")
+        )
+        return server_slots.slots_from(props, models)
+
+    async def _get_info(self, path: str) -> Any:
+        """A server's JSON answer to ``GET path`` (with the credentials, on the backend's own
+        connections and timeout: llama-cpp-python answers it after the request it is
+        generating), None if it gives none: asking what the server takes fails no request."""
+        key = self._key()
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        auth: Any = httpx.USE_CLIENT_DEFAULT
+        if key is None and self._basic is not None:
+            if self._http.lean_fits():
+                headers["Authorization"] = self._basic
+            else:
+                auth = self._auth
+        try:
+            r = await self._http.get(path, headers, auth)
+            return r.json() if r.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):  # a body too large is an httpx error here
+            return None
+
+
     async def _score_one(self, prefix: str, continuation: str) -> float:
         if not continuation:
             return 0.0
@@ -276,7 +318,6 @@ class OpenAICompatLLM(Wire, Forms, Provider):
             if start < len(prompt) and end > len(prefix) and lp is not None:
                 total += lp
         return total
-
 
 def _constructor(options: dict[str, Any], spec: ModelOptions) -> dict[str, Any]:
     """The provider's arguments: the caller's ``timeout``/``concurrency``/``max_body``

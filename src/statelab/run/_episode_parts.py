@@ -43,8 +43,10 @@ def _call_row(c: Call) -> dict[str, Any]:
         "text": c.completion.text,
         "input_tokens": c.completion.usage.input_tokens,
         "output_tokens": c.completion.usage.output_tokens,
-        "latency": c.completion.latency,
+        "latency": c.completion.latency,  # 0 for a reply from the cache: no model time
         "cached": c.completion.cached,
+        # a cached reply's first call's latency (None for a reply the model gave now)
+        "original_latency": c.completion.original_latency,
         # how a reply was held to the admissible actions (trie, a server's form, logprob,
         # unenforced), or free generation
         "decoding": c.completion.decoding or "free",

@@ -67,7 +67,7 @@ _STEP_REFS = REF_COLUMNS["steps"]
 #: a ``calls`` row's columns, in the order :meth:`Cells.calls` gives them
 _CALL_COLS = (
     "run", "seed", "rollout", "t", "i", "kind", "messages", "text", "input_tokens",
-    "output_tokens", "latency", "cached", "decoding", "cost",
+    "output_tokens", "latency", "cached", "decoding", "cost", "original_latency",
 )  # fmt: skip
 
 
@@ -107,7 +107,7 @@ class Cells:
         return [
             (*self.key, s.t, i, _cell(c["kind"]), self.messages(c), _cell(c["text"]),
              c["input_tokens"], c["output_tokens"], c["latency"], int(c["cached"]),
-             c.get("decoding") or "free", c.get("cost"))
+             c.get("decoding") or "free", c.get("cost"), c.get("original_latency"))
             for i, c in enumerate(s.calls)
         ]  # fmt: skip
 

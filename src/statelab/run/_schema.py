@@ -67,7 +67,7 @@ CREATE TABLE IF NOT EXISTS calls (
     run TEXT NOT NULL, seed INTEGER NOT NULL, rollout INTEGER NOT NULL DEFAULT 0,
     t INTEGER NOT NULL, i INTEGER NOT NULL,
     kind TEXT, messages{r} TEXT, text TEXT, input_tokens INTEGER, output_tokens INTEGER,
-    latency REAL, cached INTEGER, decoding TEXT, cost REAL,
+    latency REAL, cached INTEGER, decoding TEXT, cost REAL, original_latency REAL,
     PRIMARY KEY (run, seed, rollout, t, i)
 );
 """
@@ -82,7 +82,7 @@ ADDED_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("sampling_seed", "INTEGER"),
         ("seeding", "INTEGER"),
     ),
-    "calls": (("decoding", "TEXT"), ("cost", "REAL")),
+    "calls": (("decoding", "TEXT"), ("cost", "REAL"), ("original_latency", "REAL")),
 }
 #: each distinct text once: ``text = <base's text>[:keep] + body`` (``body`` zlib-compressed
 #: when ``z``); ``depth`` counts the bases under it (bounded, so one text reads in few rows)

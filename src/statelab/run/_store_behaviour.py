@@ -95,11 +95,11 @@ mem AS (
 dec AS ({decoding}),
 pairs AS (
   SELECT e.run, {pair} AS pair, COUNT(*) AS n
-  FROM episodes e JOIN runs r USING (run) WHERE e.status = 'done' GROUP BY e.run, pair
+  FROM episodes e JOIN runs r USING (run) WHERE e.status IN {finished} GROUP BY e.run, pair
 ),
 coll AS (SELECT run, SUM(CASE WHEN n > 1 THEN n ELSE 0 END) AS colliding FROM pairs GROUP BY run)
 SELECT starts.run, env_seeds, first_views, memory_states, distinct_memories, has_memory,
-       dec.decoding, coll.colliding
+       dec.decoding, dec.violated, dec.choice_calls, coll.colliding
 FROM starts JOIN mem USING (run) LEFT JOIN dec USING (run) LEFT JOIN coll USING (run)
 """
 #: an episode's (env seed, sampling seed) as one text: recorded (seeding scheme 2), or as
@@ -115,12 +115,17 @@ PAIR_SQL = (
     f" ELSE {SCHEME1_PAIR_SQL} END"
 )
 #: how a run's calls to choose an action were decoded (issue 25): the distinct modes other
-#: than free generation, comma-separated; a store from before calls said so has none
+#: than free generation, comma-separated; how many of those calls there were
+#: (``choice_calls``) and how many came back outside their constraint (``violated``); a
+#: store from before calls said so has none
 DECODING_SQL = (
-    "SELECT run, GROUP_CONCAT(DISTINCT decoding) AS decoding FROM calls"
+    "SELECT run, GROUP_CONCAT(DISTINCT decoding) AS decoding,"
+    " SUM(decoding = 'violated') AS violated, COUNT(*) AS choice_calls FROM calls"
     " WHERE decoding IS NOT NULL AND decoding != 'free' GROUP BY run"
 )
-NO_DECODING_SQL = "SELECT NULL AS run, NULL AS decoding WHERE 0"
+NO_DECODING_SQL = (
+    "SELECT NULL AS run, NULL AS decoding, NULL AS violated, NULL AS choice_calls WHERE 0"
+)
 
 
 def fingerprint(text: str | None) -> int | None:
@@ -192,8 +197,10 @@ def run_behaviour(db: sqlite3.Connection) -> pd.DataFrame:
     ``first_views`` (distinct views shown at each episode's first step), ``memory_states``
     (stored steps), ``distinct_memories`` (distinct memory texts), ``has_memory`` (0 when
     every memory state is empty) and ``decoding`` (the modes its choices were decoded by,
-    comma-separated: ``trie``, ``grammar``, ``json_schema`` ..., ``unenforced``, ``logprob``;
-    None when every call was free generation, or the store predates the column) and
-    ``colliding`` (finished episodes whose (env seed, sampling seed) another of the run's
-    shares: one episode played twice; 0 from seeding scheme 2 on)."""
+    comma-separated: ``trie``, ``grammar``, ``json_schema`` ..., ``unenforced``, ``logprob``,
+    ``violated``; None when every call was free generation, or the store predates the
+    column), with ``choice_calls`` (its calls to a choice) and ``violated`` (those whose
+    reply came back outside the constraint), and ``colliding`` (finished episodes whose (env
+    seed, sampling seed) another of the run's shares: one episode played twice; 0 from
+    seeding scheme 2 on)."""
     return behaviour(db)[1]
