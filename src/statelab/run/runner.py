@@ -188,6 +188,7 @@ def prepare(exp: Experiment, store: Store, progress: TextIO | None) -> tuple[Tod
     """Save the experiment and its runs into ``store``; the episodes not yet finished there
     (every (run, seed, rollout) whose status is not ``done``: a failed one is played again)."""
     store.save_experiment(exp.name, exp.public_dump())
+    store.rekey_runs(RunSpec.from_stored)  # a store written before canonical spellings
     runs = exp.runs()
     for spec in runs:
         store.save_run(spec.key, spec.label, spec.axes(), spec_dict(spec), describe_run(spec))

@@ -11,7 +11,7 @@ from typing import Any
 from statelab.core import MODEL_AXES, MODEL_FREE, ConfigError
 from statelab.envs import env_class
 from statelab.llm import public_spec
-from statelab.run.axes import AXES, BY_NAME, NAMES
+from statelab.run.axes import AXES, BY_NAME, NAMES, canonical_value
 
 
 def env_seed(env: str, seed: int, rollout: int, replay: bool = False) -> int:
@@ -67,21 +67,32 @@ class RunSpec:
         max_steps: int | None = None,
         limits: Any = None,  # a mapping of limit names (Any: axes come as **str)
         replay: Any = False,  # a bool (Any: axes come as **str)
-        **axes: str,
+        **axes: Any,  # a spelling, or a mapping with a name (:meth:`Axis.canonical`)
     ) -> RunSpec:
-        """A spec from axis values by name; an axis left out takes its default."""
+        """A spec from axis values by name; an axis left out takes its default. Every value
+        is held in its canonical spelling (:meth:`Axis.canonical`): ``hanoi:disks=4`` and
+        ``hanoi:4`` make the same spec, with one key."""
         unknown = set(axes) - set(NAMES)
         if unknown:
             raise ConfigError(f"{sorted(unknown)} not axes; axes: {', '.join(NAMES)}")
-        values = []
+        values: list[tuple[str, str]] = []
         for a in AXES:
-            v = axes.get(a.name, a.default)
+            v = canonical_value(a.name, axes.get(a.name, a.default))
             if v is None:
                 raise ConfigError(f"a run needs a value on axis {a.name!r}")
             if a.name == "format":  # "default": the env's own format, named
-                v = resolve_format(axes["env"], v)
+                v = canonical_value("format", resolve_format(dict(values)["env"], v))
             values.append((a.name, v))
         return cls(tuple(values), dict(params or {}), max_steps, dict(limits or {}), bool(replay))
+
+    @classmethod
+    def from_stored(cls, spec: str | dict[str, Any]) -> RunSpec:
+        """The spec of a stored run (its ``spec`` column: JSON, or the mapping it holds),
+        its values canonical."""
+        data = json.loads(spec) if isinstance(spec, str) else dict(spec)
+        params, max_steps = data.pop("params", {}), data.pop("max_steps", None)
+        limits, again = data.pop("limits", None), data.pop("replay", False)
+        return cls.make(params=params, max_steps=max_steps, limits=limits, replay=again, **data)
 
     def __getattr__(self, name: str) -> str:
         if name in BY_NAME:
