@@ -163,6 +163,12 @@ def test_two_old_runs_that_are_one_run_now_merge(tmp_path: Path) -> None:
         cols = [r[1] for r in db.execute(f"PRAGMA table_info({t})")]
         picked = ", ".join("?" if c == "run" else f'"{c}"' for c in cols)
         db.execute(f"INSERT INTO {t} SELECT {picked} FROM {t} WHERE run=?", (b.key, a.key))
+    stored = json.loads(db.execute("SELECT spec FROM runs WHERE run=?", (b.key,)).fetchone()[0])
+    stored["env"] = b.env
+    db.execute(
+        "UPDATE runs SET spec=?, label=?, env=? WHERE run=?",
+        (json.dumps(stored, sort_keys=True), b.label, b.env, b.key),
+    )
     db.commit()
     steps = db.execute("SELECT count(*) FROM steps WHERE run=?", (a.key,)).fetchone()[0]
     db.close()
@@ -177,3 +183,12 @@ def test_two_old_runs_that_are_one_run_now_merge(tmp_path: Path) -> None:
         assert store.rekey_runs(RunSpec.from_stored) == {}  # a second pass: nothing to do
     finally:
         store.close()
+
+
+def test_a_stored_run_without_a_model_reads_back_with_its_own_key() -> None:
+    from statelab.run.components import spec_dict
+
+    expert = RunSpec.make(env="hanoi:disks=4", model="-", agent="expert")
+    stored = json.dumps(spec_dict(expert))  # "-" on every model axis
+    assert RunSpec.from_stored(stored).key == expert.key
+    assert RunSpec.from_stored(stored, as_written=True).key == expert.key

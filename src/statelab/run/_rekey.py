@@ -17,29 +17,32 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from statelab.core import MODEL_AXES, MODEL_FREE
 
 #: tables keyed by episode: their rows move or go with their episode
 _EPISODE_TABLES = ("episodes", "steps", "calls", "queries")
-#: how to read a stored run's spec (its ``spec`` column) as a spec with ``key``, ``label``,
-#: ``axes()`` and ``axes_values`` (``RunSpec.from_stored``)
-SpecReader = Callable[[str], Any]
+class SpecReader(Protocol):
+    """Reads a stored run's spec (its ``spec`` column) as a spec with ``key``, ``label``,
+    ``axes()`` and ``axes_values``: its values canonical, or as stored (``as_written``);
+    ``RunSpec.from_stored``."""
+
+    def __call__(self, spec: str, as_written: bool = False) -> Any: ...
 
 
 def rekey(db: sqlite3.Connection, spec_of: SpecReader, axes: tuple[str, ...]) -> dict[str, str]:
     """Move every run of ``db`` whose spec has another key now to that key, in one
     transaction; ``axes`` are the ``runs`` table's axis columns. Old key -> new key of each
-    run moved (a spec that does not read, e.g. a plugin's that is not installed, stays)."""
+    run moved. A run stays where it is unless its stored spec, read as written, gives back its
+    stored key (a spec that does not read, e.g. a plugin's not installed here, stays)."""
     moves: dict[str, Any] = {}
     for run, spec in db.execute("SELECT run, spec FROM runs").fetchall():
         try:
-            now = spec_of(spec)
+            then, now = spec_of(spec, as_written=True), spec_of(spec)
         except Exception:  # any stored spec this statelab cannot read stays as it is
             continue
-        if now.key != run:
+        if then.key == run != now.key:  # only a spec that gives its own key back moves
             moves[run] = (now, spec)
     if not moves:
         return {}
