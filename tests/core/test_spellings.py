@@ -52,3 +52,22 @@ def test_dssr_spelling_builds_with_its_adapter(tmp_path: Path) -> None:
         "adapter": "results/train/seed003-writer/round1",
         "budget": 64,
     }
+
+
+def _unlabelled(axis: str, spelling: str) -> dict[str, object]:
+    got = spellings.fingerprint(axis, spelling)
+    got.pop("label", None)
+    attrs = got.get("attrs")
+    if isinstance(attrs, dict):
+        attrs.pop("label", None)
+    return got
+
+
+@pytest.mark.parametrize(("axis", "spelling"), CASES)
+def test_the_canonical_spelling_builds_what_the_spelling_builds(axis: str, spelling: str) -> None:
+    registry = spellings._registries()[axis]
+    canonical = registry.canonical(spelling)
+    assert registry.canonical(canonical) == canonical  # one step, then fixed
+    assert registry.parse(canonical).record() == registry.parse(spelling).record()
+    if axis != "env":  # an env's fingerprint lists the kwargs given, not their values
+        assert _unlabelled(axis, canonical) == _unlabelled(axis, spelling)

@@ -20,8 +20,8 @@ def _spec(**axes: str) -> RunSpec:
 
 def test_a_run_records_every_component_s_parsed_arguments() -> None:
     d = describe_run(_spec(env="cooking:lag=10", history="bounded:summary:64", agent="react"))
-    assert d["env"] == {
-        "spelling": "cooking:lag=10", "label": "cooking:lag=10", "tags": [],
+    assert d["env"] == {  # the run holds the canonical spelling (positional first)
+        "spelling": "cooking:10", "label": "cooking:10", "tags": [],
         "args": {"lag": 10, "filler": "post"}
     }  # fmt: skip
     assert d["history"]["args"] == {"form": "summary", "adapter": None, "budget": 64}

@@ -1,7 +1,8 @@
 """What every component on every axis shares: a description, and seven optional hooks.
 
-A built component carries its ``spelling`` (as the config wrote it), a display ``label``,
-``tags`` and ``args`` (the values its registry parsed the spelling into); the run stores
+A built component carries its ``spelling`` (the one it was built from: a run builds its
+components from canonical spellings, :meth:`~statelab.core.Registry.canonical`), a display
+``label``, ``tags`` and ``args`` (the values its registry parsed the spelling into); the run stores
 them, and reports select and order rows by tags and arguments, never by parsing spellings.
 The hooks are the one protocol through which the episode loop talks to any component (memory
 writer, grounding, agent, world model):

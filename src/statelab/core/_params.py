@@ -199,6 +199,73 @@ class Params:
             elif token:
                 raise ArgumentError(f"unknown option {token!r}; allowed: {self.usage()}")
 
+    def spell(self, args: Args, arg: str | None = None) -> str | None:
+        """The canonical text of ``args`` (the argument part of one canonical spelling), or
+        None when the grammar cannot write it. ``arg`` is the text they were parsed from
+        (a value no reader can write back keeps its text as written there).
+
+        Tokens: the non-default values only, positional ones first (by position, while every
+        earlier positional one is written too), then the others in declared order, each as
+        its word when one sets that value, else ``name=value``: ``hanoi:disks=4+feedback=on``
+        is ``4``. A pattern keeps its shape (defaults are not dropped); only the values'
+        texts are normalised (``064`` is ``64``)."""
+        if not self.params:
+            return ""
+        if self.pattern is not None:
+            return self._spell_pattern(args, arg)
+        todo = [p for p in self.params if not _is_default(p, args[p.name])]
+        parts: list[str] = []
+        for p in self.params:
+            if not p.positional:
+                continue
+            if p not in todo:
+                break
+            text = _value_text(p, args[p.name], _raw(self, p, args, arg))
+            if text is None or text in {w for q in self.params for w in q.words}:
+                break
+            parts.append(text)
+            todo.remove(p)
+        for p in todo:
+            value = args[p.name]
+            word = next((w for w, v in p.words.items() if _same(v, value)), None)
+            if word is not None:
+                parts.append(word)
+                continue
+            text = _value_text(p, value, _raw(self, p, args, arg)) if p.named else None
+            if text is None:
+                return None
+            parts.append(f"{p.name}={text}")
+        return self.sep.join(parts)
+
+    def _spell_pattern(self, args: Args, arg: str | None) -> str | None:
+        if arg is None:
+            return None if args.given else ""
+        out = arg
+        for name, (a, b) in sorted(args.spans.items(), key=lambda kv: -kv[1][0]):
+            p = next(q for q in self.params if q.name == name)
+            text = _value_text(p, args[name], arg[a:b])
+            if text is None:
+                return None
+            out = out[:a] + text + out[b:]
+        return out
+
+    def from_mapping(self, values: Mapping[str, Any], where: str) -> Args:
+        """The arguments a YAML mapping gives (``{disks: 4, feedback: off}``): each key a
+        declared parameter, each value its text or a YAML scalar that reads as it.
+        Raises :class:`ArgumentError` naming the key (``where`` spells the mapping)."""
+        by_name = {p.name: p for p in self.params}
+        out: dict[str, Any] = {p.name: p.default for p in self.params}
+        for key, raw in values.items():
+            p = by_name.get(str(key))
+            if p is None:
+                names = ", ".join(by_name) or "none"
+                raise ArgumentError(f"{where}: unknown argument {key!r}; arguments: {names}")
+            out[p.name] = _from_yaml(p, raw)
+        missing = [p.name for p in self.params if out[p.name] is REQUIRED]
+        if missing:
+            raise ArgumentError(f"{where}: needs {', '.join(missing)}")
+        return Args(out, frozenset(str(k) for k in values))
+
     def without(self, arg: str, names: tuple[str, ...]) -> str:
         """``arg`` with the parameters ``names`` cut out (each with one separator next to
         it): ``summary:64`` without ``budget`` is ``summary``."""
@@ -229,6 +296,72 @@ def _read(p: Param, text: str) -> Any:
         raise ArgumentError(f"{p.name}: {e}") from None
     except ValueError as e:
         raise ArgumentError(f"{p.name}: {e}") from None
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two parsed values are the same value (``True`` is not ``1``)."""
+    return a is b or (type(a) is type(b) and _plain(a) == _plain(b))
+
+
+def _is_default(p: Param, value: Any) -> bool:
+    return p.default is not REQUIRED and _same(value, p.default)
+
+
+def _raw(params: Params, p: Param, args: Args, arg: str | None) -> str | None:
+    """The text ``arg`` wrote ``p``'s value as (None: not written there)."""
+    if arg is None or p.name not in args.spans:
+        return None
+    a, b = args.spans[p.name]
+    token = arg[a:b].strip()
+    key, eq, text = token.partition("=")
+    return text.strip() if eq and key.strip() == p.name else token
+
+
+def _texts(value: Any) -> list[str]:
+    """Texts a reader may read back as ``value`` (tried in this order)."""
+    if isinstance(value, bool):
+        return ["on", "true", "True", "1"] if value else ["off", "false", "False", "0"]
+    if isinstance(value, int | float):
+        return [str(value), repr(value)]
+    return [value] if isinstance(value, str) else []
+
+
+def _reads_as(p: Param, text: str, value: Any) -> bool:
+    try:
+        return _same(_read(p, text), value)
+    except ArgumentError:
+        return False
+
+
+def _value_text(p: Param, value: Any, raw: str | None) -> str | None:
+    """The canonical text of ``p``'s ``value``: the first that reads back as it (a nested
+    option list spelled canonically), else ``raw`` when it does."""
+    if isinstance(p.type, Params) and isinstance(value, Args):
+        text = p.type.spell(value, raw)
+        if text is not None and _reads_as(p, text, value):
+            return text
+    for text in [*_texts(value), raw]:
+        if text is not None and _reads_as(p, text, value):
+            return text
+    return None
+
+
+def _from_yaml(p: Param, raw: Any) -> Any:
+    """``p``'s value from a YAML scalar: a word, or text (a number or bool: its texts)."""
+    if isinstance(raw, str) and raw in p.words:
+        return p.words[raw]
+    for value in p.words.values():
+        if _same(value, raw):
+            return value
+    texts = [raw] if isinstance(raw, str) else _texts(raw)
+    if not texts:
+        raise ArgumentError(f"{p.name}: expected a value ({p.type_name}), got {raw!r}")
+    for text in texts:
+        try:
+            return _read(p, text)
+        except ArgumentError:
+            continue
+    return _read(p, texts[0])  # raises, naming the parameter
 
 
 # -- readers ------------------------------------------------------------------------------

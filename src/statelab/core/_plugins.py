@@ -24,10 +24,15 @@ there. It applies only when all of these hold, so every other spelling keeps its
 3. ``<name>`` is an identifier (an attribute of the module) or a name that importing the
    module registered on the axis (``mypkg.envs:echo``, as Gymnasium's form registers).
 
-The attribute is, on the env axis, an :class:`~statelab.core.Env` subclass (the env
-registry adopts it: ``Registry.adopt``); elsewhere a factory ``(arg, ctx) -> component`` (it
-takes the ``<argument>``) or a component class built with no arguments. It is registered
-under ``<module>:<name>``, so later lookups find it without importing again.
+The attribute must be *declared as a component*, as Gymnasium's ``make("module:Env")``
+imports the module and then looks the id up in its registry: a factory some registration of
+the axis declared (it is used under its registered name), or a class of the axis's base
+(``Registry.base``: a :class:`~statelab.core.Component` subclass unless the axis says; on the
+env axis an :class:`~statelab.core.Env` subclass, which the env registry adopts:
+``Registry.adopt``). A class is registered under ``<module>:<name>`` and built with no
+arguments, so later lookups find it without importing again. Any other attribute (a
+function, a builtin: ``shutil:rmtree``, ``builtins:print``) is refused with one line before
+anything is called, so validating a config (``--dry-run``) never runs it.
 """
 
 from __future__ import annotations
@@ -37,7 +42,6 @@ import importlib.metadata
 import importlib.util
 import re
 import warnings
-from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -135,27 +139,31 @@ def resolve(registry: Any, spelling: str) -> tuple[str, str | None] | None:
         if name in registry._items:  # importing the module registered it (Gymnasium's form)
             return name, argument
         raise PluginError(f"{registry.axis} {spelling!r}: module {module!r} has no {name!r}")
+    registered = next((n for n, f in registry._items.items() if f is obj), None)
+    if registered is not None:  # a factory a registration declared: under its own name
+        return registered, argument
     (registry.adopt or adopt_component)(registry, key, obj)
     return key, argument
 
 
 def adopt_component(registry: Any, name: str, obj: Any) -> None:
-    """Register ``obj`` (a factory ``(arg, ctx)`` or a component class built with no
-    arguments) in ``registry`` under ``name``."""
-    factory: Callable[[str | None, Any], Any]
-    if isinstance(obj, type):
+    """Register ``obj``, a class of ``registry.base`` (a component class built with no
+    arguments), in ``registry`` under ``name``; anything else is refused (a
+    :class:`PluginError`), before it is called."""
+    base = registry.base
+    if not (isinstance(obj, type) and issubclass(obj, base)):
+        what = obj.__name__ if isinstance(obj, type) else type(obj).__name__
+        raise PluginError(
+            f"{registry.axis} {name!r} names a {what}, not a {registry.axis} component"
+            f" (a {base.__name__} subclass or a registered {registry.axis} factory)"
+        )
 
-        def factory(arg: str | None, ctx: Any) -> Any:
-            if arg is not None:
-                raise ValueError(f"takes no argument, got {arg!r}")
-            return obj()
+    def factory(arg: str | None, ctx: Any) -> Any:
+        if arg is not None:
+            raise ValueError(f"takes no argument, got {arg!r}")
+        return obj()
 
-        help = name
-    elif callable(obj):
-        factory, help = obj, f"{name}[:<argument>]"
-    else:
-        raise PluginError(f"{registry.axis} {name!r}: names neither a factory nor a class")
-    registry.register(name, help)(factory)
+    registry.register(name, name)(factory)
 
 
 def unknown_note() -> str:

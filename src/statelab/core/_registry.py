@@ -15,7 +15,14 @@ registry refuses ``summary:x``), and for one whose help spells an argument
 (``scripted:<file>``) the text, which it parses itself; that form is kept for backends and
 plugins that have not declared their parameters yet.
 Plugins (the ``statelab.plugins`` entry points) and ``module:name`` spellings join a
-registry as :mod:`statelab.core._plugins` describes.
+registry as :mod:`statelab.core._plugins` describes (a ``module:name`` must name a component:
+a registered factory or a class of the axis's ``base``).
+
+**Identity.** Many spellings parse to the same arguments (``hanoi:4``, ``hanoi:disks=4``,
+``hanoi:4+feedback=on``; the config mapping ``{name: hanoi, disks: 4}``):
+:meth:`Registry.canonical` gives their one spelling, the name and the non-default arguments
+(positional ones first, then declared order), and a run holds that one. So a factory must
+build the same component for a parameter given at its default as for one left out.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
-from statelab.core._component import TAGS, describe, stamp
+from statelab.core._component import TAGS, Component, describe, stamp
 from statelab.core._llm import GenParams
 from statelab.core._params import Args, ArgumentError, Param, Params
 from statelab.core._plugins import PluginError, load_plugins, resolve, unknown_note
@@ -79,8 +86,11 @@ class Registry(Generic[T]):
     component's declared parameters.
     """
 
-    def __init__(self, axis: str) -> None:
+    def __init__(self, axis: str, base: type = Component) -> None:
         self.axis = axis
+        #: the class a ``module:Class`` spelling must name a subclass of (the axis's
+        #: components' base; :mod:`statelab.core._plugins`)
+        self.base = base
         self._items: dict[str, Callable[..., T]] = {}
         self._help: dict[str, str] = {}
         self._tags: dict[str, frozenset[str]] = {}
@@ -170,6 +180,64 @@ class Registry(Generic[T]):
             return params.parse(arg)
         except ArgumentError as e:
             raise ConfigError(f"{self.axis} {spelling!r}: {e}") from None
+
+    def canonical(self, spelling: str) -> str:
+        """The one spelling of what ``spelling`` names: the component's name, then its
+        non-default arguments in declared order (:meth:`Params.spell`): ``hanoi:disks=4``,
+        ``hanoi:4+feedback=on`` and ``hanoi:4`` are all ``hanoi:4``. A run's identity (its
+        key, its label, a grid's duplicates) is this spelling, never the one written.
+
+        A spelling already canonical is returned as written; so is one whose component
+        parses its own text (registered without ``params``), and one the grammar cannot
+        write back. A bad spelling is a one-line :class:`ConfigError`, as :meth:`parse`."""
+        name, arg = self.split(spelling)
+        params = self._params[name]
+        args = self.parse(spelling)
+        if params is None:
+            return spelling
+        text = params.spell(args, arg)
+        if text is None:
+            return spelling
+        out = f"{name}:{text}" if text else name
+        if out != spelling and self.parse(out).record() != args.record():
+            return spelling  # never a spelling that reads as something else
+        return out
+
+    def spelling_of(self, value: Any, where: str = "") -> str:
+        """The canonical spelling of a config value: a spelling, or a mapping with the
+        component's ``name`` and its arguments by parameter name (``{name: hanoi, disks:
+        4}`` is ``hanoi:4``). Anything else is a one-line :class:`ConfigError`."""
+        where = where or self.axis
+        if isinstance(value, str):
+            return self.canonical(value)
+        if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+            raise ConfigError(
+                f"{where}: a spelling or a mapping with a 'name' ({{name: <{self.axis}>,"
+                f" <argument>: <value>, ...}}), got {value!r}"
+            )
+        name, given = value["name"], {k: v for k, v in value.items() if k != "name"}
+        head = self.split(name)[0]
+        if head != name:
+            raise ConfigError(f"{where}: name {name!r} holds arguments: give them as keys")
+        params = self._params[head]
+        if not given:
+            return self.canonical(name)
+        if params is None:
+            raise ConfigError(
+                f"{where}: {self.axis} {name!r} parses its own argument: write it as a"
+                f" spelling ({self._help[head]})"
+            )
+        try:
+            args = params.from_mapping(given, f"{self.axis} {name!r}")
+        except ArgumentError as e:
+            raise ConfigError(f"{where}: {e}") from None
+        text = params.spell(args)
+        if text is None:
+            raise ConfigError(
+                f"{where}: {self.axis} {name!r} is written as a spelling ({self._help[head]}),"
+                " not as a mapping"
+            )
+        return self.canonical(f"{head}:{text}" if text else head)
 
     def without(self, spelling: str, *names: str) -> str:
         """``spelling`` with its parameters ``names`` left out (``bounded:summary:64``

@@ -8,13 +8,13 @@ plus its registry.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from statelab.agents import AGENTS
 from statelab.core import ACTING, BuildContext, ConfigError, GenParams, Registry
 from statelab.envs import ENVS, env_class
-from statelab.llm import MODELS, check_spec
+from statelab.llm import MODELS, ModelOptions, check_spec, spec_options
 from statelab.state import FORMATS, HISTORIES
 from statelab.state.grounding import GROUNDINGS
 from statelab.worldmodels import WORLDMODELS
@@ -43,6 +43,15 @@ class Axis:
     hooks: int | None = None
     #: the values ``statelab list`` shows (None: the registry's own listing)
     lister: Callable[[], list[tuple[str, str]]] | None = None
+    #: a value's canonical spelling (None: the registry's, :meth:`Registry.spelling_of`)
+    canonicalizer: Callable[[Any], str] | None = None
+
+    def canonical(self, value: Any) -> str:
+        """The one spelling of ``value`` (a spelling, or a mapping with a ``name``): what a
+        run's identity holds on this axis. A bad value is a one-line ConfigError."""
+        if self.canonicalizer is not None:
+            return self.canonicalizer(value)
+        return self.registry.spelling_of(value, self.name)
 
     def check(self, value: str, ctx: BuildContext) -> None:
         if self.checker is not None:
@@ -67,6 +76,40 @@ def _check_format(value: str, ctx: BuildContext) -> None:
 
 def _check_model(value: str, ctx: BuildContext) -> None:
     check_spec(value)
+
+
+def canonical_model(value: Any) -> str:
+    """The one spelling of a model spec: its options (``?timeout=30&retries=2``, the part
+    the model spelling parser exposes: :func:`~statelab.llm.spec_options`) in their
+    declared order, each once; everything else of the spec is the backend's own and stays as
+    written. A spec whose options do not read back the same is kept as written."""
+    if not isinstance(value, str):
+        raise ConfigError(f"model: a model spec (a string), got {value!r}")
+    head, sep, query = value.rpartition("?")
+    if not sep or not query or "#" in query:
+        return value
+    pairs = [part.partition("=") for part in query.split("&")]
+    order = [f.name for f in fields(ModelOptions)]
+    names = [k for k, _, _ in pairs]
+    if any(not eq or k not in order for k, eq, _ in pairs) or len(set(names)) < len(names):
+        return value  # not only options (a URL's own query): the backend's to read
+    ranked = sorted(pairs, key=lambda kv: order.index(kv[0]))
+    out = f"{head}?" + "&".join(f"{k}={v}" for k, _, v in ranked)
+    if out != value and spec_options(out) != spec_options(value):
+        return value
+    return out
+
+
+def _canonical_writer(value: Any) -> str:
+    return ACTING if value == ACTING else canonical_model(value)
+
+
+def _canonical_role(value: Any) -> str:
+    return value if value in ROLE_ALIASES else canonical_model(value)
+
+
+def _canonical_format(value: Any) -> str:
+    return "default" if value == "default" else FORMATS.spelling_of(value, "format")
 
 
 def _check_writer(value: str, ctx: BuildContext) -> None:
@@ -114,10 +157,16 @@ def _role_listing() -> list[tuple[str, str]]:
 
 AXES: tuple[Axis, ...] = (
     Axis("env", ENVS, None, "the environment", core=True, model_free=True, checker=_check_env),
-    Axis("model", MODELS, None, "the acting model", core=True, checker=_check_model),
+    Axis(
+        "model", MODELS, None, "the acting model", core=True, checker=_check_model,
+        canonicalizer=canonical_model,
+    ),
     Axis("agent", AGENTS, "act", "the agent scaffold", core=True, model_free=True, hooks=3),
     Axis("history", HISTORIES, "full", "what of the past the prompt carries", core=True, hooks=0),
-    Axis("format", FORMATS, "default", "how facts become text", core=True, checker=_check_format),
+    Axis(
+        "format", FORMATS, "default", "how facts become text", core=True, checker=_check_format,
+        canonicalizer=_canonical_format,
+    ),
     Axis(
         "grounding", GROUNDINGS, "none", "the spatial signal that joins the text", core=True,
         hooks=1,
@@ -128,21 +177,35 @@ AXES: tuple[Axis, ...] = (
     ),
     Axis(
         "writer", WRITERS, ACTING, "the model that writes the memory", checker=_check_writer,
-        lister=_writer_listing,
+        lister=_writer_listing, canonicalizer=_canonical_writer,
     ),
     Axis(
         "compressor", ROLES, "writer", "the model writing the read-time oracle's compressions",
-        checker=_check_role, lister=_role_listing,
+        checker=_check_role, lister=_role_listing, canonicalizer=_canonical_role,
     ),
     Axis(
         "scorer", ROLES, ACTING, "the model scoring them (the reader's NLL of a*)",
-        checker=_check_role, lister=_role_listing,
+        checker=_check_role, lister=_role_listing, canonicalizer=_canonical_role,
     ),
 )  # fmt: skip
 BY_NAME: dict[str, Axis] = {a.name: a for a in AXES}
 NAMES: tuple[str, ...] = tuple(a.name for a in AXES)
 #: the axes that build one component per episode, in the table's order
 COMPONENT_AXES: tuple[Axis, ...] = tuple(a for a in AXES if a.hooks is not None)
+
+
+def canonical_value(name: str, value: Any) -> Any:
+    """``value``'s canonical spelling on axis ``name`` (:meth:`Axis.canonical`); a spelling
+    that does not parse is kept as written (where a config is read, every value is then
+    checked against each env and refused with its place), a bad mapping is refused."""
+    if value is None:
+        return None
+    try:
+        return axis(name).canonical(value)
+    except ConfigError:
+        if isinstance(value, str):
+            return value
+        raise
 
 
 def axis(name: str) -> Axis:

@@ -30,7 +30,7 @@ from pydantic import (
 from statelab.core import MODEL_AXES, MODEL_FREE, ConfigError, GenParams
 from statelab.envs import env_class
 from statelab.llm import accepts_images, prices_calls, public_spec
-from statelab.run.axes import AXES, BY_NAME, NAMES, check_value, env_context
+from statelab.run.axes import AXES, BY_NAME, NAMES, canonical_value, check_value, env_context
 from statelab.run.limits import Limits
 from statelab.run.seeding import Seeding, seeding_for
 from statelab.run.spec import RunSpec, resolve_format
@@ -57,7 +57,13 @@ class Params(BaseModel):
 
 class Grid(RootModel[dict[str, list[str]]]):
     """The axes to cross (names from :data:`statelab.run.axes.AXES`); every combination is
-    one run. An axis left out takes its default; one value may be written without a list."""
+    one run. An axis left out takes its default; one value may be written without a list.
+
+    A value is a spelling (``hanoi:4``) or a mapping with the component's ``name`` and its
+    arguments by parameter name (``{name: hanoi, disks: 4}``). Each is held in its canonical
+    spelling (:meth:`~statelab.run.axes.Axis.canonical`: the name, then the non-default
+    arguments in declared order), so ``hanoi:4``, ``hanoi:disks=4`` and ``{name: hanoi,
+    disks: 4}`` are one value, and two of them on one axis are refused as duplicates."""
 
     @model_validator(mode="before")
     @classmethod
@@ -71,16 +77,24 @@ class Grid(RootModel[dict[str, list[str]]]):
             raise ValueError("grid needs 'env' (a list of envs)")
         out: dict[str, list[str]] = {}
         for k, v in data.items():
-            values = [v] if isinstance(v, str) else v
+            values = [v] if isinstance(v, str | dict) else v
             if k == "model" and v is None:
                 continue
             if not isinstance(values, list) or not values:
                 raise ValueError(f"{k}: must list at least one value")
-            if not all(isinstance(x, str) for x in values):
-                raise ValueError(f"{k}: values are names (strings), got {values!r}")
-            if len(set(values)) != len(values):
-                raise ValueError(f"{k}: values must be distinct")
-            out[k] = values
+            if not all(isinstance(x, str | dict) for x in values):
+                raise ValueError(
+                    f"{k}: values are spellings (strings) or mappings with a name, got {values!r}"
+                )
+            out[k] = [canonical_value(k, x) for x in values]
+            seen: dict[str, Any] = {}
+            for written, value in zip(values, out[k], strict=True):
+                if value in seen:
+                    same = "" if seen[value] == written else f" (both are {value!r})"
+                    raise ValueError(
+                        f"{k}: values must be distinct: {seen[value]!r} and {written!r}{same}"
+                    )
+                seen[value] = written
         return out
 
     def values(self, axis: str) -> list[str]:
@@ -194,6 +208,27 @@ class Experiment(BaseModel):
             )
         return v
 
+    @field_validator("seeds", "rollouts", "max_steps", mode="before")
+    @classmethod
+    def _env_keys(cls, v: Any) -> Any:
+        """A setting given per env is keyed by each env's canonical spelling, as the grid's
+        envs are (``hanoi:disks=4`` is ``hanoi:4``)."""
+        if not isinstance(v, dict):
+            return v
+        out: dict[Any, Any] = {}
+        for key, value in v.items():
+            own = key == "default" or not isinstance(key, str)
+            name = key if own else canonical_value("env", key)
+            if name in out:
+                raise ValueError(f"{key!r}: the same env as another key ({name!r})")
+            out[name] = value
+        return out
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: str) -> str:
+        return canonical_value("model", v)
+
     @field_validator("seeds")
     @classmethod
     def _seeds(cls, v: Seeds | dict[str, Seeds]) -> Seeds | dict[str, Seeds]:
@@ -246,10 +281,13 @@ class Experiment(BaseModel):
 
     @model_validator(mode="after")
     def _baseline(self) -> Experiment:
-        for name, value in (self.baseline or {}).items():
+        for name, written in (self.baseline or {}).items():
             if name not in NAMES:
                 raise ConfigError(f"baseline.{name}: not an axis; axes: {', '.join(NAMES)}")
             values = self.models() if name == "model" else self.grid.values(name)
+            value = canonical_value(name, written)
+            assert self.baseline is not None
+            self.baseline[name] = value  # as the runs hold it
             if value not in values:
                 raise ConfigError(
                     f"baseline.{name}: {value!r} is not in the grid; grid has: {', '.join(values)}"

@@ -196,6 +196,7 @@ def prepare(exp: Experiment, store: Store, progress: TextIO | None) -> tuple[Tod
     (every (run, seed, rollout) whose status is not done or truncated: a failed one is played
     again, its stored steps replaced)."""
     store.save_experiment(exp.name, exp.public_dump())
+    store.rekey_runs(RunSpec.from_stored)  # a store written before canonical spellings
     runs = exp.runs()
     for spec in runs:
         store.save_run(spec.key, spec.label, spec.axes(), spec_dict(spec), describe_run(spec))

@@ -36,6 +36,7 @@ import pandas as pd
 
 from statelab.core import ConfigError
 from statelab.run._reading import _RUN_FIXED, REGISTERED, TABLES, Reading, register_table
+from statelab.run._rekey import SpecReader, rekey
 from statelab.run._rows import _EPISODE_COLS, MAX_TEXT, Cells, _cell, stored_text
 from statelab.run._schema import (
     ADDED_COLUMNS,
@@ -192,6 +193,15 @@ class Store(Reading):
                 self._lockfile = None
 
     # -- writing ----------------------------------------------------------------------------
+    def rekey_runs(self, spec_of: SpecReader) -> dict[str, str]:
+        """Move every run whose stored spec has another key now (a spelling made canonical:
+        ``hanoi:disks=4`` is ``hanoi:4``) to that key, merging runs that are one run now
+        (:mod:`statelab.run._rekey`); ``spec_of`` reads a ``spec`` column
+        (``RunSpec.from_stored``). Old key -> new key of each run moved."""
+        with self._lock:
+            self._write()
+            return rekey(self.db, spec_of, self.axes)
+
     def save_experiment(self, name: str, config: dict[str, Any]) -> None:
         """Record the experiment's name and config."""
         with self._lock:
