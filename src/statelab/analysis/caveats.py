@@ -44,15 +44,15 @@ import pandas as pd
 
 from statelab.analysis._md import md_cell
 from statelab.analysis._summary import is_reference, varying_axes
-from statelab.analysis.behaviour import LOOP_SHARE
+from statelab.analysis.behaviour import CONSTANT_MEMORY, LOOP_SHARE
 
 #: a run collapsed when more than this share of its episodes played one distinct action
 COLLAPSE_SHARE = 0.5
 #: ... or when its mean invalid-action rate is above this
 INVALID_LEVEL = 0.5
-#: a memory is near-constant at or below this many distinct texts per stored state
-CONSTANT_MEMORY = 0.1
-#: ... counted over at least this many stored states
+#: the pooled rule (a summary without the per-episode figures): near-constant at or below
+#: :data:`~statelab.analysis.behaviour.CONSTANT_MEMORY` distinct texts per stored state,
+#: counted over at least this many stored states
 MIN_STATES = 20
 
 
