@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import statistics
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,7 @@ def recompute(steps: list[tuple[str, int, str, int, int]]) -> dict[str, float]:
     memories = [s[2] for s in steps]
     writes = len(steps) - 1
     same = sum(a == b for a, b in itertools.pairwise(memories))
+    contents = {" ".join(re.sub(r"\d+", "#", m).split()) for m in memories}
     return {
         "invalid_rate": sum(1 for s in steps if not s[1]) / len(steps),
         "distinct_actions": float(len(set(actions))),
@@ -112,6 +114,12 @@ def recompute(steps: list[tuple[str, int, str, int, int]]) -> dict[str, float]:
         "wm_queries": float(sum(s[4] for s in steps)),
         "rejections": float(sum(s[3] for s in steps)),
         "same_memory": same / writes if any(memories) and writes else math.nan,
+        "looped": math.nan,  # these steps carry no env state fingerprints
+        "constant_memory": (
+            float(len(contents) <= max(1.0, 0.1 * len(steps)))
+            if any(memories) and len(steps) >= 2
+            else math.nan
+        ),
     }
 
 

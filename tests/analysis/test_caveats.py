@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from statelab.analysis.behaviour import CONSTANT_MEMORY
 from statelab.analysis.caveats import (
-    CONSTANT_MEMORY,
     at_floor,
     caveats,
     collapsed,
@@ -63,7 +63,10 @@ def test_shared_start_is_per_env_over_every_run() -> None:
     )
     found = shared_start(summary)
     assert [c.subject for c in found] == ["hanoi"]
-    assert found[0].figure == "5 env seeds, 1 distinct first observation in each of 2 runs"
+    assert found[0].figure == (
+        "5 env seeds, 1 distinct first observation in each of 2 runs (no state fingerprints in"
+        " this store)"
+    )
     one_seed = summary.assign(env_seeds=1)
     assert shared_start(one_seed) == []
 
@@ -107,7 +110,8 @@ def test_the_report_prints_each_warning_with_its_run_and_figure(tmp_path: Path) 
     )  # fmt: skip
     for seed in range(5):
         plays = {
-            "full": [_step(t, "AB" if t % 2 else "AC", f"h{t}", "start") for t in range(1, 31)],
+            "full": [_step(t, "AB" if t % 2 else "AC", f"h{chr(96 + t % 26)}", "start")
+                     for t in range(1, 31)],
             "summary": [_step(t, "CA", "goal: C", "start") for t in range(1, 31)],
             "random": [_step(t, f"m{(t * seed) % 6}", "", "start") for t in range(1, 31)],
         }
@@ -124,7 +128,10 @@ def test_the_report_prints_each_warning_with_its_run_and_figure(tmp_path: Path) 
     assert "summary: indistinguishable from the random floor (mean 0.33 vs random floor 0.33" in (
         warn
     )
-    assert "summary: the memory is near-constant (150 memory states, 1 distinct text;" in warn
+    assert (
+        "summary: the memory is near-constant (one content within 100% of episodes, 1 distinct"
+        " content over 5 episodes, digits aside;" in warn
+    )
     assert "full: the memory is near-constant" not in warn
     assert "random:" not in warn  # the floor itself is not warned about
     kinds = {(w["kind"], w["subject"]) for w in rep.data["warnings"]}

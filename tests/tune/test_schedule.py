@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from statelab.core import ConfigError
-from statelab.tune.schedule import cost, halve, plan, survivors
+from statelab.tune.schedule import cost, halve, plan, rank, spending, survivors
 
 
 def test_survivors_keep_the_top_third_then_half():
@@ -95,3 +95,30 @@ def test_paired_pick_beats_an_even_spread_on_a_landscape_with_a_known_best():
         wins += res.winner == 0
     # with perfectly shared seeds the best never loses a seed: the halving always finds it
     assert wins == 40
+
+
+def test_the_plan_says_what_it_spends_of_the_budget_and_why():
+    """Issue 33: 60 candidates on a pool of 30 seeds with 450 episodes spend 296; the line
+    printed before the tune plays says so, and why (the last round has every seed)."""
+    rounds = plan(60, 450, eta=3, max_seeds=30)
+    assert cost(rounds) == 296
+    line = spending(rounds, 450, max_seeds=30)
+    assert line == (
+        "plan: 4 rounds, 60 -> 20 -> 7 -> 3 candidates on 1, 6, 22, 30 seeds: 296 of the"
+        " 450-episode budget; 154 unspent: round 4 plays all 30 seeds of the pool (more seeds"
+        " would let it spend more)"
+    )
+    rounded = plan(24, 302, eta=3, max_seeds=500)
+    assert cost(rounded) == 300
+    assert spending(rounded, 302, max_seeds=500).endswith(
+        "2 unspent: each round gets an equal share of the budget in whole seeds per candidate;"
+        " what is left (2) buys no further seed for all 3 finalists"
+    )
+    full = plan(3, 30, eta=3, max_seeds=10)
+    assert spending(full, 30, max_seeds=10).endswith(": 30 of the 30-episode budget")
+
+
+def test_a_nan_mean_never_ranks():
+    vals = {"a": np.array([0.2, np.nan]), "b": np.array([0.1, 0.1]), "c": np.array([0.3, 0.3])}
+    assert rank(vals, ["a", "b", "c"]) == ["c", "b", "a"]
+    assert rank({"a": np.array([np.nan]), "b": np.array([0.0])}, ["a", "b"]) == ["b", "a"]

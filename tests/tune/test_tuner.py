@@ -3,8 +3,11 @@ resume after a kill, episodes of an experiment reused, the winner as an experime
 
 from __future__ import annotations
 
+import io
+import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -219,3 +222,37 @@ def test_several_envs_a_seed_costs_one_episode_per_env_and_scores_average(tmp_pa
     # the one move A->C puts 1 of 3 disks, and 1 of 4, on rod C
     for v in t.halving.values[0].values():
         assert v == pytest.approx([(1 / 3 + 1 / 4) / 2] * 3)
+
+
+def test_tune_prints_its_spending_first_and_writes_it_in_tune_md(tmp_path):
+    s = search(tmp_path)
+    said = io.StringIO()
+    t = tune(s, progress=said, llm_factory=counted([0]))
+    first = said.getvalue().splitlines()[0]
+    assert first == (
+        "tune t: plan: 2 rounds, 6 -> 2 candidates on 2, 6 seeds: 20 of the 24-episode budget;"
+        " 4 unspent: round 2 plays all 6 seeds of the pool (more seeds would let it spend more)"
+    )
+    paths = write(t, tmp_path / "out")
+    assert "- plan: 2 rounds, 6 -> 2 candidates" in paths["report"].read_text()
+
+
+def test_a_finished_episode_without_a_score_counts_zero_never_nan(tmp_path):
+    """Issue 33: an unscored finished episode gave NaN in the ranking (NaN sorts anywhere,
+    and the finalists' paired test refused it); it counts 0, as a failed one does."""
+    s = search(tmp_path)
+    tune(s, progress=None, llm_factory=counted([0]))
+    path = Path(s.out) / s.name / "store.sqlite"
+    db = sqlite3.connect(path)
+    (run,) = db.execute("SELECT run FROM episodes WHERE seed = 0 ORDER BY run LIMIT 1").fetchone()
+    db.execute("UPDATE episodes SET score = NULL WHERE run = ? AND seed = 0", (run,))
+    db.commit()
+    db.close()
+    again = tune(s, progress=None, llm_factory=counted([0]))
+    assert again.played == 0
+    for vals in again.halving.values:
+        for v in vals.values():
+            assert np.isfinite(v).all()
+    first = again.halving.values[0]
+    zeroed = [c for c, v in first.items() if v[0] == 0.0]
+    assert len(zeroed) == 1 and first[zeroed[0]][1] == pytest.approx(1 / 3)

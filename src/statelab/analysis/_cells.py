@@ -80,7 +80,9 @@ def _pairs(row: Mapping[str, Any]) -> str:
 
 def p_cell(row: Mapping[str, Any], attrs: Mapping[str, Any]) -> str:
     """``"0.031 (6 pairs)"``: the test's p and what it was over, and, when the test cannot
-    reach the level at all, why (``"n too small for p<0.05"``)."""
+    reach the level at all, why (``"n too small for p<0.05"``), or when its adjusted p cannot
+    at this n and this many comparisons (``"n too small for Holm p<0.05 over 4
+    comparisons"``: Holm's least adjusted p is 4 x 2/2^7 = 0.0625 at 7 pairs)."""
     if row["role"] != ROLE_COMPARED or _missing(row["diff"]):
         return DASH
     if _missing(row["p"]):
@@ -100,7 +102,14 @@ def p_cell(row: Mapping[str, Any], attrs: Mapping[str, Any]) -> str:
         )
         why = "n too small" if design >= alpha else "too few non-zero differences"
         text += f"; {why} for p<{alpha:g}"
+    elif short and int(attrs.get("n_tests", 0)) > 1 and _at_least(row.get("min_p_adj"), alpha):
+        k = int(attrs["n_tests"])
+        text += f"; n too small for {short} p<{alpha:g} over {k} comparisons"
     return text + ")"
+
+
+def _at_least(value: Any, level: float) -> bool:
+    return not _missing(value) and float(value) >= level
 
 
 def _count_cell(n: int, failed: int, unscored: int) -> str:

@@ -17,6 +17,7 @@ from statelab.analysis.stats import (
     Adjust,
     adjust_p,
     bootstrap_mean_diff,
+    min_adjusted_p,
     permutation_mean_diff,
 )
 
@@ -37,6 +38,7 @@ def _no_test() -> dict[str, Any]:
         "p": nan,
         "min_p": nan,
         "p_adj": nan,
+        "min_p_adj": nan,
         "sig": False,
         "test": None,
     }
@@ -105,13 +107,20 @@ class _Tester:
 
 def _adjust(rows: list[dict[str, Any]], method: Adjust, alpha: float) -> int:
     """Adjust the compared runs' p values for their number (``p_adj``); unless ``method`` is
-    ``"none"``, ``sig`` becomes ``p_adj < alpha``. Returns the number of tests adjusted over."""
+    ``"none"``, ``sig`` becomes ``p_adj < alpha``. ``min_p_adj`` is the least adjusted p the
+    tests' designs allow (:func:`~statelab.analysis.stats.min_adjusted_p`; NaN where a test
+    has no ``min_p``, e.g. the bootstrap). Returns the number of tests adjusted over."""
     tested = [r for r in rows if r["role"] == ROLE_COMPARED and np.isfinite(r["p"])]
     if not tested:
         return 0
     adjusted = adjust_p([float(r["p"]) for r in tested], method)
-    for r, p in zip(tested, adjusted, strict=True):
+    least = [float(r.get("min_p", float("nan"))) for r in tested]
+    floors = (
+        min_adjusted_p(least, method) if all(np.isfinite(least)) else [float("nan")] * len(least)
+    )
+    for r, p, floor in zip(tested, adjusted, floors, strict=True):
         r["p_adj"] = float(p)
+        r["min_p_adj"] = float(floor)
         if method != "none":
             r["sig"] = bool(p < alpha)
     return len(tested)

@@ -61,10 +61,16 @@ def describe_adjust(attrs: Mapping[str, Any]) -> str:
         return f"No adjustment for the {k} comparisons: each `*` is its own test."
     name = ADJUST_NAMES[method]
     tail = f" (shown in the p column as {_ADJ_SHORT[method]} p)" if k > 1 else ""
+    limit = (
+        f" Holm multiplies the smallest p by {k}: where {k} × (least p at that n) ≥ {alpha:g}"
+        f" no `*` can exist, and the p column says so."
+        if method == "holm" and k > 1
+        else ""
+    )
     return (
         f"Many runs against one baseline are many tests: p is adjusted over the {k} "
         f"comparison{'s' if k != 1 else ''} of this table by {name}{tail}, and `*` marks an "
-        f"adjusted p < {alpha:g}."
+        f"adjusted p < {alpha:g}.{limit}"
     )
 
 

@@ -101,6 +101,7 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "p",
     "min_p",
     "p_adj",
+    "min_p_adj",
     "sig",
     "test",
     "floor_run",

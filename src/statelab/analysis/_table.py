@@ -193,6 +193,8 @@ def to_json(summary: pd.DataFrame) -> dict[str, Any]:
             "cost": "US dollars of the run's model calls over all its episodes (failed ones"
             " included, cache hits free), by the backend's price table; null where unknown",
             "p_adj": "p adjusted over the n_tests compared runs (test.adjust)",
+            "min_p_adj": "the least p_adj this test's n and n_tests allow (no * where it is"
+            " at or above 1 - ci)",
             "floor_diff": "mean minus the env's random floor's mean (floor_ci_*: bootstrap CI)",
             **BEHAVIOUR_UNITS,
         },

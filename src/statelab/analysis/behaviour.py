@@ -13,7 +13,18 @@ the scores (over a seed's scored episodes, then over seeds; see :mod:`statelab.a
 - ``wm_queries`` / ``rejections``: world-model questions asked and proposals rejected by a
   validating component, per episode (shown when some run has any);
 - ``same_memory``: share of memory writes (every step after the first) that left the memory
-  state as it was (NaN for a run whose memory is always empty: it has none).
+  state as it was (NaN for a run whose memory is always empty: it has none);
+- ``looped`` (issue 33): 1 when the episode was not won and more than :data:`LOOP_SHARE` of
+  its steps left the env in a state it had already been in (the env's own state
+  fingerprints, :meth:`statelab.core.Env.fingerprint`: a loop, legal moves or not); NaN in a
+  store written before the fingerprints;
+- ``constant_memory``: 1 when the episode's memory says one thing over the whole episode,
+  digits aside (at most :data:`CONSTANT_MEMORY` of its states, and at least one, hold
+  distinct :func:`~statelab.run._store_behaviour.memory_content`: a step counter is no
+  content); NaN for an episode of one step or without a memory.
+
+``looped`` and ``constant_memory`` feed the warnings (:mod:`statelab.analysis.caveats`) and
+are not table columns.
 
 The counts come from :meth:`statelab.run.store.Store.behaviour_frames` (aggregated in SQL);
 :func:`episode_behaviour` turns them into the per-episode figures and :func:`with_behaviour`
@@ -34,7 +45,15 @@ BEHAVIOUR_FIGURES: tuple[str, ...] = (
     "wm_queries",
     "rejections",
     "same_memory",
+    "looped",
+    "constant_memory",
 )
+#: the figures the warnings read and the table does not show
+HIDDEN_FIGURES = ("one_action", "looped", "constant_memory")
+#: an episode looped when more than this share of its steps returned to a state it had been in
+LOOP_SHARE = 0.5
+#: an episode's memory is constant at or below this share of distinct contents per state
+CONSTANT_MEMORY = 0.1
 #: what each figure is, for report.json's units and the table's legend
 BEHAVIOUR_UNITS: dict[str, str] = {
     "invalid_rate": "share of env steps whose action the env refused (per episode, averaged)",
@@ -44,6 +63,8 @@ BEHAVIOUR_UNITS: dict[str, str] = {
     "wm_queries": "world-model questions asked per episode (averaged)",
     "rejections": "proposed actions rejected before the env ran them, per episode (averaged)",
     "same_memory": "share of memory writes that left the memory state unchanged (averaged)",
+    "looped": "share of episodes, not won, where most steps returned to a state already visited",
+    "constant_memory": "share of episodes whose memory says one thing throughout, digits aside",
 }
 KEY = ("run", "seed", "rollout")
 
@@ -69,7 +90,14 @@ def episode_behaviour(counts: pd.DataFrame) -> pd.DataFrame:
     out["wm_queries"] = num["wm_queries"].astype(np.float64)
     out["rejections"] = num["rejections"].astype(np.float64)
     same = _ratio(num["memory_same"], num["memory_writes"])
-    out["same_memory"] = np.where(num["has_memory"].to_numpy() > 0, same, np.nan)
+    has = num["has_memory"].to_numpy() > 0
+    out["same_memory"] = np.where(has, same, np.nan)
+    back = _ratio(num["revisits"], num["n_steps"])
+    looped = ((back > LOOP_SHARE) & (num["won"].to_numpy() == 0)).astype(np.float64)
+    out["looped"] = np.where(num["fingerprinted"].to_numpy() > 0, looped, np.nan)
+    steps = num["n_steps"].to_numpy(dtype=np.float64)
+    few = num["memory_kinds"].to_numpy() <= np.maximum(1.0, CONSTANT_MEMORY * steps)
+    out["constant_memory"] = np.where(has & (steps >= 2), few.astype(np.float64), np.nan)
     return out
 
 
@@ -87,7 +115,7 @@ def shown_behaviour(summary: pd.DataFrame) -> list[str]:
     has any; the same-memory share when some run has a memory."""
     shown = []
     for name in BEHAVIOUR_FIGURES:
-        if name == "one_action" or name not in summary.columns:
+        if name in HIDDEN_FIGURES or name not in summary.columns:
             continue
         values = pd.to_numeric(summary[name], errors="coerce")
         if name in ("wm_queries", "rejections"):

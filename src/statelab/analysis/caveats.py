@@ -2,15 +2,27 @@
 
 Each names the run (or env) and the figure that triggered it, against a stated level:
 
-- **collapsed policy**: one distinct action in more than :data:`COLLAPSE_SHARE` of a run's
-  scored episodes, or an invalid-action rate above :data:`INVALID_LEVEL`; its score then
-  says where the env left the agent, not what its representation did;
+- **collapsed policy**: from what the env's state did (issue 33): more than
+  :data:`COLLAPSE_SHARE` of a run's scored episodes *looped* (not won, and most steps
+  returned the env to a state it had already been in, by the env's own state fingerprints,
+  legal moves or not; see :mod:`statelab.analysis.behaviour`). A won episode never counts.
+  A store written before the fingerprints gets the old heuristic, said so in the figure:
+  one distinct action in more than that share of episodes, or an invalid-action rate above
+  :data:`INVALID_LEVEL`. Its score then says where the env left the agent, not what its
+  representation did;
 - **at the random floor**: a run's mean is at or below its env's random floor, or the
   bootstrap interval of the difference from the floor includes 0;
-- **one start state**: every episode of every run on an env began from the same first view
-  (read from the stored steps), so the seeds vary the sampling only;
-- **near-constant memory**: a run's stored memory states hold at most
-  :data:`CONSTANT_MEMORY` distinct texts per state (at least :data:`MIN_STATES` states);
+- **one start state**: every episode of every run on an env began from one instance state
+  (the env's fingerprint recorded at reset: hidden per-seed state counts, an episode id in
+  the first view does not), so the seeds vary the sampling only; a store written before the
+  fingerprints gets the old heuristic, said so in the figure: one first view;
+- **near-constant memory**: the memory says one thing, digits aside, within most of a run's
+  episodes (:data:`~statelab.analysis.behaviour.CONSTANT_MEMORY`, per episode) and the same
+  across them (distinct contents at most half its episodes): neither the step nor the
+  episode changes what it says ("Step 3." is a counter, not content). A memory constant
+  within each episode but different per seed carries the episode; it is not warned about.
+  Without the per-episode figures (a summary built elsewhere), the old pooled rule: at most
+  :data:`CONSTANT_MEMORY` distinct texts per state over at least :data:`MIN_STATES`;
 - **decoding**: the runs chose their actions by different decoding (the embedded model's
   constrained choice ``trie``, a server's ``grammar`` / ``choice`` / ``json_schema`` ...,
   free replies parsed where a server enforced none: ``unenforced``), read from the stored
@@ -38,14 +50,15 @@ import pandas as pd
 
 from statelab.analysis._md import md_cell
 from statelab.analysis._summary import is_reference, varying_axes
+from statelab.analysis.behaviour import CONSTANT_MEMORY, LOOP_SHARE
 
 #: a run collapsed when more than this share of its episodes played one distinct action
 COLLAPSE_SHARE = 0.5
 #: ... or when its mean invalid-action rate is above this
 INVALID_LEVEL = 0.5
-#: a memory is near-constant at or below this many distinct texts per stored state
-CONSTANT_MEMORY = 0.1
-#: ... counted over at least this many stored states
+#: the pooled rule (a summary without the per-episode figures): near-constant at or below
+#: :data:`~statelab.analysis.behaviour.CONSTANT_MEMORY` distinct texts per stored state,
+#: counted over at least this many stored states
 MIN_STATES = 20
 
 
@@ -72,7 +85,22 @@ def _num(rec: Mapping[str, Any], key: str) -> float | None:
 
 
 def collapsed(rec: Mapping[str, Any]) -> Caveat | None:
-    """A run that played one action in most episodes, or mostly invalid ones."""
+    """A run whose episodes mostly looped (from the env's states); without state
+    fingerprints, one that played one action in most episodes, or mostly invalid ones."""
+    looped = _num(rec, "looped")
+    if looped is not None:
+        if looped <= COLLAPSE_SHARE:
+            return None
+        figure = f"{looped:.0%} of episodes looped"
+        return Caveat(
+            "collapsed",
+            str(rec["run"]),
+            figure,
+            f"{rec['run']}: the policy collapsed ({figure}: not won, and more than "
+            f"{LOOP_SHARE:.0%} of their steps back in a state already visited, by the env's "
+            f"state fingerprints; level: more than {COLLAPSE_SHARE:.0%} of episodes); its score"
+            " says where the env left the agent, not what its representation did.",
+        )
     one, invalid = _num(rec, "one_action"), _num(rec, "invalid_rate")
     parts = []
     if one is not None and one > COLLAPSE_SHARE:
@@ -87,8 +115,9 @@ def collapsed(rec: Mapping[str, Any]) -> Caveat | None:
         str(rec["run"]),
         figure,
         f"{rec['run']}: the policy collapsed ({figure}; level: one distinct action in more "
-        f"than {COLLAPSE_SHARE:.0%} of episodes, or an invalid rate above {INVALID_LEVEL:.2f});"
-        " its score says where the env left the agent, not what its representation did.",
+        f"than {COLLAPSE_SHARE:.0%} of episodes, or an invalid rate above {INVALID_LEVEL:.2f};"
+        " a store without the env's state fingerprints: read from the actions); its score says"
+        " where the env left the agent, not what its representation did.",
     )
 
 
@@ -119,9 +148,28 @@ def at_floor(rec: Mapping[str, Any], floor_mean: float | None) -> Caveat | None:
 
 
 def constant_memory(rec: Mapping[str, Any]) -> Caveat | None:
-    """A run whose memory states are nearly all the same text."""
-    states, distinct = _num(rec, "memory_states"), _num(rec, "distinct_memories")
+    """A run whose memory says one thing within its episodes and across them (see the
+    module); the pooled rule where the per-episode figures are missing."""
     has = _num(rec, "has_memory")
+    share, contents = _num(rec, "constant_memory"), _num(rec, "memory_contents")
+    episodes = _num(rec, "memory_episodes")
+    if share is not None and contents is not None and episodes is not None:
+        if not has or share <= 0.5 or contents > max(1.0, episodes / 2):
+            return None
+        n = int(contents)
+        figure = (
+            f"one content within {share:.0%} of episodes, {n} distinct content"
+            f"{'' if n == 1 else 's'} over {int(episodes)} episodes, digits aside"
+        )
+        return Caveat(
+            "constant-memory",
+            str(rec["run"]),
+            figure,
+            f"{rec['run']}: the memory is near-constant ({figure}; level: most episodes, and "
+            "at most one content per two episodes); a difference it makes is not one of "
+            "content.",
+        )
+    states, distinct = _num(rec, "memory_states"), _num(rec, "distinct_memories")
     if states is None or distinct is None or states < MIN_STATES or not has:
         return None
     if distinct / states > CONSTANT_MEMORY:
@@ -155,27 +203,41 @@ def colliding(rec: Mapping[str, Any]) -> Caveat | None:
     )
 
 
+def _starts(g: pd.DataFrame) -> tuple[pd.Series, str]:
+    """Each run's distinct start states (the env's fingerprints) when every finished episode
+    of every run has one, else its distinct first views (a store from before them)."""
+    if {"start_states", "unfingerprinted_starts"} <= set(g.columns):
+        missing = pd.to_numeric(g["unfingerprinted_starts"], errors="coerce")
+        if bool((missing == 0).all()):
+            return pd.to_numeric(g["start_states"], errors="coerce"), "start state"
+    views = pd.to_numeric(g["first_views"], errors="coerce")
+    return views, "distinct first observation"
+
+
 def shared_start(summary: pd.DataFrame) -> list[Caveat]:
     """Envs whose episodes (on every run, over at least two env seeds) all began from one
-    first view."""
+    instance state (one first view in a store without state fingerprints)."""
     if not {"env_seeds", "first_views", "env"} <= set(summary.columns):
         return []
     out = []
     for env, g in summary.groupby("env", sort=False):
         seeds = pd.to_numeric(g["env_seeds"], errors="coerce")
-        views = pd.to_numeric(g["first_views"], errors="coerce")
-        ok = seeds.notna() & views.notna()
-        if not ok.any() or not bool((views[ok] == 1).all()) or int(seeds[ok].max()) < 2:
+        starts, what = _starts(g)
+        ok = seeds.notna() & starts.notna()
+        if not ok.any() or not bool((starts[ok] == 1).all()) or int(seeds[ok].max()) < 2:
             continue
         n = int(seeds[ok].max())
-        figure = f"{n} env seeds, 1 distinct first observation in each of {int(ok.sum())} runs"
+        figure = f"{n} env seeds, 1 {what} in each of {int(ok.sum())} runs"
+        if what != "start state":
+            figure += " (no state fingerprints in this store)"
         out.append(
             Caveat(
                 "shared-start",
                 str(env),
                 figure,
                 f"{env}: all seeds share one start state ({figure}); the seeds vary the "
-                "sampling only, unless hidden state differs.",
+                "sampling only"
+                + ("." if what == "start state" else ", unless hidden state differs."),
             )
         )
     return out
@@ -251,8 +313,9 @@ def short_labels(summary: pd.DataFrame) -> dict[Any, str]:
 
 def caveats(summary: pd.DataFrame) -> list[Caveat]:
     """Every warning that applies to ``summary`` (from :func:`statelab.analysis.summarise`,
-    with the run-level columns ``env_seeds``, ``first_views``, ``memory_states``,
-    ``distinct_memories``, ``has_memory`` when the report has them): env warnings first,
+    with the run-level columns ``env_seeds``, ``first_views``, ``start_states``,
+    ``unfingerprinted_starts``, ``memory_states``, ``distinct_memories``, ``has_memory``,
+    ``memory_contents``, ``memory_episodes`` when the report has them): env warnings first,
     then per run in table order."""
     out = shared_start(summary)
     floors: dict[Any, Any] = {}

@@ -35,6 +35,7 @@ __all__ = [
     "adjust_p",
     "bootstrap_mean_diff",
     "mean_sd",
+    "min_adjusted_p",
     "min_attainable_p",
     "permutation_mean_diff",
 ]
@@ -45,6 +46,12 @@ FloatArray = npt.NDArray[np.float64]
 _CHUNK_ELEMENTS = 4_000_000
 # Resampled differences this close to zero (relative to the data's scale) are rounding noise.
 _ZERO_TOL = 1e-12
+#: Null statistics this close to the observed one, relative to the scores' scale (the largest
+#: magnitude among them, at least 1), are ties: a mean of n scores on a lattice such as
+#: Hanoi's {0, 1/3, 2/3, 1} computed along two sign patterns differs by rounding (about
+#: n * 1e-16) where distinct values differ by at least a lattice step over n. scipy's own
+#: tolerance is relative to the observed statistic, hence none at all when it is 0.
+TIE_TOL = 1e-9
 #: Most arrangements (sign patterns or label splits) enumerated exactly: 2**13 (13 pairs),
 #: no more than the 10,000 Monte Carlo draws used beyond; 2**15 would take ~0.2 s a test.
 MAX_EXACT = 2**13
@@ -74,7 +81,9 @@ class BootstrapResult:
 class PermutationResult:
     """Outcome of :func:`permutation_mean_diff`.
 
-    ``p_value`` is two-sided (scipy's ``2 * min(one-sided p)``, capped at 1). ``exact`` tells
+    ``p_value`` is two-sided (``2 * min(one-sided p)``, capped at 1; ties with the observed
+    difference judged on the scores' scale, :data:`TIE_TOL`; exactly 1 when the difference is
+    0). ``exact`` tells
     whether every arrangement was enumerated (``n_resamples`` of them) or ``n_resamples`` were
     drawn (Monte Carlo; scipy then counts the observed arrangement too, so p >= 1/(m+1)).
     ``min_p`` is the smallest p-value the test can return on data of this shape (see
@@ -242,7 +251,9 @@ def permutation_mean_diff(
     is flipped (``permutation_type="samples"`` on the differences). Unpaired: the pooled
     values are re-split into groups of the original sizes (``"independent"``). Exact when the
     arrangements number at most ``max_exact`` (default :data:`MAX_EXACT`, 13 pairs), else
-    ``n_resamples`` random ones (deterministic for a given ``seed``). Raises ``ValueError`` on
+    ``n_resamples`` random ones (deterministic for a given ``seed``). A null statistic within
+    :data:`TIE_TOL` times the scores' scale of the observed one is a tie (as extreme), so a
+    difference of exactly 0 has p = 1. Raises ``ValueError`` on
     empty or non-finite input and on paired samples of different lengths.
     """
     xs, ys = _pair(x, y, paired, least=1)
@@ -264,9 +275,12 @@ def permutation_mean_diff(
     diff = float(res.statistic)
     scale = max(1.0, float(np.max(np.abs(xs))), float(np.max(np.abs(ys))))
     n_nonzero = int(np.count_nonzero(data[0])) if paired else None
+    tol = TIE_TOL * scale
+    zero = abs(diff) <= tol
+    null = np.asarray(res.null_distribution, dtype=np.float64)
     return PermutationResult(
-        diff=0.0 if abs(diff) <= _ZERO_TOL * scale else diff,
-        p_value=float(min(1.0, res.pvalue)),
+        diff=0.0 if zero else diff,
+        p_value=1.0 if zero else _two_sided_p(null, diff, tol, exact),
         n_x=int(xs.size),
         n_y=int(ys.size),
         paired=paired,
@@ -282,6 +296,16 @@ def permutation_mean_diff(
         ),
         method="sign-flip" if paired else "label permutation",
     )
+
+
+def _two_sided_p(null: FloatArray, observed: float, tol: float, exact: bool) -> float:
+    """``2 * min(P(T <= t), P(T >= t))`` over the null statistics ``T``, a null value within
+    ``tol`` of ``t`` counting as a tie (as extreme); Monte Carlo counts the observed
+    arrangement too (``(k + 1) / (m + 1)``, as scipy does). Capped at 1."""
+    extra = 0 if exact else 1
+    less = (int(np.count_nonzero(null <= observed + tol)) + extra) / (null.size + extra)
+    more = (int(np.count_nonzero(null >= observed - tol)) + extra) / (null.size + extra)
+    return float(min(1.0, 2.0 * min(less, more)))
 
 
 def mean_sd(values: Iterable[float] | npt.ArrayLike) -> tuple[float, float]:
@@ -332,3 +356,23 @@ def adjust_p(p_values: Iterable[float] | npt.ArrayLike, method: Adjust = "holm")
     out = np.empty(m, dtype=np.float64)
     out[order] = np.minimum(1.0, stepped)
     return out
+
+
+def min_adjusted_p(min_ps: Iterable[float] | npt.ArrayLike, method: Adjust = "holm") -> FloatArray:
+    """A lower bound on each test's adjusted p, whatever the data, from every test's least
+    attainable unadjusted p (:func:`min_attainable_p`), in the input order.
+
+    ``"holm"``: an adjusted p is at least the test's own p and at least ``m`` times the
+    smallest p of the family (``max(min_p_i, m * min_j min_p_j)``, capped at 1; attained
+    when all tests share one design). With 4 comparisons a ``*`` at 0.05 needs
+    ``4 * 2 / 2**n < 0.05``: 8 pairs. ``"bh"`` and ``"none"``: the test's own least p (a
+    Benjamini-Hochberg p is never below the unadjusted one, and equals it when every test
+    reaches it). Where the bound is at or above the level, no ``*`` can exist at this n and
+    this many comparisons.
+    """
+    low = _to_array(min_ps)
+    if method not in ADJUSTMENTS:
+        raise ValueError(f"method must be one of {ADJUSTMENTS}, got {method!r}")
+    if method != "holm" or low.size == 0:
+        return low.copy()
+    return np.minimum(1.0, np.maximum(low, low.size * float(np.min(low))))

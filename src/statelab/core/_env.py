@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import dataclasses
+import enum
+import hashlib
+import json
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -126,6 +130,8 @@ class Env(gym.Env[Observation, str], abc.ABC):
         self._done = True
         #: set by the runner when a run grounds prompts in images (``Observation.image``)
         self.want_image = False
+        #: what :meth:`fingerprint` hashes by default (set by every reset and step)
+        self._fingerprinted: Any = None
 
     # -- to implement -------------------------------------------------------------------
     @abc.abstractmethod
@@ -167,6 +173,16 @@ class Env(gym.Env[Observation, str], abc.ABC):
         whose own sense of a wasted step differs overrides this (BabyAI)."""
         return MOVED if info.get("valid", True) else NO_OP
 
+    def fingerprint(self) -> str:
+        """A short hash of the current instance state, after the last reset or step: equal
+        states give equal fingerprints, within an episode (a loop revisits one) and across
+        seeds (two seeds that start from one state share one). The runner records it at
+        reset and after every step. The default hashes the goal with the privileged
+        ``facts`` (the env's own view of its true state), else the observation's facts; an
+        env whose state holds more than those (hidden roles, a carried object) overrides it
+        with :func:`fingerprint_of` of what it does hold."""
+        return fingerprint_of(getattr(self, "_fingerprinted", None))
+
     @classmethod
     def has_oracle(cls) -> bool:
         """Whether the env overrides :meth:`would_accept`."""
@@ -207,6 +223,7 @@ class Env(gym.Env[Observation, str], abc.ABC):
         self._done = False
         with serial_for(self):  # whoever calls: the runner, a replay, an audit, training
             obs, info = self._reset(seed, dict(options or {}))
+        self._fingerprinted = (obs.goal, _privileged(info).get("facts", obs.facts))
         return self._with_image(obs), self._info(info)
 
     def step(self, action: str) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
@@ -215,6 +232,7 @@ class Env(gym.Env[Observation, str], abc.ABC):
         self.steps += 1
         with serial_for(self):
             obs, reward, terminated, info = self._step(str(action))
+        self._fingerprinted = (obs.goal, _privileged(info).get("facts", obs.facts))
         truncated = not terminated and self.steps >= self.budget
         self._done = terminated or truncated
         return self._with_image(obs), reward, terminated, truncated, self._info(info)
@@ -246,6 +264,37 @@ class Env(gym.Env[Observation, str], abc.ABC):
     def _last_text(self) -> str:
         """The last observation's text (envs that keep it in ``self._text`` need nothing)."""
         return str(getattr(self, "_text", ""))
+
+
+# -- state fingerprints (:meth:`Env.fingerprint`) -------------------------------------------
+def fingerprint_of(value: Any) -> str:
+    """16 hex digits of BLAKE2b over a canonical form of ``value`` (dataclasses by field,
+    mappings and sets sorted, arrays as lists): the same in every process, whatever the hash
+    seed, so stores written apart compare."""
+    text = json.dumps(_canonical(value), separators=(",", ":"), default=repr)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def _canonical(v: Any) -> Any:
+    if v is None or isinstance(v, bool | int | str):
+        return v
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, enum.Enum):
+        return f"{type(v).__name__}.{v.name}"
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        fields = {f.name: _canonical(getattr(v, f.name)) for f in dataclasses.fields(v)}
+        return {"~": type(v).__name__, **fields}
+    if isinstance(v, Mapping):
+        items = [[_canonical(k), _canonical(x)] for k, x in v.items()]
+        return sorted(items, key=lambda kv: json.dumps(kv[0], default=repr))
+    if isinstance(v, set | frozenset):
+        return sorted((_canonical(x) for x in v), key=lambda x: json.dumps(x, default=repr))
+    if isinstance(v, list | tuple):
+        return [_canonical(x) for x in v]
+    if hasattr(v, "tolist"):  # numpy arrays and scalars
+        return _canonical(v.tolist())
+    return repr(v)
 
 
 # -- the keys of ``info`` the spine reads, and their typed accessors ---------------------------

@@ -56,7 +56,7 @@ from typing import Any, ClassVar
 import gymnasium as gym
 from minigrid.utils.baby_ai_bot import BabyAIBot
 
-from statelab.core import FORMAT_ERROR, MOVED, NO_OP, Env, Observation, choice
+from statelab.core import FORMAT_ERROR, MOVED, NO_OP, Env, Observation, choice, fingerprint_of
 from statelab.envs._babyai_missions import DEFAULT_DISTRACTORS, LocalLevel
 from statelab.envs._babyai_missions import EXCLUDED as EXCLUDED
 from statelab.envs._babyai_view import full_map, full_view_of, world_array
@@ -188,6 +188,14 @@ class BabyAIEnv(Env):
         self._unchanged = obs.text == self._last_view
         self._last_view = obs.text
         return obs, float(reward), bool(terminated), self._privileged()
+
+    def fingerprint(self) -> str:
+        """The instance state: the grid (doors' states included), where the agent stands and
+        faces, what it carries, and the mission."""
+        lv = self.level
+        carrying = lv.carrying.encode() if lv.carrying is not None else None
+        pos = (int(lv.agent_pos[0]), int(lv.agent_pos[1]))
+        return fingerprint_of((lv.mission, lv.grid.encode(), pos, int(lv.agent_dir), carrying))
 
     def outcome(self, info: Any) -> str:
         """Seed 004's reading (its authors' BabyAI env): an action outside the six is a

@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
 
-from statelab.core import Env, Observation
+from statelab.core import Env, Observation, fingerprint_of
 from statelab.envs import _messenger_games as games
 from statelab.envs._draw import grid_image
 from statelab.envs._messenger_expert import MessengerExpert
@@ -195,6 +195,12 @@ class MessengerEnv(Env):
         self.won = outcome == WON
         obs = self._observe(f"You took action {ACTIONS[a]}.")
         return obs, reward, outcome is not None, self._privileged(obs.facts)
+
+    def fingerprint(self) -> str:
+        """The instance state: the grid's facts with what the facts do not show, the game
+        (which entity is the enemy, the message and the goal, and how each moves)."""
+        assert self.game is not None
+        return fingerprint_of((self.goal, self.facts(), self.game.names, self.game.movement))
 
     def facts(self) -> MessengerFacts:
         assert self.game is not None

@@ -20,6 +20,7 @@ import sqlite3
 from typing import Any, Protocol
 
 from statelab.core import MODEL_AXES, MODEL_FREE
+from statelab.run.records import FINISHED
 
 #: tables keyed by episode: their rows move or go with their episode
 _EPISODE_TABLES = ("episodes", "steps", "calls", "queries")
@@ -81,7 +82,7 @@ def _move(
         "SELECT seed, rollout, status FROM episodes WHERE run=?", (old,)
     ).fetchall():
         key = (seed, rollout)
-        if key in status and (status[key] == "done" or st != "done"):
+        if key in status and (status[key] in FINISHED or st not in FINISHED):
             continue  # the new key's attempt stays; the old one's rows go below
         for t in _EPISODE_TABLES:
             db.execute(f"DELETE FROM {t} WHERE run=? AND seed=? AND rollout=?", (new, *key))

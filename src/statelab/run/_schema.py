@@ -43,7 +43,7 @@ CREATE TABLE IF NOT EXISTS episodes (
     score REAL, success INTEGER, steps INTEGER, reward REAL,
     agent_calls INTEGER, agent_in INTEGER, agent_out INTEGER, aux_in INTEGER, aux_out INTEGER,
     cached_calls INTEGER, model_calls INTEGER, wall_s REAL, components TEXT,
-    finished REAL DEFAULT (julianday('now')), cost REAL, reason TEXT,
+    finished REAL DEFAULT (julianday('now')), cost REAL, reason TEXT, start_state TEXT,
     PRIMARY KEY (run, seed, rollout)
 );
 CREATE TABLE IF NOT EXISTS queries (
@@ -60,7 +60,7 @@ CREATE TABLE IF NOT EXISTS steps (
     view{r} TEXT, grounding TEXT, reply TEXT, action TEXT, parsed INTEGER, valid INTEGER,
     reward REAL, observation TEXT, memory{r} TEXT, agent_calls INTEGER, agent_in INTEGER,
     agent_out INTEGER, aux_in INTEGER, aux_out INTEGER, latency REAL, overhead REAL, gold TEXT,
-    meta TEXT,
+    meta TEXT, env_state TEXT,
     PRIMARY KEY (run, seed, rollout, t)
 );
 CREATE TABLE IF NOT EXISTS calls (
@@ -81,8 +81,12 @@ ADDED_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("reason", "TEXT"),
         ("sampling_seed", "INTEGER"),
         ("seeding", "INTEGER"),
+        ("start_state", "TEXT"),
     ),
     "calls": (("decoding", "TEXT"), ("cost", "REAL"), ("original_latency", "REAL")),
+    # the env's state fingerprints (issue 33): an older store's rows have none, and its
+    # reports fall back to the heuristics they had (see statelab.analysis.caveats)
+    "steps": (("env_state", "TEXT"),),
 }
 #: each distinct text once: ``text = <base's text>[:keep] + body`` (``body`` zlib-compressed
 #: when ``z``); ``depth`` counts the bases under it (bounded, so one text reads in few rows)

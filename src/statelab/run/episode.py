@@ -279,6 +279,7 @@ class Episode:
                 memory=self.history, reward=reward, aux=aux, wall=wall, model_s=model_s,
             )
         )  # fmt: skip
+        ep.trajectory[-1].env_state = self.c.env.fingerprint()
         ep.reward += reward
         tally(ep, step.calls, aux)
 
@@ -333,6 +334,7 @@ class Episode:
         """Reset the env, reset every component, and write the prelude into the memory."""
         self.started = time.perf_counter()
         self.obs, self.info = await self.env("reset", self.c.env.reset, seed=self.env_seed)
+        self.record.start_state = self.c.env.fingerprint()
         first = self.compose()
         for comp in self.c.hooked():
             comp.reset(self.context(comp, first))

@@ -56,6 +56,9 @@ class StepRecord:
     meta: dict[str, Any] = field(default_factory=dict)
     #: the acting calls of this env step (VoT, constrained StateAct and ADaPT make several)
     agent_calls: int = 0
+    #: the env's state fingerprint after the step (:meth:`statelab.core.Env.fingerprint`:
+    #: 16 hex digits; a loop revisits one); None in a store written before it was recorded
+    env_state: str | None = None
 
 
 @dataclass
@@ -99,4 +102,7 @@ class EpisodeRecord:
     cost: float | None = None
     #: the built components' descriptions (spelling, label, tags) by axis
     components: dict[str, Any] = field(default_factory=dict)
+    #: the env's state fingerprint at reset (:meth:`statelab.core.Env.fingerprint`): seeds
+    #: that share one started from one instance; None before it was recorded
+    start_state: str | None = None
     trajectory: list[StepRecord] = field(default_factory=list)

@@ -204,7 +204,7 @@ def prepare(exp: Experiment, store: Store, progress: TextIO | None) -> tuple[Tod
     finished = store.done()
     everything = [(s, seed, i) for s in runs for seed, i in exp.episodes(s.env)]
     todo = [(s, seed, i) for s, seed, i in everything if (s.key, seed, i) not in finished]
-    done = store.rows("episodes", list(RESUME_COLUMNS), {"status": "done"})
+    done = store.rows("episodes", list(RESUME_COLUMNS), {"status": FINISHED})
     check_resume(done, {s.key: (s.label, exp.seeding(s.env)) for s, _, _ in todo})
     result = RunResult(total=len(everything), skipped=len(everything) - len(todo))
     if progress is not None and result.skipped:

@@ -49,6 +49,7 @@ def markdown(t: Tune) -> str:
         "",
         f"- the plan uses {t.planned} episodes; the full grid is {t.full_grid}"
         f" ({t.planned / t.full_grid:.0%} of it)",
+        f"- {t.spending}",
         f"- this call played {t.played} and reused {t.reused} already in the store"
         f" ({t.failed} failed, scored 0); model calls {t.model_calls}, tokens {t.tokens:,},"
         f" {t.seconds:.1f} s",

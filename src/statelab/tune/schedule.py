@@ -96,6 +96,36 @@ def cost(rounds: Sequence[Round], per_seed: int = 1) -> int:
     return sum(r.new_episodes for r in rounds) * per_seed
 
 
+def spending(rounds: Sequence[Round], budget: int, *, max_seeds: int, per_seed: int = 1) -> str:
+    """One line: what the plan spends of ``budget`` and why it leaves the rest, e.g. "plan:
+    4 rounds, 60 -> 20 -> 7 -> 3 candidates on 1, 6, 22, 30 seeds: 296 of the 450-episode
+    budget; 154 unspent: round 4 plays all 30 seeds of the pool"."""
+    spent = cost(rounds, per_seed)
+    sizes = " -> ".join(str(r.candidates) for r in rounds)
+    seeds = ", ".join(str(r.seeds) for r in rounds)
+    envs = f" x {per_seed} envs" if per_seed > 1 else ""
+    head = (
+        f"plan: {len(rounds)} round{'s' if len(rounds) != 1 else ''}, {sizes} candidates on"
+        f" {seeds} seeds{envs}: {spent} of the {budget}-episode budget"
+    )
+    left = budget - spent
+    if left <= 0:
+        return head
+    capped = [r.index + 1 for r in rounds if r.seeds >= max_seeds]
+    if capped:
+        where = ", ".join(map(str, capped))
+        why = (
+            f"round{'s' if len(capped) > 1 else ''} {where} play{'' if len(capped) > 1 else 's'}"
+            f" all {max_seeds} seeds of the pool (more seeds would let it spend more)"
+        )
+    else:
+        why = (
+            "each round gets an equal share of the budget in whole seeds per candidate; what"
+            f" is left ({left}) buys no further seed for all {rounds[-1].candidates} finalists"
+        )
+    return f"{head}; {left} unspent: {why}"
+
+
 @dataclass
 class Finalist(Generic[K]):
     candidate: K
@@ -131,9 +161,15 @@ class Halving(Generic[K]):
 
 
 def rank(values: Mapping[K, np.ndarray], order: Sequence[K]) -> list[K]:
-    """Candidates best first: by mean, ties broken by their place in ``order``."""
+    """Candidates best first: by mean, ties broken by their place in ``order``; a candidate
+    whose mean is not a number (NaN) ranks after every other, never among them."""
     place = {c: i for i, c in enumerate(order)}
-    return sorted(values, key=lambda c: (-float(np.mean(values[c])), place[c]))
+
+    def key(c: K) -> tuple[bool, float, int]:
+        mean = float(np.mean(values[c]))
+        return (not math.isfinite(mean), -mean if math.isfinite(mean) else 0.0, place[c])
+
+    return sorted(values, key=key)
 
 
 def halve(

@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 import numpy as np
+import pandas as pd
 
 from statelab.core import LLM, ModelError
 from statelab.run.records import FINISHED
 from statelab.run.runner import run_sync
 from statelab.run.spec import RunSpec
 from statelab.run.store import Store
-from statelab.tune.schedule import Halving, Round, cost, halve, plan
+from statelab.tune.schedule import Halving, Round, cost, halve, plan, spending
 from statelab.tune.search import Candidate, Search, label
 
 
@@ -51,6 +52,17 @@ class Tune:
     def planned(self) -> int:
         return cost(self.rounds, len(self.search.envs))
 
+    @property
+    def spending(self) -> str:
+        """What the plan spends of the budget and why (:func:`~statelab.tune.schedule.spending`)."""
+        return plan_spending(self.search, self.rounds)
+
+
+def plan_spending(search: Search, rounds: list[Round]) -> str:
+    """The plan's spending line for ``search`` (printed before a tune plays)."""
+    seeds = len(next(iter(search.pool().values())))
+    return spending(rounds, search.budget, max_seeds=seeds, per_seed=len(search.envs))
+
 
 def schedule(search: Search) -> list[Round]:
     pool = search.pool()
@@ -76,6 +88,8 @@ def tune(
     pool = search.pool()
     store_path = search.experiment().out_dir / "store.sqlite"
     out = Tune(search, rounds, Halving(rounds))
+    if progress is not None:
+        print(f"tune {search.name}: {out.spending}", file=progress, flush=True)
 
     def evaluate(cands: list[Candidate], n: int) -> dict[Candidate, np.ndarray]:
         specs = {c: search.specs(c) for c in cands}
@@ -113,7 +127,8 @@ def _values(
     n: int,
 ) -> dict[Candidate, np.ndarray]:
     """Each candidate's per-seed objective on seed indices 0..n-1: the mean over envs of the
-    episode's score (or score per 1,000 tokens); a failed episode counts 0."""
+    episode's score (or score per 1,000 tokens); a failed episode counts 0, and so does a
+    finished one without a score (NaN never ranks: it would sort anywhere)."""
     store = Store(str(path))
     try:
         eps = store.table("episodes")
@@ -121,7 +136,8 @@ def _values(
         store.close()
     eps = eps[eps["rollout"] == 0]
     tokens = eps["agent_in"] + eps["agent_out"] + eps["aux_in"] + eps["aux_out"]
-    value = eps["score"].where(eps["status"].isin(FINISHED), 0.0)
+    score = pd.to_numeric(eps["score"], errors="coerce")
+    value = score.where(eps["status"].isin(FINISHED) & np.isfinite(score), 0.0)
     if search.objective == "score_per_1k_tokens":
         value = value / (tokens.clip(lower=1) / 1000.0)
     got = {(r, int(s)): float(v) for r, s, v in zip(eps["run"], eps["seed"], value, strict=True)}
