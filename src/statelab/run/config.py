@@ -22,6 +22,7 @@ from pydantic import (
     ConfigDict,
     Field,
     RootModel,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -63,7 +64,39 @@ class Grid(RootModel[dict[str, list[str]]]):
     arguments by parameter name (``{name: hanoi, disks: 4}``). Each is held in its canonical
     spelling (:meth:`~statelab.run.axes.Axis.canonical`: the name, then the non-default
     arguments in declared order), so ``hanoi:4``, ``hanoi:disks=4`` and ``{name: hanoi,
-    disks: 4}`` are one value, and two of them on one axis are refused as duplicates."""
+    disks: 4}`` are one value: two of them on one axis are one run, and :attr:`notes` says
+    so in one line each."""
+
+    _notes: list[str] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _said(cls, data: Any, handler: Any) -> Any:
+        """The grid, with a note for each value that repeats an earlier one on its axis."""
+        grid = handler(data)
+        notes = []
+        if isinstance(data, dict):
+            for k, v in data.items():
+                values = [v] if isinstance(v, str | dict) else v
+                if k not in NAMES or not isinstance(values, list):
+                    continue
+                seen: dict[str, Any] = {}
+                for written in values:
+                    value = canonical_value(k, written)
+                    if value in seen:
+                        notes.append(
+                            f"grid.{k}: {written!r} is {value!r}, listed already as"
+                            f" {seen[value]!r}: one run"
+                        )
+                    else:
+                        seen[value] = written
+        grid._notes = notes
+        return grid
+
+    @property
+    def notes(self) -> list[str]:
+        """One line per grid value that names a component listed before it on its axis."""
+        return list(self._notes)
 
     @model_validator(mode="before")
     @classmethod
@@ -86,15 +119,8 @@ class Grid(RootModel[dict[str, list[str]]]):
                 raise ValueError(
                     f"{k}: values are spellings (strings) or mappings with a name, got {values!r}"
                 )
-            out[k] = [canonical_value(k, x) for x in values]
-            seen: dict[str, Any] = {}
-            for written, value in zip(values, out[k], strict=True):
-                if value in seen:
-                    same = "" if seen[value] == written else f" (both are {value!r})"
-                    raise ValueError(
-                        f"{k}: values must be distinct: {seen[value]!r} and {written!r}{same}"
-                    )
-                seen[value] = written
+            # two spellings of one component are one run (:attr:`notes` says so)
+            out[k] = list(dict.fromkeys(canonical_value(k, x) for x in values))
         return out
 
     def values(self, axis: str) -> list[str]:
@@ -108,6 +134,8 @@ class Grid(RootModel[dict[str, list[str]]]):
     def __getattr__(self, name: str) -> Any:
         if name in BY_NAME:
             return self.values(name) if name != "model" else self.root.get("model")
+        if name.startswith("_"):  # pydantic's private attributes
+            return super().__getattr__(name)  # type: ignore[misc]
         raise AttributeError(name)
 
 
@@ -381,8 +409,9 @@ class Experiment(BaseModel):
 
     def notes(self) -> list[str]:
         """One line per thing the config asks that runs otherwise than written: a split too
-        small to give every rollout an instance of its own (:mod:`statelab.run.seeding`)."""
-        return [n for env in self.grid.env for n in self.seeding(env).notes]
+        small to give every rollout an instance of its own (:mod:`statelab.run.seeding`); a
+        grid value that names a component listed before it (one run)."""
+        return [*self.grid.notes, *(n for env in self.grid.env for n in self.seeding(env).notes)]
 
     def models(self) -> list[str]:
         return self.grid.root.get("model") or [self.model]
