@@ -31,7 +31,7 @@ from statelab.run.config import Experiment, RunSpec
 from statelab.run.episode import attempt_episode
 from statelab.run.provenance import guard, record_provenance
 from statelab.run.records import DONE, FAILED, FINISHED, TRUNCATED
-from statelab.run.store import EpisodeRecord, Store, stored_text, writable
+from statelab.run.store import EpisodeRecord, StepRecord, Store, stored_text, writable
 
 
 @dataclass
@@ -219,12 +219,13 @@ async def play_episode(
     llm: LLM | None,
     writer: LLM | None,
     debug_out: TextIO | None = None,
+    texts: Callable[[StepRecord], None] | None = None,
 ) -> tuple[EpisodeRecord, str | None]:
     """The one per-episode function, locally and on Ray: the episode, or a failed record
     with the reason (whatever went wrong) and the steps played before it; and the model
     error that failed it, if one did. ``debug_out`` gets the traceback of an unexpected
-    failure."""
-    ep, e = await attempt_episode(spec, seed, llm, writer=writer, rollout=rollout)
+    failure. ``texts`` (:meth:`Store.text_sink`) stores each step's texts as it is made."""
+    ep, e = await attempt_episode(spec, seed, llm, writer=writer, rollout=rollout, texts=texts)
     if e is None:
         return ep, None
     ep.error = _short(e)
@@ -289,7 +290,8 @@ async def _play(
     ) -> tuple[EpisodeRecord, str | None, tuple[Any, ...]]:
         llm = llms[spec.model] if spec.uses_model else None
         writer = llms.get(spec.writer) if llm is not None else None
-        ep, model_error = await play_episode(spec, seed, rollout, llm, writer, debug_out)
+        texts = store.text_sink(spec.key, seed, rollout)  # an episode in flight holds keys
+        ep, model_error = await play_episode(spec, seed, rollout, llm, writer, debug_out, texts)
         caches = tuple(
             {id(m.cache): m.cache for m in (llm, writer) if isinstance(m, CachedLLM)}.values()
         )
