@@ -24,7 +24,10 @@ flight at once (``concurrency: 64``), of each of ``--lengths`` steps (default 30
 on the same work (``same``: every episode plays the script above, so their texts deduplicate)
 and on varied work (``varied``: a random-move script per episode, seeded by the episode's
 key, that never puts a disk on rod C, so it never solves and every episode is distinct).
-Flat memory is a peak RSS ratio within 1.2x across the lengths:
+Both run the experiment in a child process with a scripted model whose episode cursors keep
+no prompts (a scripted cursor keeps its last 256 in ``seen`` for tests: 64 episodes of them
+would measure the test double, not the run). Flat memory is a peak RSS ratio within 1.2x
+across the lengths:
 
     python benchmarks/scale.py --inflight                    # 30/120/480 steps, both policies
     python benchmarks/scale.py --inflight --lengths 30 120 --policies varied
@@ -120,9 +123,11 @@ def random_moves(key: str, steps: int) -> list[str]:
     return [rng.choice(RANDOM_MOVES) for _ in range(steps)]
 
 
-def _child_varied(cfg: str, steps: int) -> None:
-    """Run ``cfg`` here with the varied policy: every episode its own random-move script."""
+def _child(cfg: str, steps: int, policy: str) -> None:
+    """Run ``cfg`` here with ``policy``: ``same`` (:data:`SCRIPT` for every episode) or
+    ``varied`` (every episode its own random-move script); the cursors keep no prompts."""
     import asyncio
+    from collections import deque
 
     from statelab.llm.scripted import ScriptedLLM
     from statelab.run.config import load_experiment
@@ -130,7 +135,10 @@ def _child_varied(cfg: str, steps: int) -> None:
 
     class RandomMoves(ScriptedLLM):
         def for_episode(self, key: str) -> ScriptedLLM:
-            return ScriptedLLM(random_moves(key, steps), f"random-moves/{key}")
+            script = random_moves(key, steps) if policy == "varied" else SCRIPT
+            cursor = ScriptedLLM(script, f"{policy}/{key}")
+            cursor.seen = deque(maxlen=1)
+            return cursor
 
     asyncio.run(
         run_experiment(
@@ -142,17 +150,18 @@ def _child_varied(cfg: str, steps: int) -> None:
 
 
 def measure(
-    episodes: int, steps: int = STEPS, backend: str = "scripted", policy: str = "same"
+    episodes: int, steps: int = STEPS, backend: str = "scripted", policy: str = "cli"
 ) -> dict[str, Any]:
-    """Run one size in a child process; its wall time, peak RSS and store bytes. ``policy``
-    ``varied`` gives every episode a random-move script of its own (scripted backend)."""
+    """Run one size in a child process; its wall time, peak RSS and store bytes: ``policy``
+    ``cli`` runs ``statelab run``, ``same`` and ``varied`` the experiment here (:func:`_child`,
+    scripted backend)."""
     with tempfile.TemporaryDirectory(prefix="statelab-scale-") as tmp, _backend(backend) as m:
         cfg = config(Path(tmp), episodes, steps, m)
         load0 = os.getloadavg()[0]
         t0 = time.perf_counter()
         argv = [sys.executable, "-m", "statelab", "run", str(cfg), "--quiet"]
-        if policy == "varied":
-            argv = [sys.executable, __file__, "--child-varied", str(cfg), "--steps", str(steps)]
+        if policy != "cli":
+            argv = [sys.executable, __file__, "--child", policy, str(cfg), "--steps", str(steps)]
         child = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
         _, status, usage = os.wait4(child.pid, 0)  # this child's own peak RSS
         wall = time.perf_counter() - t0
@@ -256,10 +265,10 @@ def main() -> None:
     )
     ap.add_argument("--lengths", type=int, nargs="+", default=[30, 120, 480])
     ap.add_argument("--policies", nargs="+", default=["same", "varied"], choices=["same", "varied"])
-    ap.add_argument("--child-varied", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--child", nargs=2, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.child_varied is not None:
-        _child_varied(args.child_varied, args.steps)
+    if args.child is not None:
+        _child(args.child[1], args.steps, args.child[0])
         return
     rows = []
     if args.inflight:
