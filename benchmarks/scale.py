@@ -24,10 +24,10 @@ flight at once (``concurrency: 64``), of each of ``--lengths`` steps (default 30
 on the same work (``same``: every episode plays the script above, so their texts deduplicate)
 and on varied work (``varied``: a random-move script per episode, seeded by the episode's
 key, that never puts a disk on rod C, so it never solves and every episode is distinct).
-Both run the experiment in a child process with a scripted model whose episode cursors keep
-no prompts (a scripted cursor keeps its last 256 in ``seen`` for tests: 64 episodes of them
-would measure the test double, not the run). Flat memory is a peak RSS ratio within 1.2x
-across the lengths:
+Both run the experiment in a child process with a scripted model that keeps no prompts (a
+scripted model and each episode's cursor keep their last 256 in ``seen`` for tests: 64
+episodes of them would measure the test double, not the run). Flat memory is a peak RSS
+ratio within 1.2x across the lengths:
 
     python benchmarks/scale.py --inflight                    # 30/120/480 steps, both policies
     python benchmarks/scale.py --inflight --lengths 30 120 --policies varied
@@ -140,13 +140,9 @@ def _child(cfg: str, steps: int, policy: str) -> None:
             cursor.seen = deque(maxlen=1)
             return cursor
 
-    asyncio.run(
-        run_experiment(
-            load_experiment(cfg),
-            progress=None,
-            llm_factory=lambda _spec: RandomMoves(SCRIPT, "random-moves"),
-        )
-    )
+    model = RandomMoves(SCRIPT, policy)
+    model.seen = deque(maxlen=1)  # the cursors' prompts are kept on the model too
+    asyncio.run(run_experiment(load_experiment(cfg), progress=None, llm_factory=lambda _: model))
 
 
 def measure(
