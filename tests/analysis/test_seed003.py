@@ -314,3 +314,50 @@ def test_a_report_after_a_killed_audit_says_its_audit_tables_are_partial(stored)
     audit_experiment(exp, llm=reader, points=1, relevance=False)
     md = make_report(exp.out_dir / "store.sqlite", exp.out_dir / "report").markdown
     assert "Partial audit" not in md
+
+
+def test_a_killed_audit_resumes_without_rescoring_the_points_it_stored(stored):
+    """Issue 36 item 2: each point is stored as it is scored, so an audit killed mid-episode
+    keeps them, and the next audit resumes it: the stored points are not scored again (before,
+    a rerun scored every point from the start: as many scorer calls as a whole audit)."""
+    from statelab.analysis.reporting import make_report
+    from statelab.analysis.seed003 import AUDIT_TABLE, audit_experiment
+
+    exp, reader, _ = stored
+
+    class Counting(Reader):
+        """Counts its scorer calls; the process 'dies' at call ``die`` (KeyboardInterrupt)."""
+
+        def __init__(self, die: int | None = None) -> None:
+            super().__init__(reader.key, tuple(reader.plan), reader.replies)
+            self.scored, self.die = 0, die
+
+        async def score(self, messages, continuations):
+            if self.die is not None and self.scored + 1 >= self.die:
+                raise KeyboardInterrupt
+            self.scored += 1
+            return await super().score(messages, continuations)
+
+    def points() -> list[tuple]:
+        db = sqlite3.connect(exp.out_dir / "store.sqlite")
+        try:
+            return sorted(db.execute(f"SELECT run, seed, t, nll_full FROM {AUDIT_TABLE}"))
+        finally:
+            db.close()
+
+    whole = Counting()
+    audit_experiment(exp, llm=whole, points=2, relevance=False)
+    everything = points()
+    assert len(everything) == 6 and whole.scored > 4  # 3 runs' 2 points each
+    killed = Counting(die=whole.scored // 2 + 1)
+    with pytest.raises(KeyboardInterrupt):
+        audit_experiment(exp, llm=killed, points=2, relevance=False)
+    assert killed.scored == whole.scored // 2
+    resumed = Counting()
+    audit_experiment(exp, llm=resumed, points=2, relevance=False)
+    # only what the kill lost is scored again: the points it stored are kept, not rescored
+    assert resumed.scored < whole.scored
+    assert resumed.scored >= whole.scored - killed.scored
+    assert points() == everything  # every point once, the same values
+    md = make_report(exp.out_dir / "store.sqlite", exp.out_dir / "report").markdown
+    assert "Partial audit" not in md

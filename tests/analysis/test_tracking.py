@@ -116,6 +116,23 @@ def test_wandb_writes_offline_runs_with_the_reports_figures(store: Path, tmp_pat
     assert seen == set(want)
 
 
+def test_exporting_to_wandb_again_keeps_one_run_per_statelab_run(
+    store: Path, tmp_path: Path
+) -> None:
+    """Issue 36 item 3: a re-export replaced nothing (4 runs became 8, each with a new
+    random id): each run's W&B id is now derived from the experiment and the run's key."""
+    pytest.importorskip("wandb", reason="needs the tracking extra")
+    argv = ["export", str(store.parent), "--to", "wandb", "--out", str(tmp_path)]
+
+    def ids() -> list[str]:
+        return sorted(p.name.rsplit("-", 1)[1] for p in (tmp_path / "wandb").glob("offline-run-*"))
+
+    assert runner.invoke(app, argv).exit_code == 0
+    first = ids()
+    assert runner.invoke(app, argv).exit_code == 0
+    assert len(first) == 4 and ids() == first  # the same runs, by the same ids
+
+
 def test_a_missing_target_or_package_is_one_line(store: Path) -> None:
     bad = runner.invoke(app, ["export", str(store.parent), "--to", "tensorboard"])
     assert bad.exit_code == 2 and "--to: one of mlflow, wandb" in bad.stderr

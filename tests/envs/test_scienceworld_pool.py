@@ -179,3 +179,45 @@ def test_the_simulator_starts_its_jvm_with_the_cap(monkeypatch):
     monkeypatch.setenv("STATELAB_SCIENCEWORLD_XMX", "2g")
     server._start()
     assert seen == [[*server.JAVA_OPTS, "-Xmx2g"]]
+
+
+def test_a_jvm_that_does_not_start_in_time_fails_in_a_line_of_its_own(fake, monkeypatch):
+    """Issue 36 item 4: a JVM's start has a deadline of its own (START_S), apart from the
+    reset's; a start past it fails in one line saying so, and its late JVM is shut down."""
+    go = threading.Event()
+    late: list[FakeSim] = []
+
+    def slow_start() -> FakeSim:  # a fake server that starts only when told to
+        go.wait()
+        late.append(FakeSim(99))
+        return late[-1]
+
+    monkeypatch.setattr(server, "_start", slow_start)
+    monkeypatch.setattr(server, "START_S", 0.05)
+    with pytest.raises(RuntimeError, match=r"did not start within 0\.05 s \(START_S\)"):
+        server.acquire()
+    assert server.out()["now"] == 0  # its place at the cap is free again
+    go.set()  # the JVM comes up after all: nobody holds it, so it is shut down
+    for _ in range(500):
+        if late and late[0].closed:
+            break
+        time.sleep(0.01)
+    assert late and late[0].closed and server.idle() == 0
+
+
+def test_a_started_jvm_within_its_deadline_is_handed_out(fake, monkeypatch):
+    monkeypatch.setattr(server, "START_S", 30.0)
+    sw = server.acquire()
+    assert sw is fake[0] and not sw.closed
+
+
+def test_the_reset_deadline_holds_the_wait_the_start_and_the_reset_each_in_full():
+    """Before, a reset had the run's 300 s for everything: a wait at the cap (up to 240 s)
+    and a JVM's start under load left the reset itself a minute or less."""
+    from statelab.envs.scienceworld import ScienceWorldEnv
+    from statelab.run._envcall import call_timeout
+
+    assert call_timeout(ScienceWorldEnv, "reset") == (
+        server.CAP_WAIT_S + server.START_S + server.RESET_S
+    )
+    assert server.RESET_S >= 300.0  # the reset alone keeps what it had for everything

@@ -15,12 +15,15 @@ MLflow writes to a local file store (``<out>/mlruns``; read it with ``mlflow ui
 for ``MLFLOW_ALLOW_FILE_STORE``, which this export sets for its own calls. Exporting again
 replaces the runs of the same statelab run ids (the old ones are marked deleted). W&B
 writes offline runs under ``<out>/wandb`` (``wandb sync <out>/wandb/offline-run-*`` uploads
-them later); nothing here touches the network. Needs ``pip install 'statelab[tracking]'``.
+them later), each with a stable W&B run id (:func:`wandb_id`: the experiment and the store's
+run key), so exporting again replaces a run's offline folder and a sync updates the same W&B
+run, never a copy; nothing here touches the network. Needs ``pip install 'statelab[tracking]'``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -147,13 +150,23 @@ def _to_mlflow(name: str, runs: list[_Run], where: Path) -> Path:
     return where
 
 
+def wandb_id(experiment: str, run_key: str) -> str:
+    """The W&B run id of the statelab run ``run_key`` of ``experiment``: the same on every
+    export (32 hex digits of a SHA-256; W&B ids allow letters, digits, ``-`` and ``_``)."""
+    return hashlib.sha256(f"{experiment}\0{run_key}".encode()).hexdigest()[:32]
+
+
 def _to_wandb(name: str, runs: list[_Run], where: Path) -> Path:
     import wandb
 
     os.environ.setdefault("WANDB_SILENT", "true")
     for row, params, metrics, artifacts in runs:
+        wid = wandb_id(name, params["run_id"])
+        for old in (where / "wandb").glob(f"offline-run-*-{wid}"):  # an earlier export's
+            shutil.rmtree(old)
         run = wandb.init(
             project=_project(name),
+            id=wid,
             name=str(row["run"]),
             dir=str(where),
             mode="offline",

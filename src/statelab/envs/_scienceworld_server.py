@@ -65,6 +65,13 @@ JVM_MB = 1024
 #: seconds :func:`acquire` waits for a simulator to come free at the cap (under the env's
 #: reset deadline, so the wait fails its episode in one line of its own)
 CAP_WAIT_S = 240.0
+#: seconds a new simulator's JVM may take to start (3.4 s unloaded): a deadline of its own,
+#: apart from the cap's wait and the reset's, so a slow start fails in one line that says so
+#: (its late JVM shut down when it comes) and a wait or a start never eats the reset's time
+START_S = 120.0
+#: seconds a reset itself may take once it holds a simulator (a load, the expert's plan
+#: verified); the env's reset deadline is the three together (:data:`RESET_TIMEOUT`)
+RESET_S = 300.0
 _START = threading.Lock()  # the package's launch_gateway, patched while one starts
 _IDLE: list[Any] = []
 #: simulators out of the pool now, and the most at once (tests, benchmarks)
@@ -105,6 +112,42 @@ def _start() -> Any:
             return package.ScienceWorldEnv("", envStepLimit=10**9)
         finally:
             package.launch_gateway = launch
+
+
+def _start_within(timeout: float) -> Any:
+    """:func:`_start` on a daemon thread, given ``timeout`` seconds: a JVM that has not
+    started by then fails the start in one line (shut down when it does start)."""
+    done = threading.Event()
+    box: dict[str, Any] = {}
+    late = threading.Lock()
+
+    def start() -> None:
+        try:
+            sw = _start()
+        except BaseException as e:  # the start's own error, raised by the caller
+            box["error"] = e
+        else:
+            with late:
+                if box.get("gave_up"):
+                    with contextlib.suppress(Exception):
+                        _discard(sw)
+                    return
+                box["sw"] = sw
+        finally:
+            done.set()
+
+    threading.Thread(target=start, daemon=True, name="scienceworld-start").start()
+    done.wait(timeout)
+    with late:
+        if "sw" in box:
+            return box["sw"]
+        if "error" in box:
+            raise box["error"]
+        box["gave_up"] = True
+    raise RuntimeError(
+        f"a ScienceWorld simulator (JVM) did not start within {timeout:g} s (START_S);"
+        " the machine may be overloaded"
+    )
 
 
 def _from_py4j(record: logging.LogRecord) -> bool:
@@ -199,6 +242,12 @@ def _forget_objects(client: Any) -> None:
                 del ThreadSafeFinalizer.finalizers[key]
 
 
+#: the deadline of a ScienceWorld env's reset: the wait for a simulator at the cap, a new
+#: JVM's start and the reset itself, each its own budget (a reset under load that waited and
+#: started a JVM still has :data:`RESET_S` for itself)
+RESET_TIMEOUT = CAP_WAIT_S + START_S + RESET_S
+
+
 def max_live() -> int:
     """The most simulators (JVMs) this process keeps alive at once, out and idle together:
     ``STATELAB_SCIENCEWORLD_JVMS`` when set, else one per :data:`JVM_MB` of memory (at
@@ -243,12 +292,13 @@ def _gone() -> None:
 def acquire() -> Any:
     """A started simulator: a healthy idle one of this process, else a new one (an idle one
     that died or stopped meanwhile is killed and dropped); while :func:`max_live` are alive
-    and none is idle, it waits (at most :data:`CAP_WAIT_S`) for one to come free."""
+    and none is idle, it waits (at most :data:`CAP_WAIT_S`) for one to come free; a new one's
+    JVM has :data:`START_S` to start."""
     while True:
         sw = _take()
         if sw is None:
             try:
-                return _start()
+                return _start_within(START_S)
             except BaseException:
                 _gone()
                 raise

@@ -306,9 +306,13 @@ class ScienceWorldEnv(Env):
     kind: ClassVar[str] = "scienceworld"
     tracks_state: ClassVar[bool] = True
     manual = MANUAL
-    #: seconds a step may take (a reset starts a JVM and verifies the expert's plan: it has
-    #: the run's default deadline); a step takes 4 ms to 1 s
+    #: seconds a step may take; a step takes 4 ms to 1 s
     step_timeout: ClassVar[float] = 60.0
+    #: seconds a reset may take: the wait for a simulator at the cap, a new JVM's start and
+    #: the reset itself (a load, the expert's plan verified), each with its own budget
+    #: (:data:`~statelab.envs._scienceworld_server.RESET_TIMEOUT`): waiting for a JVM to
+    #: start never eats the reset's time, and each says in one line which one ran out
+    reset_timeout: ClassVar[float] = server.RESET_TIMEOUT
 
     def __init__(
         self,

@@ -9,7 +9,7 @@ from typing import Any
 
 from statelab.llm import storable
 from statelab.run._schema import REF_COLUMNS
-from statelab.run._texts import TextWriter
+from statelab.run._texts import TextRef, TextWriter
 from statelab.run.records import EpisodeRecord, StepRecord
 
 #: the most characters one stored text keeps (a reply, observation, view, call text, message)
@@ -91,13 +91,46 @@ class Cells:
 
     def step(self, s: StepRecord) -> tuple[Any, ...]:
         cells = [_cell(getattr(s, c)) for c in _STEP_COLS]
+        if not self.refs and any(isinstance(getattr(s, c), TextRef) for c in _STEP_REFS):
+            raise ValueError("a step whose texts are another store's keys (TextRef)")
         if self.refs:
             for j, c in enumerate(_STEP_COLS):
                 if c in _STEP_REFS:
-                    cells[j] = self.texts.put(cells[j], c)
+                    cells[j] = self._ref(getattr(s, c), c)
         return (*self.key, *cells)
 
+    def _ref(self, text: str, slot: Any) -> str:
+        """The key of ``text`` (a :class:`TextRef` already is one), stored when new."""
+        if isinstance(text, TextRef):
+            return str(text)
+        return self.texts.put(_cell(text), slot)
+
+    def spill(self, s: StepRecord) -> tuple[dict[str, TextRef], list[TextRef]]:
+        """Put the step's texts (views, memories, messages) into ``texts`` now: their keys,
+        by step column and by call, for the record to hold in their place once the texts
+        are committed (:meth:`refer`). The text-table layout only (the inline layout keeps
+        texts in the rows)."""
+        assert self.refs, "an inline store keeps its texts in the rows"
+        cols = {c: TextRef(self._ref(getattr(s, c), c)) for c in _STEP_REFS}
+        return cols, [TextRef(self.messages(call)) for call in s.calls]
+
+    def forget(self) -> None:
+        """Forget the texts put since the last commit (their transaction rolled back):
+        no later text is stored as the rest of one that is not there."""
+        self.texts = TextWriter(self.texts.db)
+
+    @staticmethod
+    def refer(s: StepRecord, keys: tuple[dict[str, TextRef], list[TextRef]]) -> None:
+        """Leave the keys of :meth:`spill` in the record in place of its texts."""
+        cols, calls = keys
+        for c, key in cols.items():
+            setattr(s, c, key)
+        for call, key in zip(s.calls, calls, strict=True):
+            call["messages"] = key
+
     def messages(self, c: dict[str, Any]) -> str:
+        if isinstance(c["messages"], TextRef):
+            return str(c["messages"])
         each = _message_texts(c["messages"])
         if not self.refs:
             return "[" + ", ".join(each) + "]"

@@ -43,7 +43,8 @@ CREATE TABLE IF NOT EXISTS episodes (
     score REAL, success INTEGER, steps INTEGER, reward REAL,
     agent_calls INTEGER, agent_in INTEGER, agent_out INTEGER, aux_in INTEGER, aux_out INTEGER,
     cached_calls INTEGER, model_calls INTEGER, wall_s REAL, components TEXT,
-    finished REAL DEFAULT (julianday('now')), cost REAL, reason TEXT, start_state TEXT,
+    finished REAL DEFAULT (julianday('now')), cost REAL, reason TEXT, sampling_seed INTEGER,
+    seeding INTEGER, start_state TEXT,
     PRIMARY KEY (run, seed, rollout)
 );
 CREATE TABLE IF NOT EXISTS queries (

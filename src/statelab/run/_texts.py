@@ -7,6 +7,12 @@ zlib-compressed. So an episode's views, memories and prompts cost bytes in propo
 what each step adds, not to all it repeats. A chain of such references is at most
 :data:`MAX_DEPTH` deep (then a text is stored whole), so one text reads in a few rows.
 
+A running episode hands each text to the store as it is made (:meth:`statelab.run.store.Store.
+text_sink`): its step records then hold :class:`TextRef` keys, not texts, so an episode in flight
+holds memory for its current texts only, whatever its length. Those texts are committed before
+the episode's rows; a killed episode leaves texts no row refers to, which are harmless (a text
+is stored once under its key, and a rerun of the episode finds them and stores nothing again).
+
 The texts are content-addressed, so every text read is checked against its key: a flipped
 byte (which SQLite's ``quick_check`` does not see inside a blob) is refused in one line
 (:class:`DamagedText`), never shown or replayed as if it were what was written.
@@ -28,6 +34,14 @@ MIN_SHARED = 64
 MIN_COMPRESS = 200
 #: texts a reader keeps in memory (the last ones read: a base is read just before)
 MEMO = 2048
+
+
+class TextRef(str):
+    """The key of a text already in the store's ``texts`` table, standing for the text in a
+    record (a step's ``view`` or ``memory``, a call's ``messages``: the keys of its messages,
+    comma-separated); the episode's commit writes it as the key it is."""
+
+    __slots__ = ()
 
 
 class DamagedText(sqlite3.DatabaseError):

@@ -9,6 +9,7 @@ read-only contexts. Only components tagged ``reads-privileged`` see the privileg
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import time
@@ -52,7 +53,7 @@ from statelab.run.config import RunSpec
 from statelab.run.limits import first_limit
 from statelab.run.records import DONE, FAILED, TRUNCATED
 from statelab.run.seeding import SCHEME, EpisodeSeeds, single
-from statelab.run.store import EpisodeRecord
+from statelab.run.store import EpisodeRecord, StepRecord
 from statelab.state import call_seed, compose_view
 
 
@@ -63,7 +64,9 @@ class Episode:
     :class:`~statelab.run.seeding.Seeding` assigns them (default: those of a run of ``seed``
     alone: rollout 0 plays the seed itself, a further one an instance of its own, or with
     the spec's ``replay`` the seed's own with sampling seeds of its own);
-    ``writer`` is the model that writes the memory (default: the acting model)."""
+    ``writer`` is the model that writes the memory (default: the acting model). ``texts``
+    (:meth:`statelab.run.store.Store.text_sink`) stores each step's texts as the step is
+    recorded, leaving their keys in the record (memory flat in the episode's length)."""
 
     def __init__(
         self,
@@ -74,8 +77,10 @@ class Episode:
         writer: LLM | None = None,
         rollout: int = 0,
         seeds: EpisodeSeeds | None = None,
+        texts: Callable[[StepRecord], None] | None = None,
     ) -> None:
         self.spec, self.seed, self.rollout = spec, seed, rollout
+        self.texts = texts
         seeds = seeds or single(spec.env, seed, rollout, spec.replay)
         self.env_seed, sampling = seeds.env_seed, seeds.sampling_seed
         self.c = Components.build(spec, sampling)
@@ -368,6 +373,8 @@ class Episode:
             step.ended = ended(step.stopped, self.info, terminated)
         model_s = self._model_seconds() - model_before
         self.record_step(step, reward, aux, time.perf_counter() - t0, model_s)
+        if self.texts is not None:  # the step's texts into the store now, their keys kept
+            await asyncio.to_thread(self.texts, self.record.trajectory[-1])
         hook = STEP_HOOK.get()
         if hook is not None:  # live progress: the step this episode is at
             hook(len(self.record.trajectory))
@@ -412,14 +419,16 @@ async def attempt_episode(
     writer: LLM | None = None,
     rollout: int = 0,
     seeds: EpisodeSeeds | None = None,
+    texts: Callable[[StepRecord], None] | None = None,
 ) -> tuple[EpisodeRecord, Exception | None]:
     """Play one episode of ``spec`` with ``seed``: its record and None; or, when an error
     ends it, its :meth:`Episode.failed` record (the steps played before the error kept; none
     when the episode could not be built) and the error. Every env call, the env's
     construction included, runs off the event loop with a deadline; an env's error is an
-    :class:`EnvCallError`."""
+    :class:`EnvCallError`. ``texts`` stores each step's texts as it is made
+    (:class:`Episode`)."""
     build = functools.partial(
-        Episode, spec, seed, llm, writer=writer, rollout=rollout, seeds=seeds
+        Episode, spec, seed, llm, writer=writer, rollout=rollout, seeds=seeds, texts=texts
     )
     # building the env (a game generated, a simulator started) is an env call too: off the
     # event loop, with the env class's deadline; only the deadline blames the env

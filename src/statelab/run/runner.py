@@ -32,7 +32,7 @@ from statelab.run.episode import attempt_episode
 from statelab.run.provenance import guard, record_provenance
 from statelab.run.records import DONE, FAILED, FINISHED, TRUNCATED
 from statelab.run.seeding import RESUME_COLUMNS, EpisodeSeeds, check_resume
-from statelab.run.store import EpisodeRecord, Store, stored_text, writable
+from statelab.run.store import EpisodeRecord, StepRecord, Store, stored_text, writable
 
 
 @dataclass
@@ -224,13 +224,17 @@ async def play_episode(
     writer: LLM | None,
     debug_out: TextIO | None = None,
     seeds: EpisodeSeeds | None = None,
+    texts: Callable[[StepRecord], None] | None = None,
 ) -> tuple[EpisodeRecord, str | None]:
     """The one per-episode function, locally and on Ray: the episode, or a failed record
     with the reason (whatever went wrong) and the steps played before it; and the model
     error that failed it, if one did. ``debug_out`` gets the traceback of an unexpected
     failure; ``seeds`` are the episode's (:meth:`Experiment.seeding`; default: those of a
-    run of ``seed`` alone)."""
-    ep, e = await attempt_episode(spec, seed, llm, writer=writer, rollout=rollout, seeds=seeds)
+    run of ``seed`` alone); ``texts`` (:meth:`Store.text_sink`) stores each step's texts as
+    it is made."""
+    ep, e = await attempt_episode(
+        spec, seed, llm, writer=writer, rollout=rollout, seeds=seeds, texts=texts
+    )
     if e is None:
         return ep, None
     ep.error = _short(e)
@@ -296,7 +300,10 @@ async def _play(
         llm = llms[spec.model] if spec.uses_model else None
         writer = llms.get(spec.writer) if llm is not None else None
         seeds = exp.seeding(spec.env).of(seed, rollout)
-        ep, model_error = await play_episode(spec, seed, rollout, llm, writer, debug_out, seeds)
+        texts = store.text_sink(spec.key, seed, rollout)  # an episode in flight holds keys
+        ep, model_error = await play_episode(
+            spec, seed, rollout, llm, writer, debug_out, seeds, texts
+        )
         caches = tuple(
             {id(m.cache): m.cache for m in (llm, writer) if isinstance(m, CachedLLM)}.values()
         )

@@ -271,6 +271,36 @@ class Store(Reading):
                     db.execute("ROLLBACK")
                 raise
 
+    def text_sink(self, run: str, seed: int, rollout: int) -> TextSink | None:
+        """What stores the texts of one episode's steps as they are made (an episode in
+        flight then holds their keys, not the texts: its memory does not grow with its
+        length), or None for a store of the inline layout (texts in the rows). Each step's
+        texts are committed in a transaction of their own, under the store's one writer lock,
+        before the episode's rows: :meth:`commit_episode` stays atomic (it writes the rows that
+        refer to them, or nothing), and a killed episode leaves only texts no row refers to
+        (content-addressed: harmless, and found again by the episode's rerun)."""
+        with self._lock:
+            self._write()
+            if self.version < 2:
+                return None
+            return TextSink(self, Cells(self.db, True, (run, seed, rollout)))
+
+    def _spill(self, cells: Cells, step: StepRecord) -> None:
+        """Commit ``step``'s texts, then leave their keys in it (a write that fails leaves
+        the record holding its texts, and the sink no base that is not stored)."""
+        with self._lock:
+            db = self.db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                keys = cells.spill(step)
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                cells.forget()
+                raise
+        cells.refer(step, keys)
+
     def append(
         self, tables: dict[str, list[dict[str, Any]]], *, replace: dict[str, Any] | None = None
     ) -> None:
@@ -332,6 +362,18 @@ class Store(Reading):
         return rows
 
 
+class TextSink:
+    """One episode's texts into its store as they are made (:meth:`Store.text_sink`): calling
+    it with a step's record stores the step's texts and leaves their keys in the record. It
+    writes to SQLite: call it off the event loop (``asyncio.to_thread``)."""
+
+    def __init__(self, store: Store, cells: Cells) -> None:
+        self._store, self._cells = store, cells
+
+    def __call__(self, step: StepRecord) -> None:
+        self._store._spill(self._cells, step)
+
+
 def writable(path: Path, what: str) -> None:
     """``path`` could be created and written (its nearest existing folder is a writable
     folder), checked without creating anything."""
@@ -361,6 +403,7 @@ __all__ = [
     "StepRecord",
     "Store",
     "StoreLocked",
+    "TextSink",
     "check_store",
     "register_table",
     "stored_text",

@@ -6,7 +6,7 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -82,6 +82,13 @@ register_table(
     f"CREATE TABLE IF NOT EXISTS {AUDIT_RUNS_TABLE} (id TEXT, started TEXT, finished TEXT,"
     " episodes INTEGER, audited INTEGER)",
 )
+#: the episodes each audit (``seed003_audit_runs.id``) began (``finished`` 0) and ended (1):
+#: an audit killed part way resumes with them, never scoring a stored point twice
+AUDIT_EPISODES_TABLE = "seed003_audit_episodes"
+register_table(
+    AUDIT_EPISODES_TABLE,
+    f"CREATE TABLE IF NOT EXISTS {AUDIT_EPISODES_TABLE} (audit TEXT, run, seed, finished INTEGER)",
+)
 register_table(
     AUDITED_TABLE,
     f"CREATE TABLE IF NOT EXISTS {AUDITED_TABLE} (episodes INTEGER, points INTEGER,"
@@ -131,14 +138,18 @@ async def audit_episode_async(
     own_memory: bool = True,
     compressor: Any = None,
     stored_logprobs: bool = True,
+    done: frozenset[int] = frozenset(),
+    save: Callable[[AuditPoint], None] | None = None,
 ) -> list[AuditPoint]:
     """:func:`audit_episode` in the caller's event loop (episodes audited concurrently); the
-    replay (which runs an event loop of its own) in a worker thread."""
+    replay (which runs an event loop of its own) in a worker thread. The points at the steps
+    ``done`` (their ``t``: stored already) are not scored again; ``save`` gets each point as
+    soon as it is scored."""
     spec, metas, steps = await asyncio.to_thread(_replayed, store_path, run, seed, own_memory)
     if not stored_logprobs:  # another reader than the run's: its log-probs are not δ_W
         metas = {}
     return await _audit(spec, run, seed, steps, metas, reader, points, relevance, samples,
-                        own_memory, compressor)  # fmt: skip
+                        own_memory, compressor, done, save)  # fmt: skip
 
 
 def _replayed(store_path: Path, run: str, seed: int, own_memory: bool) -> Any:
@@ -167,6 +178,8 @@ async def _audit(
     samples: int,
     own_memory: bool = True,
     compressor: Any = None,
+    done: frozenset[int] = frozenset(),
+    save: Callable[[AuditPoint], None] | None = None,
 ) -> list[AuditPoint]:
     from dataclasses import replace as dc_replace
 
@@ -195,7 +208,9 @@ async def _audit(
                 fstate, _ = await full.write(fstate, tr, None)
         a_star = step.privileged.get("a_star")
         actions = obs.admissible or ()
-        if k < points and isinstance(a_star, str) and a_star in actions:
+        scorable = k < points and isinstance(a_star, str) and a_star in actions
+        if scorable and step.t not in done:
+            assert isinstance(a_star, str)
             meta = json.loads(metas.get(step.t) or "{}")
             nll_w = decision_loss(meta.get("logprobs") or {}, a_star)
             if nll_w is None and own_memory:  # not a reader run: rescore its view
@@ -255,6 +270,8 @@ async def _audit(
                 if chunk is not None and reveal is not None:
                     point.rel_is_reveal = int(chunk == int(reveal))
             out.append(point)
+            if save is not None:  # stored as soon as it is scored: a kill keeps it
+                save(point)
         tr = Transition(
             step.t, step.action, step.reply, step.reward, step.next_observation, False, False
         )
@@ -340,16 +357,40 @@ def audit_experiment(
         ]
         eps.sort(key=lambda e: (e[0], e[1]))
         eps = [e for e in eps if _audited(e[2], e[4]) and "expert" not in json.loads(e[3] or "[]")]
-        # an audit killed before its end stays marked unfinished: the report says so
-        this = {"id": uuid.uuid4().hex, "started": _now(), "finished": None,
-                "episodes": len(eps), "audited": 0}  # fmt: skip
-        st.append({AUDIT_RUNS_TABLE: [this]})
+        # an audit killed before its end stays marked unfinished (the report says so), and
+        # the next one resumes it: its finished episodes kept, its stored points not rescored
+        prior = [r for r in st.rows(AUDIT_RUNS_TABLE) if r["id"]]
+        last = max(prior, key=lambda r: str(r["started"] or ""), default=None)
+        resumed = last is not None and last["finished"] is None
+        this = ({**last, "episodes": len(eps)} if resumed and last is not None else
+                {"id": uuid.uuid4().hex, "started": _now(), "finished": None,
+                 "episodes": len(eps), "audited": 0})  # fmt: skip
+        began: dict[tuple[str, int], int] = {}
+        stored: dict[tuple[str, int], set[int]] = {}
+        if resumed:
+            for r in st.rows(AUDIT_EPISODES_TABLE, where={"audit": this["id"]}):
+                began[(str(r["run"]), int(r["seed"]))] = int(r["finished"] or 0)
+            for r in st.rows(AUDIT_TABLE, ["run", "seed", "t"]):
+                stored.setdefault((str(r["run"]), int(r["seed"])), set()).add(int(r["t"]))
+        st.append({AUDIT_RUNS_TABLE: [this]}, replace={"id": this["id"]})
         tally = {"episodes": 0, "points": 0, "leaks": 0}
 
         def job(run: str, seed: int, spec_json: str, tags: str) -> Any:
             async def one() -> None:
+                key = (run, seed)
+                if began.get(key) == 1:  # audited by the audit this one resumes
+                    return
                 tagged = set(json.loads(tags or "[]"))
                 tally["episodes"] += 1
+                done = frozenset(stored.get(key, set())) if key in began else frozenset()
+                if key not in began:  # this audit's first look: the episode's old points go
+                    mark = {"audit": this["id"], "run": run, "seed": seed, "finished": 0}
+                    st.append({AUDIT_TABLE: [], AUDIT_EPISODES_TABLE: [mark]},
+                              replace={"run": run, "seed": seed})  # fmt: skip
+
+                def save(p: AuditPoint) -> None:
+                    st.append({AUDIT_TABLE: [asdict(p)]})
+
                 try:
                     found = ([] if "reads-privileged" in tagged else  # it replays: a thread
                              await asyncio.to_thread(leak_check, path, run, seed))  # fmt: skip
@@ -359,17 +400,18 @@ def audit_experiment(
                         samples=samples,
                         own_memory=not {"reads-privileged", "needs-model"} <= tagged,
                         compressor=compressor_of(spec_json), stored_logprobs=reader is None,
+                        done=done, save=save,
                     )  # fmt: skip
                 except Exception as e:  # one episode fails; the audit goes on
                     failed.append(f"{run}/{seed}: {type(e).__name__}: {e}")
                     return
-                rows = [asdict(p) for p in got]
-                tally["points"] += len(rows)
+                tally["points"] += len(got) + len(done)
                 tally["leaks"] += len(leaks)
-                # saved per episode, in one transaction: an interrupted audit keeps what it did
-                changes = {LEAK_TABLE: leaks, **({AUDIT_TABLE: rows} if rows else {})}
-                st.append(changes, replace={"run": run, "seed": seed})
-                this["audited"] = tally["episodes"]
+                # the episode's leaks and its end, in one transaction (its points are stored)
+                mark = {"audit": this["id"], "run": run, "seed": seed, "finished": 1}
+                st.append({LEAK_TABLE: leaks, AUDIT_EPISODES_TABLE: [mark]},
+                          replace={"run": run, "seed": seed})  # fmt: skip
+                this["audited"] = int(this["audited"] or 0) + 1
                 st.append({AUDIT_RUNS_TABLE: [this]}, replace={"id": this["id"]})
 
             return one
