@@ -71,6 +71,11 @@ def test_builtins_print_is_refused_and_never_called(capsys: pytest.CaptureFixtur
 
 @pytest.fixture
 def plugin() -> Iterator[None]:
+    import importlib
+
+    mod = importlib.import_module(PLUGIN)
+    if not mod.registered():  # an earlier test unregistered it: register it again
+        importlib.reload(mod)
     yield
     for name in (f"{PLUGIN}:OracleWorld", "oracle-world"):
         WORLDMODELS.unregister(name)
