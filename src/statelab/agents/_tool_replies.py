@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from statelab.agents._parse import split_reasoning
+from statelab.core import loads_json
 from statelab.tools.geodesics import TOOL_LEN
 
 WAIT = "W" * TOOL_LEN
@@ -112,7 +113,7 @@ def parse_json_choice(reply: str, offered: Sequence[str]) -> str | None:
     m = re.search(r"\{.*\}", text, re.DOTALL)
     for blob in ([m.group(0)] if m else []) + [text]:
         try:
-            data = json.loads(blob)
+            data = loads_json(blob)
         except json.JSONDecodeError:
             continue
         if isinstance(data, dict):

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from statelab.agents._parse import parse_action
+from statelab.core import loads_json
 
 #: every output key, in the seed's order
 KEY_ORDER = ("goal", "locations visited", "current location", "current inventory",
@@ -86,12 +87,12 @@ def parse_json_turn(reply: str) -> Turn | None:
     body = reply[start : end + 1] if end > start else reply[start:]
     data: dict[str, Any] = {}
     try:
-        loaded = json.loads(re.sub(r":\s*None\b", ": null", body))
+        loaded = loads_json(re.sub(r":\s*None\b", ": null", body))
         data = loaded if isinstance(loaded, dict) else {}
     except json.JSONDecodeError:
         for key, raw in _JSON_PAIR.findall(body):
             try:
-                data[key] = json.loads("null" if raw == "None" else raw)
+                data[key] = loads_json("null" if raw == "None" else raw)
             except json.JSONDecodeError:
                 data[key] = raw.strip('"')
     values = {_canon(k): _json_value(v) for k, v in data.items()}

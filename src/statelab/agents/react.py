@@ -44,6 +44,7 @@ from statelab.core import (
     Params,
     StepContext,
     choice,
+    loads_json,
 )
 
 REACT = Variant(("thought",))
@@ -213,7 +214,7 @@ class JsonReact(OriginalReact):
 def json_action(text: str, key: str = "action") -> str:
     """The action of a JSON ReAct output, read as the anchor reads it."""
     try:
-        data = json.loads(text)
+        data = loads_json(text)
     except ValueError:
         data = None
     if isinstance(data, dict):

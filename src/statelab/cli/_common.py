@@ -1,12 +1,16 @@
 """What every ``statelab`` command shares: the debug switch, one-line messages, the exit on
-a refused input, and how a command finds a stored experiment (by its name, its results
-folder or its config file)."""
+a refused input, how a command finds a stored experiment (by its name, its results
+folder or its config file), and the guard on every line printed that it did not write."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import sys
+import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TextIO
 
 import typer
 
@@ -87,3 +91,43 @@ def stored_experiment(exp: str) -> Experiment:
             " experiment's config file instead"
         )
     return got
+
+
+class _SafeHandler(logging.StreamHandler):
+    """Log records on stderr with escape sequences and control characters dropped (a model
+    name, a server's reply or a library's text may carry them)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from statelab.llm import terminal_safe
+
+        return terminal_safe(super().format(record))
+
+
+def _safe_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    from statelab.llm import terminal_safe
+
+    out: Any = file if file is not None else sys.stderr
+    text = warnings.formatwarning(message, category, filename, lineno, line)
+    with contextlib.suppress(OSError, ValueError):  # no stderr left to write to
+        out.write(terminal_safe(text))
+
+
+def guard_output() -> None:
+    """Every line a command prints that it did not write itself goes through the same guard
+    as its own (:func:`_line`, :func:`_say`): log records (statelab's and every library's,
+    at WARNING and above, where nothing else handles them) and Python warnings (matplotlib's
+    glyph warnings quote the text they could not draw). Installed once per process."""
+    root = logging.getLogger()
+    if not any(isinstance(h, _SafeHandler) for h in root.handlers):
+        handler = _SafeHandler(sys.stderr)
+        handler.setLevel(logging.WARNING)
+        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+        root.addHandler(handler)
+    warnings.showwarning = _safe_warning

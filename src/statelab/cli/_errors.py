@@ -11,7 +11,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from statelab.cli._common import DEBUG_ENV, _debug, _line
+from statelab.cli._common import DEBUG_ENV, _debug, _line, guard_output
 from statelab.core import ConfigError, ModelError
 
 
@@ -52,6 +52,7 @@ class _OneLine(TyperGroup):
     (``STATELAB_DEBUG=1`` lets it through whole)."""
 
     def invoke(self, ctx: Any) -> Any:  # typer's own click Context
+        guard_output()
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort):

@@ -27,6 +27,7 @@ from statelab.core._env import (
     task_type_of,
     tracked_of,
 )
+from statelab.core._json import loads_json
 from statelab.core._llm import (
     LLM,
     CompleteRequest,
@@ -102,6 +103,7 @@ __all__ = [
     "describe",
     "fingerprint_of",
     "frozen_view",
+    "loads_json",
     "on_off",
     "prelude_of",
     "serial_for",

@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from statelab.core import loads_json
+
 __all__ = [
     "FORMS",
     "NONE",
@@ -159,7 +161,7 @@ def decode(form: Form, text: str, prefix: str, choices: tuple[str, ...]) -> str:
     not one (a server that did not hold to it) is returned as it came, for the agent."""
     if form in ("json_schema", "json_object"):
         try:
-            value = json.loads(text)
+            value = loads_json(text)
         except ValueError:
             return text
         action = value.get("action") if isinstance(value, dict) else None
@@ -182,10 +184,22 @@ def _file() -> Path | None:
     return Path(name) if name else None
 
 
+#: the most of the probes file read (a few bytes a server; a larger file is not one of ours)
+MAX_PROBES_FILE = 1 << 20
+
+
 def _read_file(path: Path) -> dict[str, Any]:
+    """The probes file's forms; nothing from a file that is not a regular one (``/dev/full``
+    reads forever), is larger than :data:`MAX_PROBES_FILE`, or is not a JSON object."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        if not path.is_file():
+            return {}
+        with path.open("rb") as f:
+            raw = f.read(MAX_PROBES_FILE + 1)
+        if len(raw) > MAX_PROBES_FILE:
+            return {}
+        data = loads_json(raw)
+    except (OSError, ValueError, MemoryError):
         return {}
     return data if isinstance(data, dict) else {}
 
