@@ -44,9 +44,9 @@ class LoRAServer(StandIn):
     def __init__(self, adapters: dict[str, str] | None = None, delay: float = 0.05) -> None:
         self.served = {BASE: "", **(adapters or {})}
         self.loads: list[dict[str, Any]] = []
-        self.delay, self.now, self.peak = delay, 0, 0
+        self.now, self.peak = 0, 0
         self.lock = threading.Lock()
-        super().__init__(None)
+        super().__init__(None, delay=delay)  # the stand-in keeps the delay (it sets its own)
 
     def answer(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
         if path.endswith("/load_lora_adapter"):

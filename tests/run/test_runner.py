@@ -121,7 +121,8 @@ SLOW_RUN = textwrap.dedent("""
 
     exp = parse_experiment(json.loads(sys.argv[1]))
     res = run_sync(exp, progress=None, llm_factory=lambda spec: Slow())
-    print(json.dumps({"done": res.done, "skipped": res.skipped}))
+    print(json.dumps({"done": res.done, "skipped": res.skipped, "failed": res.failed,
+                      "reasons": dict(res.reasons)}))
 """)
 
 
@@ -150,13 +151,13 @@ def test_resume_after_kill_finishes_the_rest_without_duplicates(tmp_path):
         time.sleep(0.05)
         if store_path.exists():
             try:
-                n_done = len(Store(store_path).table("episodes"))
+                n_done = len(Store(store_path, readonly=True).table("episodes"))
             except Exception:  # the writer may hold the file for a moment
                 n_done = 0
     assert n_done >= 2, "the run did not commit episodes in time"
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
-    killed_at = Store(store_path).table("episodes")
+    killed_at = Store(store_path, readonly=True).table("episodes")
     assert 2 <= len(killed_at) < 6
     out = subprocess.run(
         [sys.executable, "-c", SLOW_RUN, json.dumps(data)],
@@ -166,7 +167,7 @@ def test_resume_after_kill_finishes_the_rest_without_duplicates(tmp_path):
         timeout=120,
     )
     res = json.loads(out.stdout)
-    assert res["skipped"] == len(killed_at) and res["done"] == 6 - len(killed_at)
+    assert res["skipped"] == len(killed_at) and res["done"] == 6 - len(killed_at), res
     final = Store(store_path).table("episodes")
     assert sorted(final.seed) == list(range(6))  # each seed once
     steps = Store(store_path).table("steps")

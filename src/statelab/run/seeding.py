@@ -218,7 +218,9 @@ def check_resume(
     run's seeds). ``plans`` maps each run with episodes left to play to its label and
     :class:`Seeding`. A finished run is never refused: its episodes stay as they were."""
     old: dict[str, int] = {}
-    for row in done:
+    # in (run, seed, rollout) order: the line names the same episode whatever order the
+    # episodes were committed in
+    for row in sorted(done, key=lambda r: (str(r["run"]), int(r["seed"]), int(r["rollout"]))):
         plan = plans.get(str(row["run"]))
         if plan is None:
             continue
