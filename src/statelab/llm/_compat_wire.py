@@ -72,9 +72,9 @@ class Wire:
         text = Redactor(self.secrets())(text)
         return " ".join(terminal_safe(text).split())[:200]
 
-    async def _post(self, path: str, body: dict[str, Any], parse: Callable[[Any], T]) -> T:
-        """One POST; ``parse(json)``, or a classified :class:`ModelServerError`."""
-        shown = self.base_url + path
+    def _credentials(self) -> tuple[dict[str, str], Any]:
+        """The headers and httpx auth a request to the server carries (its key as a bearer
+        token, or the URL's user and password)."""
         key = self._key()
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         auth: Any = httpx.USE_CLIENT_DEFAULT
@@ -83,6 +83,12 @@ class Wire:
                 headers["Authorization"] = self._basic
             else:
                 auth = self._auth
+        return headers, auth
+
+    async def _post(self, path: str, body: dict[str, Any], parse: Callable[[Any], T]) -> T:
+        """One POST; ``parse(json)``, or a classified :class:`ModelServerError`."""
+        shown = self.base_url + path
+        headers, auth = self._credentials()
         try:
             r = await self._http.post(path, body, headers, auth)
         except (httpx.UnsupportedProtocol, httpx.InvalidURL) as e:

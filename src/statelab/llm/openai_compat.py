@@ -279,14 +279,7 @@ class OpenAICompatLLM(Wire, Forms, Provider):
         """A server's JSON answer to ``GET path`` (with the credentials, on the backend's own
         connections and timeout: llama-cpp-python answers it after the request it is
         generating), None if it gives none: asking what the server takes fails no request."""
-        key = self._key()
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        auth: Any = httpx.USE_CLIENT_DEFAULT
-        if key is None and self._basic is not None:
-            if self._http.lean_fits():
-                headers["Authorization"] = self._basic
-            else:
-                auth = self._auth
+        headers, auth = self._credentials()
         try:
             r = await self._http.get(path, headers, auth)
             return r.json() if r.status_code == 200 else None
