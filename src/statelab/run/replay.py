@@ -16,7 +16,6 @@ rewrite it with another model instead (then only the env is checked against the 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -75,11 +74,8 @@ class StoredReplies(LLM):
 
 
 def spec_of(row: dict[str, Any]) -> RunSpec:
-    """The RunSpec of a stored run (its ``spec`` column)."""
-    data = json.loads(row["spec"]) if isinstance(row["spec"], str) else dict(row["spec"])
-    params, max_steps = data.pop("params", {}), data.pop("max_steps", None)
-    limits, again = data.pop("limits", None), data.pop("replay", False)
-    return RunSpec.make(params=params, max_steps=max_steps, limits=limits, replay=again, **data)
+    """The RunSpec of a stored run (its ``spec`` column; :meth:`RunSpec.from_stored`)."""
+    return RunSpec.from_stored(row["spec"])
 
 
 def replay(
