@@ -12,6 +12,7 @@ import typer
 from typer.core import TyperGroup
 
 from statelab.cli._common import DEBUG_ENV, _debug, _line, guard_output
+from statelab.cli.groups import mount
 from statelab.core import ConfigError, ModelError
 
 
@@ -47,9 +48,25 @@ def _usage_error(e: Exception) -> bool:
     )
 
 
+def _mount(group: Any, ctx: Any) -> None:
+    """The plugins' command groups, on the top-level group only (statelab.cli.groups)."""
+    if ctx.parent is None and not getattr(group, "_mounted", False):
+        group._mounted = True
+        mount(group, ctx)
+
+
 class _OneLine(TyperGroup):
     """Every error a command lets through is one line on stderr, never a traceback
     (``STATELAB_DEBUG=1`` lets it through whole)."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        _mount(self, ctx)
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands:
+            _mount(self, ctx)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: Any) -> Any:  # typer's own click Context
         guard_output()

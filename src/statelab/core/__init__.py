@@ -48,6 +48,8 @@ from statelab.core._params import (
     count,
     on_off,
 )
+from statelab.core._plugins import GROUP as PLUGIN_GROUP
+from statelab.core._plugins import load_plugins, plugin_errors
 from statelab.core._prompt import Prompt
 from statelab.core._registry import DRY, BuildContext, ConfigError, Registry
 from statelab.core._sentinels import ACTING, MODEL_AXES, MODEL_FREE
@@ -64,6 +66,7 @@ __all__ = [
     "MODEL_FREE",
     "MOVED",
     "NO_OP",
+    "PLUGIN_GROUP",
     "REQUIRED",
     "SERIAL",
     "TAGS",
@@ -103,8 +106,10 @@ __all__ = [
     "describe",
     "fingerprint_of",
     "frozen_view",
+    "load_plugins",
     "loads_json",
     "on_off",
+    "plugin_errors",
     "prelude_of",
     "serial_for",
     "task_type_of",
