@@ -59,7 +59,7 @@ class WorldHandle:
         return bool(self._answerers)
 
     def example(self) -> str | None:
-        """The in-context example the run's world model offers the agent (seed 004: a solved
+        """The in-context example the run's world model offers the agent (e.g. a solved
         episode that opens with a query), from the first answering component with an
         ``in_context_example(ctx)`` method; None when none offers one."""
         for component, ctx in self._answerers:
@@ -100,7 +100,7 @@ class StepContext:
     #: from is :attr:`sampling_seed`
     seed: int
     #: the env's config spelling: a few-shot source reads its train split (nothing branches
-    #: on it)
+    #: on it; the task is :attr:`task_family` and :attr:`task`)
     env: str = ""
     #: whether the env accepted the previous action
     last_valid: bool = True
@@ -116,6 +116,11 @@ class StepContext:
     #: the episode's sampling seed, rollout included (:mod:`statelab.run.seeding`); None
     #: outside an episode, where it is ``seed``
     sampling: int | None = None
+    #: the env's task family and the episode's task in it (``Env.task_family``,
+    #: ``Env.current_task``; "" and None outside an episode or on an env that names none):
+    #: what few-shot example sets are keyed by, so no component reads the env's spelling
+    task_family: str = ""
+    task: str | None = None
 
     @property
     def sampling_seed(self) -> int:

@@ -106,6 +106,11 @@ class Env(gym.Env[Observation, str], abc.ABC):
     #: the world family whose text the env speaks (``"household"``, ``"scienceworld"``,
     #: ``"babyai"``): world-model adapters claim envs by it, never by their text ("": none)
     kind: ClassVar[str] = ""
+    #: the family of tasks the env's episodes belong to (``"household"``, ``"scienceworld"``,
+    #: ``"babyai"``; "": none), with :meth:`current_task` the key under which few-shot
+    #: example sets hold their texts; the step context carries both, so no component reads
+    #: them from the env's spelling
+    task_family: ClassVar[str] = ""
     #: ``info["privileged"]["tracked"]`` holds the true location, inventory and visited
     #: places (:func:`tracked_of`): the stored gold state, few-shot annotations
     tracks_state: ClassVar[bool] = False
@@ -132,6 +137,8 @@ class Env(gym.Env[Observation, str], abc.ABC):
         self.want_image = False
         #: what :meth:`fingerprint` hashes by default (set by every reset and step)
         self._fingerprinted: Any = None
+        #: the goal of the last observation (:meth:`current_task` reads its task type)
+        self._goal = ""
 
     # -- to implement -------------------------------------------------------------------
     @abc.abstractmethod
@@ -209,6 +216,12 @@ class Env(gym.Env[Observation, str], abc.ABC):
         """Whether the env overrides :meth:`task_type_of_goal`."""
         return cls.task_type_of_goal is not Env.task_type_of_goal
 
+    def current_task(self) -> str | None:
+        """The current episode's task within :attr:`task_family` (after a reset; None: the
+        env names none): by default the task type its goal names (:meth:`task_type_of_goal`);
+        an env whose instance plays one task (a ScienceWorld task, a BabyAI task) names it."""
+        return self.task_type_of_goal(self._goal) if self._goal else None
+
     @classmethod
     def capabilities(cls) -> dict[str, bool]:
         """Whether the env offers each of :data:`CAPABILITIES`, by name."""
@@ -224,6 +237,7 @@ class Env(gym.Env[Observation, str], abc.ABC):
         with serial_for(self):  # whoever calls: the runner, a replay, an audit, training
             obs, info = self._reset(seed, dict(options or {}))
         self._fingerprinted = (obs.goal, _privileged(info).get("facts", obs.facts))
+        self._goal = obs.goal
         return self._with_image(obs), self._info(info)
 
     def step(self, action: str) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
@@ -233,6 +247,7 @@ class Env(gym.Env[Observation, str], abc.ABC):
         with serial_for(self):
             obs, reward, terminated, info = self._step(str(action))
         self._fingerprinted = (obs.goal, _privileged(info).get("facts", obs.facts))
+        self._goal = obs.goal
         truncated = not terminated and self.steps >= self.budget
         self._done = terminated or truncated
         return self._with_image(obs), reward, terminated, truncated, self._info(info)
@@ -359,6 +374,11 @@ CAPABILITIES: tuple[Capability, ...] = (
         "kind", "a world family world-model adapters claim (kind)",
         "belief/memory/walle/bbwm have no adapter: they answer that they have no model of the "
         "env and check nothing", lambda c: bool(c.kind),
+    ),
+    Capability(
+        "task-family", "a task family and each episode's task in it (task_family, current_task)",
+        "the conversation prompt and world models find no few-shot example set's text",
+        lambda c: bool(c.task_family),
     ),
     Capability(
         "tracked", "privileged tracked state: location, inventory, visited (tracks_state)",

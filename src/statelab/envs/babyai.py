@@ -122,6 +122,7 @@ class BabyAIEnv(Env):
     privileged_map: ClassVar[bool] = True
     default_format: ClassVar[str] = "natural"
     kind: ClassVar[str] = "babyai"
+    task_family: ClassVar[str] = "babyai"
 
     def __init__(
         self,
@@ -160,6 +161,10 @@ class BabyAIEnv(Env):
         self._unchanged = False
 
     # -- Env ------------------------------------------------------------------------------
+    def current_task(self) -> str:
+        """The task this instance plays (its spelling's, e.g. ``goto``)."""
+        return self.task
+
     def _reset(
         self, rng_seed: int | None, options: dict[str, Any]
     ) -> tuple[Observation, dict[str, Any]]:

@@ -91,6 +91,9 @@ def check_capabilities(env: Env, obs: Observation, info: dict[str, Any]) -> None
         action, seen = step
         assert isinstance(action, str) and isinstance(seen, Observation), "bad prelude step"
     assert isinstance(cls.kind, str), "kind must be a string ('' for none)"
+    assert isinstance(cls.task_family, str), "task_family must be a string ('' for none)"
+    task = env.current_task()
+    assert task is None or isinstance(task, str), "current_task() must be a string or None"
     ranges = list(cls.splits.values())
     for i, a in enumerate(ranges):
         for b in ranges[i + 1 :]:

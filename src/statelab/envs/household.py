@@ -183,6 +183,7 @@ class HouseholdEnv(Env):
         "test": range(gen.TEST_START, gen.TEST_START + 134),
     }
     kind: ClassVar[str] = "household"
+    task_family: ClassVar[str] = "household"
     tracks_state: ClassVar[bool] = True
     task_types: ClassVar[bool] = True
     #: TextWorld's PDDL engine parses with module-level grammar parsers (the game's logic at

@@ -304,6 +304,7 @@ class ScienceWorldEnv(Env):
     default_format: ClassVar[str] = "natural"
     static_actions: ClassVar[bool] = False
     kind: ClassVar[str] = "scienceworld"
+    task_family: ClassVar[str] = "scienceworld"
     tracks_state: ClassVar[bool] = True
     manual = MANUAL
     #: seconds a step may take; a step takes 4 ms to 1 s
@@ -372,6 +373,10 @@ class ScienceWorldEnv(Env):
             give_back(*args, **{**kw, "broken": broken})
 
     # -- the episode -----------------------------------------------------------------------
+    def current_task(self) -> str:
+        """The task this instance plays (its spelling's, e.g. ``boil``)."""
+        return self.task
+
     @_calls_simulator
     def _reset(
         self, rng_seed: int | None, options: dict[str, Any]

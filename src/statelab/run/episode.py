@@ -124,6 +124,8 @@ class Episode:
             world=step.world,
             privileged=self.privileged_for(component),
             sampling=self._call_base,
+            task_family=type(self.c.env).task_family,
+            task=self.c.env.current_task(),
         )
 
     def _sampling_seed(self, kind: str) -> int:
