@@ -8,7 +8,7 @@ build from those values.
 from __future__ import annotations
 
 from statelab.agents import adapt, react, reflact, stateact
-from statelab.agents._anchor import Options, anchor_options
+from statelab.agents._anchor import anchor_options
 from statelab.agents._parse import parse_action
 from statelab.agents._prompting import messages
 from statelab.agents._tool_options import PLAN_PARAMS, TOOLS_PARAMS, options_of
@@ -87,26 +87,25 @@ def _reader(arg: None, ctx: BuildContext) -> Agent:
 @AGENTS.register(
     "stateact",
     "stateact[:<goal+state+thought|none|all>][/text|json][/anchor|transcript|nolist|strict"
-    "|repeats=N|calls=N|chars=N|seed004]",
+    "|repeats=N|calls=N|chars=N|prompt=view|conversation|examples=<set>]",
     params=stateact.PARAMS,
 )
 def _stateact(args: Args, ctx: BuildContext) -> Agent:
     return StateActAgent(ctx.params, variant_of(args), options=anchor_options(args))
 
 
-@AGENTS.register(
-    "react", "react[:text|json|original][/<stateact options>|seed004]", params=react.PARAMS
-)
+@AGENTS.register("react", "react[:text|json|original][/<stateact options>]", params=react.PARAMS)
 def _react(args: Args, ctx: BuildContext) -> Agent:
     return make_react(args, ctx.params)
 
 
 @AGENTS.register(
-    "reflact", "reflact[:text|json][/seed004]", tags=("needs-model", "thinks"),
+    "reflact", "reflact[:text|json][/prompt=view|conversation][/examples=<set>]",
+    tags=("needs-model", "thinks"),
     params=reflact.PARAMS,
 )  # fmt: skip
 def _reflact(args: Args, ctx: BuildContext) -> Agent:
-    return ReflActAgent(ctx.params, args.format, options=anchor_options_seed004(args))
+    return ReflActAgent(ctx.params, args.format, options=anchor_options(args))
 
 
 @AGENTS.register("adapt", "adapt[:<base agent>][@<d_max>[,<steps>]]", params=adapt.PARAMS)
@@ -114,11 +113,6 @@ def _adapt(args: Args, ctx: BuildContext) -> Agent:
     if AGENTS.split(args.base)[0] == "adapt":
         raise ConfigError(f"agent 'adapt:{args.base}': the base agent cannot be adapt itself")
     return AdaptAgent(AGENTS.build(args.base, ctx), ctx.params, d_max=args.d_max, steps=args.steps)
-
-
-def anchor_options_seed004(args: Args) -> Options:
-    """ReflAct's options: only ``seed004`` (it has none of the anchor's)."""
-    return Options(seed004=bool(args["seed004"]))
 
 
 def make_agent(spelling: str, params: GenParams | None = None) -> Agent:

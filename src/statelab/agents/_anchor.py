@@ -30,7 +30,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from statelab.core import Args, Param, count
+from statelab.agents.example_sets import example_set_names
+from statelab.core import Args, ConfigError, Param, choice, count
 
 #: the anchor's prompt limit in characters (seed 002, Appendix E.1)
 ANCHOR_CHARS = 16_000
@@ -48,8 +49,11 @@ class Options:
     repeats: int | None = None
     calls: int | None = None
     chars: int = ANCHOR_CHARS
-    #: seed 004's prompt, as its authors lay it out (:mod:`statelab.agents._seed004`)
-    seed004: bool = False
+    #: the prompt layout: ``view`` (each step one prompt of manual, composed view and
+    #: actions) or ``conversation`` (:mod:`statelab.agents._conversation`)
+    prompt: str = "view"
+    #: the few-shot example set the conversation opens with (:mod:`statelab.agents.example_sets`)
+    examples: str | None = None
 
     @property
     def spelling(self) -> str:
@@ -61,8 +65,14 @@ class Options:
         parts += [f"repeats={self.repeats}"] if self.repeats is not None else []
         parts += [f"calls={self.calls}"] if self.calls is not None else []
         parts += [f"chars={self.chars}"] if self.chars != ANCHOR_CHARS else []
-        parts += ["seed004"] if self.seed004 else []
+        parts += [f"prompt={self.prompt}"] if self.prompt != "view" else []
+        parts += [f"examples={self.examples}"] if self.examples is not None else []
         return "/".join(parts)
+
+    @property
+    def conversation(self) -> bool:
+        """Whether the acting prompt is laid out as a conversation (``prompt=conversation``)."""
+        return self.prompt == CONVERSATION
 
 
 ANCHOR = Options(True, False, True, ANCHOR_REPEATS, ANCHOR_CALLS, ANCHOR_CHARS)
@@ -82,18 +92,36 @@ ANCHOR_PARAMS: tuple[Param, ...] = (
     Param("calls", count(1), None, "stop at the N-th model call"),
     Param("chars", count(1), ANCHOR_CHARS, "the transcript cut to its last N characters"),
 )  # fmt: skip
-_FIELDS = ("transcript", "listed", "strict", "repeats", "calls", "chars", "seed004")
-#: seed 004's prompt layout (its authors'), an option of react, reflact and stateact
-SEED004_PARAM = Param(
-    "seed004", str, False, "seed 004's prompt as its authors lay it out (no action list)",
-    words={"seed004": True}, named=False,
+_FIELDS = ("transcript", "listed", "strict", "repeats", "calls", "chars", "prompt", "examples")
+CONVERSATION = "conversation"
+#: the prompt layout and its example set, options of react, reflact and stateact
+PROMPT_PARAMS: tuple[Param, ...] = (
+    Param("prompt", choice("view", CONVERSATION), "view",
+          "the acting prompt: view (each step manual, view and actions) or conversation (a "
+          "multi-turn conversation opening with one example; no action list)"),
+    Param("examples", str, None,
+          "the example set the conversation opens with (none: only a world model's)"),
 )  # fmt: skip
 
 
 def anchor_options(args: Args) -> Options:
-    """The options ``args`` give: ``anchor``'s values (or none), then each option given."""
-    base = ANCHOR if args["anchor"] else Options()
-    return replace(base, **{k: args[k] for k in _FIELDS if k in args.given})
+    """The options ``args`` give: ``anchor``'s values (or none), then each option given.
+    An example set is honoured only by the conversation layout, and must be registered."""
+    base = ANCHOR if args.get("anchor") else Options()
+    options = replace(base, **{k: args[k] for k in _FIELDS if k in args.given})
+    if options.examples is not None:
+        if not options.conversation:
+            raise ConfigError(
+                f"examples={options.examples} needs prompt=conversation (the view layout "
+                "takes its examples from the env's train split)"
+            )
+        known = example_set_names()
+        if options.examples not in known:
+            raise ConfigError(
+                f"unknown example set {options.examples!r}; registered: "
+                f"{', '.join(known) or 'none (a plugin registers them)'}"
+            )
+    return options
 
 
 _PUT = re.compile(r"^put (?P<o>.+?) (?:in/on|in|on) (?P<r>.+)$")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from statelab.agents._anchor import ANCHOR_PARAMS, SEED004_PARAM
+from statelab.agents._anchor import ANCHOR_PARAMS, PROMPT_PARAMS
 from statelab.agents._turn import render_turn
 from statelab.core import Args, Param, Params, choice
 from statelab.facts import TextFacts
@@ -91,7 +91,7 @@ PARAMS = Params(
         Param("format", choice(*FORMATS), "text", "the turn as 'key: value' lines or JSON",
               positional=True, named=False),
         *ANCHOR_PARAMS,
-        SEED004_PARAM,
+        *PROMPT_PARAMS,
     ),
     sep="/",
 )  # fmt: skip

@@ -24,7 +24,7 @@ from typing import Any
 
 from statelab.agents._anchor import (
     ANCHOR_PARAMS,
-    SEED004_PARAM,
+    PROMPT_PARAMS,
     anchor_options,
     cut,
     strict_action,
@@ -66,7 +66,7 @@ PARAMS = Params(
               "ReAct's turn: text or json lines, or its original/jsonreact loops",
               positional=True, named=False),
         *ANCHOR_PARAMS,
-        SEED004_PARAM,
+        *PROMPT_PARAMS,
     ),
     sep="/",
 )  # fmt: skip

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from statelab.agents._anchor import SEED004_PARAM, Options
+from statelab.agents._anchor import PROMPT_PARAMS, Options
 from statelab.agents.stateact import StateActAgent, Variant
 from statelab.core import GenParams, Param, Params, choice
 
@@ -26,17 +26,17 @@ _FORMS = choice("text", "json")
 
 
 def _form(value: str) -> str:
-    return _FORMS(value or "text")  # ``reflact:/seed004``: the text form
+    return _FORMS(value or "text")  # ``reflact:/prompt=conversation``: the text form
 
 
 _form.spelled = _FORMS.spelled  # type: ignore[attr-defined]
 
-#: the parameters of ``reflact`` (``[text|json][/seed004]``)
+#: the parameters of ``reflact`` (``[text|json][/prompt=view|conversation][/examples=<set>]``)
 PARAMS = Params(
     (
         Param("format", _form, "text", "the turn as text lines or JSON", positional=True,
               named=False),
-        SEED004_PARAM,
+        *PROMPT_PARAMS,
     ),
     sep="/",
 )  # fmt: skip
@@ -57,8 +57,8 @@ class ReflActAgent(StateActAgent):
     ) -> None:
         super().__init__(params, Variant((), state_format), shots, options)
         self.label = "ReflAct" + (" (json)" if state_format == "json" else "")
-        if self.options.seed004:
-            self.label += " [seed004]"
+        if self.options.spelling:
+            self.label += f" [{self.options.spelling}]"
         self.tags = frozenset(
             {"needs-model", "structured-turns", "thinks"}
             | ({"json-turns"} if state_format == "json" else set())

@@ -46,10 +46,10 @@ from dataclasses import replace
 from typing import Any
 
 from statelab.agents._anchor import Limits, Options, cut, strict_action
+from statelab.agents._conversation import Conversation
+from statelab.agents._conversation import decide as conversation_decide
 from statelab.agents._parse import parse_action, split_reasoning
 from statelab.agents._prompting import complete_past_reasoning, messages
-from statelab.agents._seed004 import Conversation
-from statelab.agents._seed004 import decide as seed004_decide
 from statelab.agents._stateact_variants import DESCRIBE as DESCRIBE
 from statelab.agents._stateact_variants import (
     FIELDS,
@@ -131,7 +131,7 @@ class StateActAgent(Agent):
         self._blocks: list[str] = []
         self._seen_step: int | None = None
         self._limits = Limits(self.options)
-        #: the seed-004 layout's messages (option ``seed004``)
+        #: the conversation layout's messages (option ``prompt=conversation``)
         self.conversation = Conversation()
 
     def keys(self, obs: Any = None) -> tuple[str, ...]:
@@ -183,8 +183,8 @@ class StateActAgent(Agent):
         prompt = ctx.prompt
         if llm is None:
             raise ConfigError(f"agent '{self.spelling or self.variant.spelling}' needs a model")
-        if self.options.seed004:
-            return await seed004_decide(self, ctx, llm)
+        if self.options.conversation:
+            return await conversation_decide(self, ctx, llm)
         if not self.options.listed:
             prompt = replace(prompt, actions=None)
         keys = self.keys(ctx.observation)

@@ -11,11 +11,16 @@ Two old runs that are one run now merge: an episode both hold keeps the finished
 A run already spelled canonically keeps its key (the key of a canonical spelling did not
 change), so most stores are untouched; the migration runs whenever a writer opens a store
 (:meth:`~statelab.run.store.Store.rekey_runs`), and a second pass finds nothing to do.
+
+A value whose spelling was renamed (:data:`RENAMED`: an option that reads no more, with the
+spelling that does the same now) is read as renamed, so its run moves to the new spelling's
+key the same way; the old spelling itself no longer parses.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from typing import Any, Protocol
 
@@ -24,6 +29,30 @@ from statelab.run.records import FINISHED
 
 #: tables keyed by episode: their rows move or go with their episode
 _EPISODE_TABLES = ("episodes", "steps", "calls", "queries")
+#: renamed spellings, per axis: (a pattern of the old option, its replacement), applied to a
+#: stored value before it is read. ``seed004`` of react, reflact and stateact (seed 004's
+#: authors' prompt) is the conversation prompt layout with seed 004's example set now.
+RENAMED: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
+    "agent": ((re.compile(r"(?<=[:/])seed004(?=$|/|@)"), "prompt=conversation/examples=seed004"),),
+}
+
+
+def renamed(spec: str) -> str:
+    """A stored spec (JSON) with every renamed spelling of :data:`RENAMED` replaced (the
+    same text when none applies)."""
+    data = json.loads(spec)
+    changed = False
+    for axis, rules in RENAMED.items():
+        value = data.get(axis)
+        if not isinstance(value, str):
+            continue
+        for pattern, new in rules:
+            value = pattern.sub(new, value)
+        changed = changed or value != data[axis]
+        data[axis] = value
+    return json.dumps(data, sort_keys=True) if changed else spec
+
+
 class SpecReader(Protocol):
     """Reads a stored run's spec (its ``spec`` column) as a spec with ``key``, ``label``,
     ``axes()`` and ``axes_values``: its values canonical, or as stored (``as_written``);
@@ -40,11 +69,11 @@ def rekey(db: sqlite3.Connection, spec_of: SpecReader, axes: tuple[str, ...]) ->
     moves: dict[str, Any] = {}
     for run, spec in db.execute("SELECT run, spec FROM runs").fetchall():
         try:
-            then, now = spec_of(spec, as_written=True), spec_of(spec)
+            then, now = spec_of(spec, as_written=True), spec_of(renamed(spec))
         except Exception:  # any stored spec this statelab cannot read stays as it is
             continue
         if then.key == run != now.key:  # only a spec that gives its own key back moves
-            moves[run] = (now, spec)
+            moves[run] = (now, renamed(spec))
     if not moves:
         return {}
     tables = [

@@ -27,6 +27,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from statelab.agents.example_sets import example_text
 from statelab.core import ConfigError, StepContext, Transition, WorldModel
 from statelab.worldmodels import queries as Q
 from statelab.worldmodels.adapters import Adapter, adapter_for
@@ -42,6 +43,8 @@ UNKNOWN_ENV = "The world model has no model of this environment."
 #: (mode, rules) -> the variant whose in-context example opens with a query
 EXAMPLE_VARIANTS = {("belief", False): "belief", ("belief", True): "bbwm",
                     ("noprob", False): "belief-noprob"}  # fmt: skip
+#: the example sets a variant's examples are read from: this prefix and the variant's name
+EXAMPLE_SET = "worldmodel:"
 
 QUERY_NOTE = (
     "You can also query a world model that tracks what you have observed{belief}. Instead of "
@@ -121,16 +124,14 @@ class BeliefWorldModel(WorldModel):
         return None if feedback is None else REJECTED.format(feedback=feedback)
 
     def in_context_example(self, ctx: Any) -> str | None:
-        """Seed 004's example with a query for this variant on the episode's task type
-        (:func:`statelab.worldmodels.examples.example_for`); None for Memory and WALL-E (the
-        authors show those agents the plain example) and where there is none (BabyAI)."""
+        """The example with a query for this variant on the episode's task: the text of the
+        context's task family and task in the example set ``worldmodel:<variant>``
+        (:mod:`statelab.agents.example_sets`, filled by plugins); None for Memory and WALL-E
+        (they answer no opening query) and where the set has none."""
         variant = EXAMPLE_VARIANTS.get((self.mode or "", self.rules))
-        if variant is None or not ctx.env:
+        if variant is None:
             return None
-        from statelab.worldmodels.examples import example_for, family_of, task_of
-
-        task = task_of(ctx.env, ctx.observation.goal)
-        return None if task is None else example_for(family_of(ctx.env), task, variant)
+        return example_text(f"{EXAMPLE_SET}{variant}", ctx.task_family, ctx.task)
 
     def extra_actions(self) -> tuple[str, ...]:
         if not self.mode or self.adapter is None:

@@ -4,4 +4,8 @@ from __future__ import annotations
 
 
 def register() -> None:
-    """Called once per process by :func:`statelab.core.load_plugins`."""
+    """Called once per process by :func:`statelab.core.load_plugins`: seed 004's few-shot
+    example sets (:mod:`statelab_seed004.examples`)."""
+    from statelab_seed004 import examples
+
+    examples.register()

@@ -11,17 +11,17 @@ from pathlib import Path
 import pytest
 
 from statelab.envs.scienceworld import TASKS
-from statelab.worldmodels.adapters._scienceworld_examples import EXAMPLES, scienceworld_wm_example
 from statelab.worldmodels.adapters._scienceworld_text import parse_goal
+from statelab_seed004.examples.scienceworld import EXAMPLES, scienceworld_wm_example
 
-SCRIPT = Path(__file__).parents[2] / "scripts" / "scienceworld_examples.py"
+SCRIPT = Path(__file__).parents[1] / "scripts" / "scienceworld_examples.py"
 
 
 def test_every_task_has_one_example_per_querying_variant_and_none_for_the_others():
     for task in TASKS:
         belief = scienceworld_wm_example(task, "belief")
         assert belief is not None, task
-        assert scienceworld_wm_example(f"scienceworld/{task}", "bbwm") == belief
+        assert scienceworld_wm_example(task, "bbwm") == belief
         assert scienceworld_wm_example(task, "belief-noprob") not in (None, belief), task
         for variant in ("none", "memory", "walle"):
             assert scienceworld_wm_example(task, variant) is None

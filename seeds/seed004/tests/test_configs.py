@@ -7,7 +7,7 @@ from statelab.envs import make_env
 from statelab.run.config import load_experiment
 from statelab.worldmodels import WORLDMODELS
 
-FIG5 = Path(__file__).parents[2] / "configs" / "seed004" / "fig5_zipf_priors.yaml"
+FIG5 = Path(__file__).parents[3] / "configs" / "seed004" / "fig5_zipf_priors.yaml"
 
 
 def test_figure_5_plays_zipf_placed_games_with_zipf_world_models():

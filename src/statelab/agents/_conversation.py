@@ -1,35 +1,36 @@
-"""Seed 004's prompt as its authors lay it out (skumar-ml/belief-world-models,
-``prompt/templates.py``, ``icl_format: first``), in our words: the agent option ``seed004``
-of ``react``, ``reflact`` and ``stateact`` (``react:/seed004``, ``reflact:/seed004``).
+"""The conversation prompt layout (``prompt=conversation``, an option of ``react``,
+``reflact`` and ``stateact``): the acting prompt as a multi-turn conversation that opens with
+one few-shot example, and no admissible-action list in its text.
 
 - One user message holds the instruction (the env's manual, which lists the action
-  templates, the world model's note with the four query forms and the reminder to query when
-  stuck, and the turn format), one example (:func:`example`), and "Now, it's your turn and
-  here is the task." with the first observation; then the turns alternate: the agent's reply
-  (``Thought: ...`` / ``Action: ...``; ReflAct ``Reflection: ...``; the action alone is
-  allowed), and the user's ``Observation: ...`` (a query's answer and a WALL-E rejection come
-  back as observations too, within the step).
+  templates, the hooked components' notes, e.g. a world model's query forms, and the turn
+  format), one example (:func:`example`), and "Now, it's your turn and here is the task."
+  with the first observation; then the turns alternate: the agent's reply (``Thought: ...``
+  / ``Action: ...``; ReflAct ``Reflection: ...``; the action alone is allowed), and the
+  user's ``Observation: ...`` (a query's answer and a world model's rejection come back as
+  observations too, within the step).
 - No admissible-action list in the text. With a backend that constrains decoding the action
   is still chosen among the admissible actions (and the world model's offered queries): the
   constraint is in decoding, not in the prompt.
-- The example: the world model's (Belief, BB-WM, Belief-NoProb: one that opens with
-  ``query where is <target>``, :mod:`statelab.worldmodels.examples`), else the plain one of
-  the task type (no query: the authors' Memory, WALL-E and base agents), stored with this
-  package (``seed004_examples/<family>_<task type>.txt``); none where neither exists (BabyAI,
-  as the authors').
+- The example: the one the run's world model offers (``ctx.world.example()``), else the
+  text of the episode's task in the example set ``examples=<name>``
+  (:mod:`statelab.agents.example_sets`, keyed by the context's ``task_family`` and
+  ``task``); none where neither has one.
+
+Seed 004's authors lay out their prompt so (skumar-ml/belief-world-models,
+``prompt/templates.py``, ``icl_format: first``); docs/seed004.md.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import replace
-from functools import cache
-from importlib import resources
 from typing import Any
 
 from statelab.agents._parse import parse_action, split_reasoning
 from statelab.agents._prompting import complete_past_reasoning
 from statelab.agents._turn import choose_action, parse_turn, truncate
+from statelab.agents.example_sets import example_text
 from statelab.core import LLM, Call, Decision, Message
 
 #: reasoning turns need room (as StateAct's)
@@ -62,45 +63,22 @@ def format_note(keys: tuple[str, ...]) -> str:
     )
 
 
-@cache
-def plain_example(family: str, task: str) -> str | None:
-    """The stored plain example of a task (None when there is none)."""
-    path = resources.files("statelab.agents") / "seed004_examples" / f"{family}_{task}.txt"
-    return path.read_text() if path.is_file() else None
-
-
-def _task_of(env: str, goal: str) -> tuple[str, str | None]:
-    """(family, task type or task) of an env spelling, as the examples are keyed."""
-    from statelab.core import ConfigError
-    from statelab.envs import env_class
-
-    base = env.split(":", 1)[0].split("+", 1)[0]
-    family = base.split("/", 1)[0]
-    try:
-        cls = env_class(env)
-    except (ConfigError, KeyError):
-        return family, None
-    if cls.reads_goal_types():
-        return family, cls.task_type_of_goal(goal)
-    return family, base.split("/", 1)[1] if "/" in base else None
-
-
-def example(ctx: Any, keys: tuple[str, ...]) -> str | None:
-    """The episode's example: the world model's, else the plain one of its task."""
+def example(ctx: Any, keys: tuple[str, ...], examples: str | None) -> str | None:
+    """The episode's example: the world model's, else the text of its task in the example
+    set ``examples`` (None: no set)."""
     offered = ctx.world.example() if hasattr(ctx.world, "example") else None
     text = offered
-    if text is None and ctx.env:
-        family, task = _task_of(ctx.env, ctx.observation.goal)
-        text = plain_example(family, task) if task else None
+    if text is None and examples is not None:
+        text = example_text(examples, ctx.task_family, ctx.task)
     if text is not None and "reflection" in keys:  # ReflAct's examples reflect
         text = text.replace("\nThought: ", "\nReflection: ")
     return text
 
 
-def head(ctx: Any, keys: tuple[str, ...]) -> str:
-    """The first user message: instruction, example, the task."""
+def head(ctx: Any, keys: tuple[str, ...], examples: str | None) -> str:
+    """The first user message: instruction, example (from the set ``examples``), the task."""
     instruction = "\n\n".join(p for p in (ctx.prompt.manual, format_note(keys)) if p)
-    shown = example(ctx, keys)
+    shown = example(ctx, keys, examples)
     parts = [instruction, "---"]
     if shown:
         parts += [f"{EXAMPLE_INTRO}\n\n{shown.rstrip()}\n", "---"]
@@ -112,8 +90,8 @@ def head(ctx: Any, keys: tuple[str, ...]) -> str:
 
 
 class Conversation:
-    """An episode's messages in the authors' layout; :meth:`messages` is called at every
-    decision, :meth:`said` with every reply."""
+    """An episode's messages in the conversation layout; :meth:`messages` is called at
+    every decision, :meth:`said` with every reply."""
 
     def __init__(self) -> None:
         self.msgs: list[Message] = []
@@ -122,10 +100,14 @@ class Conversation:
         self.notes = 0
         self.last = ""
 
-    def messages(self, ctx: Any, keys: tuple[str, ...]) -> list[Message]:
+    def messages(
+        self, ctx: Any, keys: tuple[str, ...], examples: str | None = None
+    ) -> list[Message]:
+        """The messages of this decision (the head built at the first one, with the example
+        set ``examples``)."""
         view = ctx.prompt.view
         if not self.msgs:
-            self.msgs = [{"role": "user", "content": head(ctx, keys)}]
+            self.msgs = [{"role": "user", "content": head(ctx, keys, examples)}]
         elif ctx.step != self.step:  # the env answered the last reply
             self.msgs += [
                 {"role": "assistant", "content": self.last},
@@ -145,6 +127,7 @@ class Conversation:
         return list(self.msgs)
 
     def said(self, reply: str) -> None:
+        """The agent's reply to the last messages (the next decision shows it)."""
         self.last = reply.strip()
 
 
@@ -154,11 +137,11 @@ PREFIX = "Action: "
 
 
 async def decide(agent: Any, ctx: Any, llm: LLM) -> Decision:
-    """One decision of a StateAct-family ``agent`` in the authors' layout: reasoning and
+    """One decision of a StateAct-family ``agent`` in the conversation layout: reasoning and
     action free (parsed onto the admissible actions), or, on a constraining backend, the
     reasoning free and the action chosen among the admissible actions."""
     keys = agent.keys(ctx.observation)
-    msgs = agent.conversation.messages(ctx, keys)
+    msgs = agent.conversation.messages(ctx, keys, agent.options.examples)
     actions = ctx.prompt.actions
     params = replace(agent.params, seed=ctx.prompt.seed)
     reasoning = len(keys) > 1

@@ -1,4 +1,4 @@
-"""Household in-context examples with a world-model query (seed 004), built from our
+"""Household in-context examples of seed 004, with a world-model query and plain, built from our
 searching expert (:class:`statelab.envs._household_search.SearchingExpert`, which knows only
 what a player sees) on train games, with our world model answering the opening
 ``query where is <target>`` (:mod:`statelab.worldmodels.adapters.household`).
@@ -7,14 +7,15 @@ The text is laid out as the authors lay out their one example (``prompt/template
 user message): the first observation, then each turn (``Thought: ...`` when the expert
 thinks, ``Action: ...``) and the observation that answered it (``Observation: ...``), a
 blank line after each observation. ``build`` plays the games (seconds); the texts used in
-prompts are the stored ones (:func:`household_wm_example`).
+prompts are the stored ones (:func:`stored`): ``household_<task type>.txt`` (belief),
+``household_<task type>-noprob.txt`` beside this module, the plain ones in ``plain/``.
 """
 
 from __future__ import annotations
 
 import random
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 #: the train seeds scanned for an episode of each task type (in order; the first won within
@@ -31,12 +32,16 @@ TASK_TYPES = (
 )
 MODES = ("belief", "noprob")
 #: the plain example (no query: the authors' Memory, WALL-E and base agents) is the same
-#: episode with the expert's own first thought; it is stored with the agents
-#: (``statelab/agents/seed004_examples``), which show it without a world model
+#: episode with the expert's own first thought; it is stored in ``plain/`` (the example set
+#: ``seed004`` the conversation layout reads without a world model's example)
 PLAIN = "plain"
+HERE = Path(__file__).parent
 
 
 def file_name(task_type: str, mode: str) -> str:
+    """The stored text's file name of ``task_type`` in ``mode`` (plain: in ``plain/``)."""
+    if mode == PLAIN:
+        return f"{PLAIN}/household_{task_type}.txt"
     return f"household_{task_type}{'' if mode == 'belief' else '-' + mode}.txt"
 
 
@@ -104,16 +109,7 @@ def _play(env: Any, obs: Any, info: Any, expert: Any) -> list[tuple[str, str, st
 
 @cache
 def stored(task_type: str, mode: str) -> str | None:
-    """The stored example text (None when there is none)."""
-    path = resources.files(__name__.rsplit(".", 1)[0]) / file_name(task_type, mode)
+    """The stored example text of ``task_type`` in ``mode`` (belief, noprob, plain; None
+    when there is none)."""
+    path = HERE / file_name(task_type, mode)
     return path.read_text() if path.is_file() else None
-
-
-def household_wm_example(task_type: str, variant: str) -> str | None:
-    """The registered builder: the stored example of ``task_type`` for a world-model
-    ``variant`` whose agents the authors show a query (belief, bbwm, belief-noprob, with or
-    without ``:zipf``); None for the others."""
-    from statelab.worldmodels.examples import QUERY_VARIANTS
-
-    mode = QUERY_VARIANTS.get(variant.split(":", 1)[0])
-    return None if mode is None else stored(task_type, mode)

@@ -1,21 +1,61 @@
-"""Seed 004's first prompts (the authors' layout, ``/seed004``) on household: recorded, and
-each holds what the authors' holds: one user message with the instruction, one example (with
-a query and its answer for Belief, BB-WM and Belief-NoProb), the four query forms where the
-world model answers queries, the task, and no admissible-action list."""
+"""Seed 004's first prompts (the conversation layout with seed 004's examples,
+``prompt=conversation/examples=seed004``, recorded as ``react:/seed004`` before the layout
+was named for what it does; the messages unchanged, the keys respelled) on household: the
+first prompt on the first household test game under every world model variant, with the
+golden scripted model; each
+holds what the authors' holds: one user message with the instruction, one example (with a
+query and its answer for Belief, BB-WM and Belief-NoProb), the four query forms where the
+world model answers queries, the task, and no admissible-action list.
+
+``python seeds/seed004/tests/prompts/test_first_prompts.py`` rewrites ``first_prompts.json``
+and the readable ``first_prompts.txt``."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.golden._golden import GoldenLLM
-from tests.golden.prompts.seed004 import CASES, FIXTURE, first_prompt, key
+from tests.golden.prompts.record import readable
 
 from statelab.run.config import Params, RunSpec, resolve_format
 from statelab.run.episode import run_episode
 
-pytest.importorskip("textworld")
+HERE = Path(__file__).parent
+FIXTURE = HERE / "first_prompts.json"
+READABLE = HERE / "first_prompts.txt"
+SEED = 100_000
+ENV = "household"
+VARIANTS = ("none", "memory", "belief", "belief-noprob", "walle", "bbwm")
+LAYOUT = "prompt=conversation/examples=seed004"
+CASES = [(f"react:/{LAYOUT}", v) for v in VARIANTS] + [(f"reflact:/{LAYOUT}", "belief")]
+
+
+def first_prompt(agent: str, worldmodel: str, constrained: bool = False) -> Any:
+    """The messages of the first model call of the first household test game."""
+    spec = RunSpec.make(
+        env=ENV,
+        model="golden:free",
+        agent=agent,
+        worldmodel=worldmodel,
+        format=resolve_format(ENV, "default"),
+        params=Params().model_dump(),
+        max_steps=2,
+    )
+    ep = asyncio.run(run_episode(spec, SEED, GoldenLLM(constrained=constrained)))
+    for step in ep.trajectory:
+        if step.calls:
+            return step.calls[0]["messages"]
+    return None
+
+
+def key(agent: str, worldmodel: str) -> str:
+    """A case's fixture key (the fixture keeps the spelling it was recorded with)."""
+    return f"{ENV}|{agent}|{worldmodel}"
+
 
 WANT = json.loads(FIXTURE.read_text())
 QUERY_EXAMPLE = {"belief", "bbwm", "belief-noprob"}
@@ -31,6 +71,7 @@ def test_every_case_is_recorded():
 @pytest.mark.parametrize("case", CASES, ids=lambda c: key(*c))
 def test_first_prompt_is_unchanged_and_laid_out_as_the_authors(case):
     agent, worldmodel = case
+    pytest.importorskip("textworld")
     msgs = first_prompt(agent, worldmodel)
     assert msgs == WANT[key(agent, worldmodel)]
     assert [m["role"] for m in msgs] == ["user"]
@@ -75,7 +116,8 @@ def test_the_action_is_chosen_among_the_admissible_ones_under_constraint():
     actions and the world model's offered queries; the next prompt alternates turns."""
     from statelab.envs.household import HouseholdEnv
 
-    spec = RunSpec.make(env="household", model="golden:constrained", agent="react:/seed004",
+    pytest.importorskip("textworld")
+    spec = RunSpec.make(env="household", model="golden:constrained", agent=f"react:/{LAYOUT}",
                         worldmodel="belief", format=resolve_format("household", "default"),
                         params=Params().model_dump(), max_steps=2)  # fmt: skip
     llm = _Recording()
@@ -92,3 +134,15 @@ def test_the_action_is_chosen_among_the_admissible_ones_under_constraint():
     assert [m["role"] for m in second][:3] == ["user", "assistant", "user"]
     assert second[1]["content"].splitlines()[-1].startswith("Action: ")
     assert second[-1]["content"].startswith("Observation: ")
+
+
+def main() -> None:
+    """Re-record the fixture (a change of behaviour made on purpose)."""
+    data = {key(a, w): first_prompt(a, w) for a, w in CASES}
+    FIXTURE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    READABLE.write_text(readable(data))
+    print(f"{len(data)} prompts in {FIXTURE}")
+
+
+if __name__ == "__main__":
+    main()

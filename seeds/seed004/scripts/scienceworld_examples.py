@@ -1,10 +1,12 @@
 """Write seed 004's ScienceWorld in-context examples (one per task; module
-``statelab.worldmodels.adapters._scienceworld_examples``): our expert on the task's first train
+``statelab_seed004.examples.scienceworld``): our expert on the task's first train
 variation (seed 1000), from the task description alone (``start=task``), with our world
 model answering the opening ``query where is <target>`` in each mode.
 
-    PYTHONPATH=src python scripts/scienceworld_examples.py [task ...]   (default: every task)
-    PYTHONPATH=src python scripts/scienceworld_examples.py --check TASK ...
+    python seeds/seed004/scripts/scienceworld_examples.py [task ...]   (default: every task)
+    python seeds/seed004/scripts/scienceworld_examples.py --check TASK ...
+
+(with ``src`` and ``seeds/seed004/src`` on ``PYTHONPATH`` when the packages are not installed)
 
 One simulator (a JVM) at a time; every task takes about 5 minutes.
 """
@@ -19,8 +21,8 @@ import sys
 from statelab.envs import make_env
 from statelab.envs.scienceworld import TASKS, TRAIN_BASE
 from statelab.worldmodels.adapters import adapter_for
-from statelab.worldmodels.adapters._scienceworld_examples import EXAMPLES, render
 from statelab.worldmodels.adapters.scienceworld import ScienceWorldAdapter
+from statelab_seed004.examples.scienceworld import EXAMPLES, render
 
 
 def examples(task: str) -> dict[str, str]:

@@ -2,10 +2,10 @@
 model answers queries (Belief, BB-WM, Belief-NoProb), as the authors give one: it opens with
 ``query where is <target>`` and the world model's answer, then plays the task.
 
-The examples are stored text (``scienceworld_examples.json`` next to this module), written by
-``scripts/scienceworld_examples.py`` from our expert's episode on the task's first train
-variation (seed 1000), started as the authors' agent starts (the task description alone,
-the env's ``start=task``), with our world model answering the opening query: in the
+The examples are stored text (``scienceworld_examples.json`` next to this module), written
+by ``seeds/seed004/scripts/scienceworld_examples.py`` from our expert's episode on the
+task's first train variation (seed 1000), started as the authors' agent starts (the task
+description alone, the env's ``start=task``), with our world model answering the opening query: in the
 ``belief`` mode for Belief and BB-WM, in the ``noprob`` mode for Belief-NoProb. Regenerating
 gives the same bytes (tested)."""
 
@@ -26,13 +26,13 @@ def _stored() -> dict[str, dict[str, str]]:
 
 
 def scienceworld_wm_example(task: str, variant: str) -> str | None:
-    """The in-context example of ScienceWorld task ``task`` ('boil', 'scienceworld/boil')
-    for world-model variant ``variant``; None for a variant without queries or a task
-    without a stored example."""
+    """The in-context example of ScienceWorld task ``task`` (``boil``) for world-model
+    variant ``variant``; None for a variant without queries or a task without a stored
+    example."""
     mode = MODES.get(variant)
     if mode is None:
         return None
-    return _stored().get(task.removeprefix("scienceworld/"), {}).get(mode)
+    return _stored().get(task, {}).get(mode)
 
 
 def render(goal: str, target: str, answer: str, steps: list[tuple[str, str]]) -> str:

@@ -1,0 +1,57 @@
+"""Seed 004's few-shot example sets, registered with the lab's example-set registry
+(:mod:`statelab.agents.example_sets`) by :func:`register`:
+
+- ``seed004``: the plain example of each household task type (no query; what the authors
+  show their Memory, WALL-E and base agents), for ``examples=seed004`` of the conversation
+  prompt layout (``react:prompt=conversation/examples=seed004``);
+- ``worldmodel:belief``, ``worldmodel:bbwm``, ``worldmodel:belief-noprob``: the example that
+  opens with ``query where is <target>`` and the world model's answer, which those variants
+  offer the agent (the authors' ``prompt/icl_examples/*_wm_icl.json``: one per ALFWorld task
+  type and per ScienceWorld task; none for BabyAI); BB-WM's answers read as Belief's.
+
+The household texts are :mod:`statelab_seed004.examples.household`'s, the ScienceWorld ones
+:mod:`statelab_seed004.examples.scienceworld`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+from statelab.agents.example_sets import register_examples
+from statelab_seed004.examples import household, scienceworld
+
+#: the plain example set's name
+PLAIN_SET = "seed004"
+#: the world-model variants whose example opens with a query, and the answer's mode (bbwm
+#: answers as belief does)
+QUERY_VARIANTS = {"belief": "belief", "bbwm": "belief", "belief-noprob": "noprob"}
+
+
+def _household(mode: str, task: str) -> str | None:
+    return household.stored(task, mode)
+
+
+def _scienceworld(variant: str, task: str) -> str | None:
+    return scienceworld.scienceworld_wm_example(task, variant)
+
+
+def register() -> None:
+    """Register the plain set and the world-model variants' sets."""
+    register_examples(PLAIN_SET, "household", _texts(_household, household.PLAIN))
+    for variant, mode in QUERY_VARIANTS.items():
+        name = f"worldmodel:{variant}"
+        register_examples(name, "household", _texts(_household, mode))
+        register_examples(name, "scienceworld", _texts(_scienceworld, variant))
+
+
+_MADE: dict[tuple[object, str], Callable[[str], str | None]] = {}
+
+
+def _texts(fn: Callable[[str, str], str | None], first: str) -> Callable[[str], str | None]:
+    """One function per (reader, mode) for all of a process's registrations, so registering
+    again is a no-op."""
+    return _MADE.setdefault((fn, first), partial(fn, first))
+
+
+__all__ = ["PLAIN_SET", "QUERY_VARIANTS", "register"]

@@ -1,0 +1,58 @@
+"""The conversation layout with seed 004's examples (``prompt=conversation/examples=seed004``)
+builds, byte for byte, every prompt the option ``seed004`` built before it was renamed.
+
+``conversation_prompts.json.gz`` holds the messages of every model call of short episodes
+(seed 0, three steps, the golden scripted model free and constrained) of ``react:/seed004``,
+``reflact:/seed004`` and ``stateact:/seed004`` under every world model variant on household,
+ScienceWorld (lifespan-longest-lived, started from the task) and BabyAI (goto), recorded
+with the code before the rename (its keys write the layout ``<layout>``). Each case plays
+again with the new spelling and compares every call's messages."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.golden._golden import GoldenLLM
+
+from statelab.run.config import Params, RunSpec, resolve_format
+from statelab.run.episode import run_episode
+
+FIXTURE = Path(__file__).with_name("conversation_prompts.json.gz")
+WANT: dict[str, list[Any]] = json.loads(gzip.decompress(FIXTURE.read_bytes()))
+LAYOUT = "prompt=conversation/examples=seed004"
+ENVS = ("household", "scienceworld/lifespan-longest-lived:start=task", "babyai/goto")
+AGENTS = ("react", "reflact", "stateact")
+NEEDS = {"household": "textworld", "scienceworld": "scienceworld", "babyai": "minigrid"}
+
+
+def calls(env: str, agent: str, worldmodel: str, constrained: bool) -> list[Any]:
+    """The messages of every model call of the case's episode, in order."""
+    spec = RunSpec.make(
+        env=env, model="golden:" + ("constrained" if constrained else "free"), agent=agent,
+        worldmodel=worldmodel, format=resolve_format(env, "default"),
+        params=Params().model_dump(), max_steps=3,
+    )  # fmt: skip
+    ep = asyncio.run(run_episode(spec, 0, GoldenLLM(constrained=constrained)))
+    return [c["messages"] for s in ep.trajectory for c in s.calls]
+
+
+def test_the_fixture_covers_three_agents_six_world_models_three_envs() -> None:
+    assert len(WANT) == 3 * 3 * 6 * 2
+    assert sum(len(v) for v in WANT.values()) == 624
+
+
+@pytest.mark.parametrize("env", ENVS)
+@pytest.mark.parametrize("agent", AGENTS)
+def test_every_prompt_is_the_one_the_old_option_built(env: str, agent: str) -> None:
+    pytest.importorskip(NEEDS[env.split("/", 1)[0]])
+    cases = [k for k in WANT if k.startswith(f"{env}|{agent}:/<layout>|")]
+    assert len(cases) == 12
+    for case in cases:
+        _, _, worldmodel, model = case.split("|")
+        got = calls(env, f"{agent}:/{LAYOUT}", worldmodel, model == "constrained")
+        assert got == WANT[case], case
