@@ -29,9 +29,17 @@ def test_every_spelling_of_configs_and_docs_is_collected() -> None:
 @pytest.mark.parametrize(("axis", "spelling"), CASES)
 def test_spelling_builds_to_what_it_built_before(axis: str, spelling: str) -> None:
     got = spellings.fingerprint(axis, spelling)
-    assert "refused" not in got or "dssr=" in spelling, got
+    assert "refused" not in got or "dssr=" in spelling or _unregistered_set(spelling), got
     if spelling in BEFORE.get(axis, {}):
         assert got == BEFORE[axis][spelling]
+
+
+def _unregistered_set(spelling: str) -> bool:
+    """Whether ``spelling`` names an example set no installed plugin registers."""
+    from statelab.agents.example_sets import example_set_names
+
+    named = [t.split("=", 1)[1] for t in spelling.split("/") if t.startswith("examples=")]
+    return any(s not in example_set_names() for s in named)
 
 
 def test_dssr_spelling_builds_with_its_adapter(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """Every shipped experiment file validates, and expands to the runs its table needs."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -35,16 +36,22 @@ CONFIGS = sorted(
 #: components seed 004's configs name that the worldmodels branch registers (ReflAct, the
 #: world models); a checkout without them skips those configs, saying so
 SEED004_NEEDS = {"agent": ("reflact",), "worldmodel": ("memory", "belief", "walle", "bbwm")}
+#: a config naming an example set (``examples=<set>``) a plugin registers is skipped where
+#: that plugin is not installed (the lab registers no set)
+_EXAMPLES = re.compile(r"examples=([\w:.-]+)")
 
 
 def _missing(path: Path) -> list[str]:
     if path.parent.name != "seed004":
         return []
     from statelab.agents import AGENTS
+    from statelab.agents.example_sets import example_set_names
     from statelab.worldmodels import WORLDMODELS
 
     regs = {"agent": AGENTS, "worldmodel": WORLDMODELS}
-    return [n for axis, names in SEED004_NEEDS.items() for n in names if n not in regs[axis]]
+    missing = [n for axis, names in SEED004_NEEDS.items() for n in names if n not in regs[axis]]
+    sets = set(_EXAMPLES.findall(path.read_text())) - set(example_set_names())
+    return missing + [f"example set {s} (its plugin)" for s in sorted(sets)]
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
