@@ -71,5 +71,9 @@ def test_a_store_written_with_seed004_moves_to_the_new_key_and_resumes(tmp_path:
         assert NEW in runs.spec.iloc[0] and set(store.table("episodes").run) == {spec.key}
     finally:
         store.close()
-    with pytest.raises(ConfigError, match="unknown option 'seed004'"):
+    # the old spelling is refused in one line that names the new one
+    with pytest.raises(ConfigError, match="unknown option 'seed004'") as e:
         parse_experiment(_config(tmp_path, "react:/seed004"))
+    new = "'react:/prompt=conversation/examples=seed004'"
+    assert f"'react:/seed004' was renamed: write {new}" in str(e.value)
+    assert "\n" not in str(e.value)

@@ -12,7 +12,7 @@ A run already spelled canonically keeps its key (the key of a canonical spelling
 change), so most stores are untouched; the migration runs whenever a writer opens a store
 (:meth:`~statelab.run.store.Store.rekey_runs`), and a second pass finds nothing to do.
 
-A value whose spelling was renamed (:data:`RENAMED`: an option that reads no more, with the
+A value whose spelling was renamed (:func:`register_rename`: an option that reads no more, with the
 spelling that does the same now) is read as renamed, so its run moves to the new spelling's
 key the same way; the old spelling itself no longer parses.
 """
@@ -24,30 +24,47 @@ import re
 import sqlite3
 from typing import Any, Protocol
 
-from statelab.core import MODEL_AXES, MODEL_FREE
+from statelab.core import MODEL_AXES, MODEL_FREE, load_plugins
 from statelab.run.records import FINISHED
 
 #: tables keyed by episode: their rows move or go with their episode
 _EPISODE_TABLES = ("episodes", "steps", "calls", "queries")
 #: renamed spellings, per axis: (a pattern of the old option, its replacement), applied to a
-#: stored value before it is read. ``seed004`` of react, reflact and stateact (seed 004's
-#: authors' prompt) is the conversation prompt layout with seed 004's example set now.
-RENAMED: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
-    "agent": ((re.compile(r"(?<=[:/])seed004(?=$|/|@)"), "prompt=conversation/examples=seed004"),),
-}
+#: stored value before it is read; filled by the package that renamed them
+#: (:func:`register_rename`, called from a plugin's entry point)
+_RENAMED: dict[str, list[tuple[re.Pattern[str], str]]] = {}
+
+
+def register_rename(axis: str, pattern: str, new: str) -> None:
+    """Declare that the option matching the regular expression ``pattern`` in an ``axis``
+    value reads as ``new`` now: stores written with the old spelling move to the new key, and
+    a config with the old spelling is refused naming the new one."""
+    rules = _RENAMED.setdefault(axis, [])
+    compiled = re.compile(pattern)
+    if all(p.pattern != compiled.pattern or n != new for p, n in rules):
+        rules.append((compiled, new))
+
+
+def renamed_value(axis: str, value: str) -> str:
+    """``value`` of ``axis`` with every registered rename applied (the same text when none
+    applies)."""
+    load_plugins()
+    for pattern, new in _RENAMED.get(axis, ()):
+        value = pattern.sub(new, value)
+    return value
 
 
 def renamed(spec: str) -> str:
-    """A stored spec (JSON) with every renamed spelling of :data:`RENAMED` replaced (the
+    """A stored spec (JSON) with every registered renamed spelling replaced (the
     same text when none applies)."""
     data = json.loads(spec)
     changed = False
-    for axis, rules in RENAMED.items():
+    load_plugins()
+    for axis in sorted(_RENAMED):
         value = data.get(axis)
         if not isinstance(value, str):
             continue
-        for pattern, new in rules:
-            value = pattern.sub(new, value)
+        value = renamed_value(axis, value)
         changed = changed or value != data[axis]
         data[axis] = value
     return json.dumps(data, sort_keys=True) if changed else spec

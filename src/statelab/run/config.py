@@ -31,6 +31,7 @@ from pydantic import (
 from statelab.core import MODEL_AXES, MODEL_FREE, ConfigError, GenParams
 from statelab.envs import env_class
 from statelab.llm import accepts_images, prices_calls, public_spec
+from statelab.run._rekey import renamed_value
 from statelab.run.axes import AXES, BY_NAME, NAMES, canonical_value, check_value, env_context
 from statelab.run.limits import Limits
 from statelab.run.seeding import Seeding, seeding_for
@@ -213,7 +214,9 @@ class Experiment(BaseModel):
             try:
                 check_value(name, value, env, gen)
             except ConfigError as e:
-                raise ConfigError(f"{where}: {e}") from None
+                new = renamed_value(name, value)
+                hint = f" ({value!r} was renamed: write {new!r})" if new != value else ""
+                raise ConfigError(f"{where}: {e}{hint}") from None
 
         for env in self.grid.env:
             check("grid.env", "env", env, env)

@@ -5,8 +5,9 @@ model answers queries (Belief, BB-WM, Belief-NoProb), as the authors give one: i
 The examples are stored text (``scienceworld_examples.json`` next to this module), written
 by ``seeds/seed004/scripts/scienceworld_examples.py`` from our expert's episode on the
 task's first train variation (seed 1000), started as the authors' agent starts (the task
-description alone, the env's ``start=task``), with our world model answering the opening query: in the
-``belief`` mode for Belief and BB-WM, in the ``noprob`` mode for Belief-NoProb. Regenerating
+description alone, the env's ``start=task``), with our world model answering the opening
+query: in the ``belief`` mode for Belief and BB-WM, in the ``noprob`` mode for
+Belief-NoProb. Regenerating
 gives the same bytes (tested)."""
 
 from __future__ import annotations
