@@ -22,7 +22,7 @@ writer (no model needed to play it), re-simulated as a training trajectory. Then
 Each pair must give the same candidates and the same oracle picks (checked, ``same``): hf
 unbatched vs batched (and batched vs merged) to 1e-4 nats; llamacpp vs served to 1e-3. The
 embedded backend scores as llama-cpp-python's server does (the same evaluation split), so
-with the same calls in the same order the two agree bit for bit (tests/train/
+with the same calls in the same order the two agree bit for bit (seeds/seed003/tests/train/
 test_served_round.py); here the served writer's requests are in flight together, and
 llama.cpp's reply to a seeded request depends on its prompt cache, so the candidates, and
 with them the losses, need not be the same point for point (``candidate_texts_identical``).

@@ -1,6 +1,6 @@
 """Appendix G's κ contrasts round by round: the shipped plan contrasts the main line's rounds
-0, 1 and 2 (the adapters `statelab train writer configs/seed003/train_writer.yaml` writes,
-`<out>/<name>/round<r>`), K = 1 and A4 with SUMMARY on validation, and `statelab tables`
+0, 1 and 2 (the adapters `statelab seed003 train writer configs/seed003/train_writer.yaml` writes,
+`<out>/<name>/round<r>`), K = 1 and A4 with SUMMARY on validation, and `statelab seed003 tables`
 computes each pair from a constructed store whose κ are known: the seed's "main-line round 2
 reduced κ by 45% at F′=0, while its lag contrast was 0%" and A4's "−3%" come out as set."""
 

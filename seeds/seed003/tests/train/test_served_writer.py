@@ -62,7 +62,7 @@ class LoRAServer(StandIn):
         try:
             time.sleep(self.delay)
             self.bodies.append(body)
-            # the fake writer of tests/train/test_dssr_scores: even seeds keep the carrot
+            # the fake writer of seeds/seed003/tests/train/test_dssr_scores: even seeds keep the carrot
             keep = (body.get("seed") or 0) % 2 == 0
             text = f"Recipe: carrot ({body['model']})" if keep else "nothing kept"
             usage = {"prompt_tokens": 10, "completion_tokens": 3}
@@ -169,7 +169,7 @@ def test_what_vllm_would_refuse_is_said(tmp_path):
 
 
 def test_a_peft_saved_adapter_holds_what_vllm_needs(tmp_path):
-    """PEFT's save_pretrained (what statelab train calls) on a tiny model built here."""
+    """PEFT's save_pretrained (what statelab seed003 train calls) on a tiny model built here."""
     pytest.importorskip("peft")
     import peft
     import transformers

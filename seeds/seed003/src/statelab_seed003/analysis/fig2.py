@@ -16,8 +16,8 @@ value is the mean ρ over the defined points, with the game-clustered percentile
 :func:`~statelab_seed003.analysis.measures.clustered_bootstrap` (a drawn game brings all its
 points; 10,000 resamples), the games being the episodes' seeds.
 
-Input: the ``scores_round<r>.jsonl`` rows ``statelab train writer`` writes (one write point a
-line; per candidate ``recursive_k``/``window_k`` {K: S_K} and ``outcome``).
+Input: the ``scores_round<r>.jsonl`` rows ``statelab seed003 train writer`` writes (one write
+point a line; per candidate ``recursive_k``/``window_k`` {K: S_K} and ``outcome``).
 """
 
 from __future__ import annotations

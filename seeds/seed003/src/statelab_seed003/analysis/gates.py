@@ -1,6 +1,6 @@
 """Seed 003's pre-registered gates, the selection rule, and the whole analysis plan run
-(``statelab gates PLAN``, ``statelab tables PLAN``: with :mod:`~statelab_seed003.analysis.
-lagtables`).
+(``statelab seed003 gates PLAN``, ``statelab seed003 tables PLAN``: with
+:mod:`~statelab_seed003.analysis.lagtables`).
 
 G1 gates are evaluated on the validation store; G2 gates once on the test store, and only
 when its test split was opened (``statelab open-test``): a test store with no recorded opening

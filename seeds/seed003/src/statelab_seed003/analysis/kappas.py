@@ -1,4 +1,4 @@
-"""Seed 003's κ contrasts (``statelab tables``, through :mod:`~statelab_seed003.analysis.
+"""Seed 003's κ contrasts (``statelab seed003 tables``, through :mod:`~statelab_seed003.analysis.
 lagtables`): Appendix G's round-by-round contrasts (the relative κ change of one writer over
 another at F′ = 0 and pooled over the long lags, game-paired) and Appendix F's F = 40 minus
 F = 0 κ difference per writer (game-clustered), from a store's audit rows.

@@ -1,4 +1,4 @@
-"""Seed 003's lag tables beside Tables 2 and 14 (``statelab tables``): Table 7 (κ, β and
+"""Seed 003's lag tables beside Tables 2 and 14 (``statelab seed003 tables``): Table 7 (κ, β and
 δ_full by relevance-lag bin, with how often the cookbook chunk was the most consequential),
 the κ contrasts (:mod:`~statelab_seed003.analysis.kappas`: Appendix G's round by round,
 Appendix F's F = 40 minus F = 0), Appendix I's exploratory validation lag
@@ -233,7 +233,7 @@ def tie_md(counts: Mapping[str, int]) -> list[str]:
     ]
 
 
-# -- the plan's lag tables (``statelab tables``) ---------------------------------------------
+# -- the plan's lag tables (``statelab seed003 tables``) ----------------------------------
 def lag_sections(
     plan: Plan,
     read_store: Callable[[str], tuple[Cells, list[dict[str, Any]], int]],

@@ -1,5 +1,5 @@
-"""Seed 003's §5.5 ablations from stored episodes (``statelab tables``): every pairwise success
-difference among the trained writers (points, paired percentile bootstrap over games) at
+"""Seed 003's §5.5 ablations from stored episodes (``statelab seed003 tables``): every pairwise
+success difference among the trained writers (points, paired percentile bootstrap over games) at
 F′ = 0 and pooled over the long lags ("no significant pairwise differences among trained
 writers on 90 games"), each DSSR seed's zero-lag success ("the zero-lag test seed spread is
 3.3–15.6%"), and the highest success of any LLM-written state at B = 64 ("at B = 64 no LLM

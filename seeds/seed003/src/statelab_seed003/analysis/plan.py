@@ -194,7 +194,7 @@ class Plan(_Strict):
     fig9: dict[str, str] = Field(default_factory=dict)
     fig10: dict[str, str] = Field(default_factory=dict)
     #: Figure 4: DSSR score files (``scores_round<r>.jsonl``), each with the store of the
-    #: episodes it scored (``statelab tables`` re-simulates them to read the recipes)
+    #: episodes it scored (``statelab seed003 tables`` re-simulates them to read the recipes)
     fig4: list[Fig4Source] = []
     table7: Table7 | None = None
     kappa_contrasts: KappaContrasts | None = None

@@ -1,5 +1,5 @@
-"""The two training jobs' YAML configs (``statelab train reader|writer CONFIG``), read in one
-line on any error (:func:`load_config`), and the logged episodes a job trains on."""
+"""The two training jobs' YAML configs (``statelab seed003 train reader|writer CONFIG``), read
+in one line on any error (:func:`load_config`), and the logged episodes a job trains on."""
 
 from __future__ import annotations
 

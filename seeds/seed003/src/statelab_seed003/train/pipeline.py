@@ -141,7 +141,7 @@ def _write_scores(cfg: WriterConfig, out: Path, r: int, points: list[WritePoint]
     with (out / f"scores_round{r}.jsonl").open("w") as f:
         for row in rows:
             f.write(json.dumps(row) + "\n")
-    # the round's pairs with their prompts: ``statelab retrain`` trains seeds on exactly these
+    # the round's pairs with their prompts: ``statelab seed003 retrain`` trains seeds on them
     save_pairs(points, out / f"pairs_round{r}.jsonl", cfg.pair_gap(), cfg.score)
     if not cfg.measures_outcomes():
         return None

@@ -12,8 +12,8 @@ adapter (``init``, the round-0 adapter in the seed's setting), so the initial we
 identical; with no ``init`` a fresh LoRA is made, whose initialisation TRL may draw after the
 seed is set. No candidate is generated or scored again.
 
-``statelab retrain CONFIG`` runs it (:class:`RetrainConfig`); each seed's last adapter is the
-writer ``bounded:dssr=<out>/<name>/seed<s>/round<r>:B``.
+``statelab seed003 retrain CONFIG`` runs it (:class:`RetrainConfig`); each seed's last adapter
+is the writer ``bounded:dssr=<out>/<name>/seed<s>/round<r>:B``.
 """
 
 from __future__ import annotations
@@ -171,7 +171,8 @@ def fig4_from_files(items: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
 
 
 class RetrainConfig(BaseModel):
-    """``statelab retrain CONFIG``: the stored pairs, the shared initial adapter, the seeds."""
+    """``statelab seed003 retrain CONFIG``: the stored pairs, the shared initial adapter, the
+    seeds."""
 
     model_config = ConfigDict(extra="forbid")
 

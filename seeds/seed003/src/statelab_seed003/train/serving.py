@@ -3,7 +3,7 @@ the writer spelled as the served model.
 
 vLLM serves LoRA adapters by name on top of the base model (``vllm serve <base> --enable-lora
 --lora-modules <name>=<dir>``; a request's ``model`` is the adapter's name), so a DSSR writer
-``statelab train writer`` saved becomes ``bounded:dssr=openai-compat:http://HOST:8000/v1#<name>:B``,
+``statelab seed003 train writer`` saved becomes ``bounded:dssr=openai-compat:http://HOST:8000/v1#<name>:B``,
 and DSSR's candidates and roll-forwards can go to the server, many requests in flight, while
 training stays in-process (TRL/PEFT). A server started with ``VLLM_ALLOW_RUNTIME_LORA_UPDATING
 =True`` also takes adapters while it runs (``POST /v1/load_lora_adapter``): the writer job's
