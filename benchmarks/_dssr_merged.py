@@ -36,7 +36,7 @@ def forward_passes(hf: Any) -> Iterator[list[int]]:
 async def merged_points(traj: Any, llm: Any, args: Any, chosen: list[Any]) -> list[Any]:
     """The chosen write points, ``args.in_flight_points`` of them in flight at once."""
     from statelab.state.bounded import BoundedWriter
-    from statelab.train.dssr import score_write_point, score_write_points
+    from statelab_seed003.train.dssr import score_write_point, score_write_points
 
     writer = BoundedWriter(traj.render_obs, "summary", args.budget, seed=7)
 

@@ -1,7 +1,7 @@
 """What a DSSR round and seed 003's audit cost at the seed's scale on one GPU, from the tokens
 a call takes (measured by ``dssr_throughput.py``) and a stated or measured throughput
 (``gpu_rates.py``); docs/seed003.md, "Cost of a round", spells the arithmetic out and
-tests/train/test_dssr_batch_cost.py recomputes it by hand."""
+seeds/seed003/tests/train/test_dssr_batch_cost.py recomputes it by hand."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ point, the GPU-hours of one DSSR round at the seed's scale for a stated throughp
 The episode is real: one cooking game (``cooking:lag=2``, seed 1) logged with a constructed
 writer (no model needed to play it), re-simulated as a training trajectory. Then:
 
-- *write points*: :func:`statelab.train.dssr.score_write_point` on its first ``--points``
+- *write points*: :func:`statelab_seed003.train.dssr.score_write_point` on its first ``--points``
   eligible points with ``--candidates`` forks and look-ahead ``--k``, the writer and the
   reader the embedded SmolLM2 through ``hf:``; ``batched=False`` (one call after another) vs
   ``batched=True`` (the forks, each roll-forward step, all scorings as batches);
@@ -22,7 +22,7 @@ writer (no model needed to play it), re-simulated as a training trajectory. Then
 Each pair must give the same candidates and the same oracle picks (checked, ``same``): hf
 unbatched vs batched (and batched vs merged) to 1e-4 nats; llamacpp vs served to 1e-3. The
 embedded backend scores as llama-cpp-python's server does (the same evaluation split), so
-with the same calls in the same order the two agree bit for bit (tests/train/
+with the same calls in the same order the two agree bit for bit (seeds/seed003/tests/train/
 test_served_round.py); here the served writer's requests are in flight together, and
 llama.cpp's reply to a seeded request depends on its prompt cache, so the candidates, and
 with them the losses, need not be the same point for point (``candidate_texts_identical``).
@@ -163,7 +163,7 @@ def trajectory(steps: int, budget: int) -> Any:
     """The logged cooking episode, re-simulated (see the module)."""
     from statelab.run.config import parse_experiment
     from statelab.run.runner import run_sync
-    from statelab.train.data import trajectories
+    from statelab_seed003.train.data import trajectories
 
     out = Path(tempfile.mkdtemp(prefix="dssr-throughput-"))
     history = f"bounded:summary:{budget}"
@@ -181,7 +181,7 @@ def trajectory(steps: int, budget: int) -> Any:
 
 def _chosen_points(traj: Any, n: int, k: int) -> list[Any]:
     """``n`` eligible points spread over the episode (Phase A's last first)."""
-    from statelab.train.dssr import eligible_points
+    from statelab_seed003.train.dssr import eligible_points
 
     pool = eligible_points(traj, ("a", "b"), k)
     pool = [p for p in pool if p.phase == "b" or p.j == len(traj.prelude) - 1]
@@ -193,7 +193,7 @@ async def score_points(traj: Any, writer_llm: LLM, reader: LLM, batched: bool,
                        args: argparse.Namespace) -> list[Any]:  # fmt: skip
     """The chosen write points scored (see the module)."""
     from statelab.state.bounded import BoundedWriter
-    from statelab.train.dssr import score_write_point
+    from statelab_seed003.train.dssr import score_write_point
 
     writer = BoundedWriter(traj.render_obs, "summary", args.budget, seed=7)
     out = []
@@ -334,7 +334,7 @@ def _reader_shared(traj: Any, hf: Any) -> int:
     header): two states at two decisions, as ``_hf_batch.shared_prefix`` finds them."""
     from statelab.llm._hf_batch import shared_prefix
     from statelab.state.bounded import BoundedWriter, WrittenState
-    from statelab.train.data import reader_prompt
+    from statelab_seed003.train.data import reader_prompt
 
     w = BoundedWriter(traj.render_obs, "summary", 128, seed=7)
     ks = traj.decision_points()

@@ -18,13 +18,13 @@ STAGES=(collect reader dssr outcome validation gates open-test tables)
 cmd_for() {
   case "$1" in
     collect) echo "run $C/collect.yaml" ;;
-    reader) echo "train reader $C/reader.yaml" ;;
-    dssr) echo "train writer $C/writer_dssr.yaml" ;;
-    outcome) echo "train writer $C/writer_outcome.yaml" ;;
+    reader) echo "seed003 train reader $C/reader.yaml" ;;
+    dssr) echo "seed003 train writer $C/writer_dssr.yaml" ;;
+    outcome) echo "seed003 train writer $C/writer_outcome.yaml" ;;
     validation) echo "run $C/validation.yaml" ;;
-    gates) echo "gates $C/analysis.yaml" ;;
+    gates) echo "seed003 gates $C/analysis.yaml" ;;
     open-test) echo "open-test $C/test.yaml" ;;
-    tables) echo "tables $C/analysis.yaml" ;;
+    tables) echo "seed003 tables $C/analysis.yaml" ;;
   esac
 }
 start=${1:-collect}

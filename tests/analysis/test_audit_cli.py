@@ -71,3 +71,53 @@ def test_statelab_audit_takes_an_experiment_name_or_folder_as_report_does(tmp_pa
     assert "byname: 0 decision points audited" in by_folder.output  # the same store, done
     missing = runner.invoke(app, ["audit", "nothing", *args])
     assert missing.exit_code == 2 and "no results for 'nothing'" in missing.output
+
+
+def _stored_hanoi(tmp_path) -> tuple[CliRunner, str]:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([MOVE]))
+    cfg = {
+        "name": "kinds", "model": f"scripted:{script}", "seeds": [0], "max_steps": 2,
+        "grid": {"env": ["hanoi"], "agent": ["act"], "history": ["full"]},
+        "out": str(tmp_path / "results"), "cache": None, "expert": False, "random": False,
+    }  # fmt: skip
+    path = tmp_path / "kinds.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    runner = CliRunner()
+    assert runner.invoke(app, ["run", str(path)]).exit_code == 0
+    return runner, str(path)
+
+
+def test_an_unknown_audit_kind_is_one_line_naming_the_kinds(tmp_path):
+    runner, path = _stored_hanoi(tmp_path)
+    res = runner.invoke(app, ["audit", path, "--kind", "nosuch"])
+    assert res.exit_code == 2
+    (line,) = res.stderr.splitlines()
+    assert line.startswith("error: --kind 'nosuch' is no audit kind; the kinds are auto, ")
+    assert "general" in line
+
+
+def test_a_registered_audit_kind_runs_by_name_and_auto_picks_it_when_it_claims(
+    tmp_path, monkeypatch
+):
+    from statelab.analysis.audit import kinds
+
+    seen = []
+
+    def run(exp, req):
+        seen.append((exp.name, req.points))
+        return kinds.AuditOutcome(f"{exp.name}: demo audit", ["one episode failed"])
+
+    demo = kinds.AuditKind("demo", "a test's audit", run, claims=lambda exp: True)
+    monkeypatch.setitem(kinds._KINDS, "demo", demo)
+    runner, path = _stored_hanoi(tmp_path)
+    res = runner.invoke(app, ["audit", path, "--kind", "demo", "--points", "3"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.strip() == "kinds: demo audit" and seen == [("kinds", 3)]
+    assert "failed: one episode failed" in res.stderr
+    auto = runner.invoke(app, ["audit", path])  # auto: the plugin kind that claims it
+    assert auto.exit_code == 0 and "kinds: demo audit" in auto.stdout and len(seen) == 2
+    monkeypatch.setitem(kinds._KINDS, "demo", kinds.AuditKind("demo", "", run))
+    general = runner.invoke(app, ["audit", path, "--samples", "1"])  # claims nothing: general
+    assert general.exit_code == 0 and "decision points audited in 1 episodes" in general.stdout
+    assert len(seen) == 2

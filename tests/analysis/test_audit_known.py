@@ -105,10 +105,10 @@ def _stored(tmp, name: str, seed: int, most: int):
 def test_kappa_is_positive_exactly_where_the_summary_dropped_the_fact(tmp_path, name, seed, most):
     if name == "household":
         pytest.importorskip("textworld")
-    from statelab.analysis.audit import POINTS_TABLE, audit_experiment
+    from statelab.analysis.audit import POINTS_TABLE, audit_sufficiency
 
     exp, world, renders = _stored(tmp_path, name, seed, most)
-    got = audit_experiment(exp, llm=world, points=99, how="first", relevance=True, samples=2,
+    got = audit_sufficiency(exp, llm=world, points=99, how="first", relevance=True, samples=2,
                            say=lambda s: None)  # fmt: skip
     assert got["failed"] == [] and got["skipped"] == {} and got["points"] == len(renders)
     db = sqlite3.connect(exp.out_dir / "store.sqlite")
@@ -142,10 +142,10 @@ def test_kappa_is_positive_exactly_where_the_summary_dropped_the_fact(tmp_path, 
 def test_the_report_prints_the_audit_and_the_written_states_accuracy(tmp_path):
     """The report's audit section shows κ as recomputed from the stored points (game-
     clustered interval), and the state-accuracy section scores the summary run's memory."""
-    from statelab.analysis.audit import POINTS_TABLE, audit_experiment
+    from statelab.analysis.audit import POINTS_TABLE, audit_sufficiency
     from statelab.analysis.audit.stateacc import text_accuracy, written_state_accuracy
     from statelab.analysis.reporting import make_report
-    from statelab.analysis.seed003.measures import clustered_bootstrap
+    from statelab.analysis.stats import clustered_bootstrap
     from statelab.run.store import Store
 
     pytest.importorskip("textworld")
@@ -160,7 +160,7 @@ def test_the_report_prints_the_audit_and_the_written_states_accuracy(tmp_path):
     assert (before.episodes, before.points, before.scorings, before.completions) == (
         1, n, 5 * n, 2 * n)  # fmt: skip
     printed: list[str] = []
-    audit_experiment(exp, llm=world, reader="constructed-world", points=99, how="first",
+    audit_sufficiency(exp, llm=world, reader="constructed-world", points=99, how="first",
                      samples=2, say=printed.append)  # fmt: skip
     assert printed == [before.line()]
     st = Store(path, readonly=True)
@@ -191,10 +191,10 @@ def test_the_report_prints_the_audit_and_the_written_states_accuracy(tmp_path):
 def test_no_read_time_oracle_for_an_unbudgeted_state_over_max_budget(tmp_path):
     """With ``max_budget`` below the summary's size no compression is drawn: κ and β are
     undefined, δ own, δ full and lost vs full are as before."""
-    from statelab.analysis.audit import POINTS_TABLE, audit_experiment
+    from statelab.analysis.audit import POINTS_TABLE, audit_sufficiency
 
     exp, world, renders = _stored(tmp_path, "messenger", 3, 6)
-    audit_experiment(exp, llm=world, points=99, how="first", samples=2, max_budget=1,
+    audit_sufficiency(exp, llm=world, points=99, how="first", samples=2, max_budget=1,
                      say=lambda s: None)  # fmt: skip
     assert world.compressed == 0
     db = sqlite3.connect(exp.out_dir / "store.sqlite")
@@ -212,7 +212,7 @@ def test_no_read_time_oracle_for_an_unbudgeted_state_over_max_budget(tmp_path):
 def test_an_oracle_summary_run_is_scored_under_its_own_state_equal_to_the_true_one(tmp_path):
     """(a) of an ``oracle-summary`` run is its own state, replayed (its agent's model tag does
     not make it a model-written memory): the same text as (c), so the same NLL."""
-    from statelab.analysis.audit import POINTS_TABLE, audit_experiment
+    from statelab.analysis.audit import POINTS_TABLE, audit_sufficiency
     from statelab.run.config import parse_experiment
     from statelab.run.runner import run_sync
 
@@ -226,7 +226,7 @@ def test_an_oracle_summary_run_is_scored_under_its_own_state_equal_to_the_true_o
          "expert": False, "random": False}
     )  # fmt: skip
     assert run_sync(exp, progress=None, llm_factory=lambda s: world).failed == 0
-    audit_experiment(exp, llm=world, points=99, how="first", samples=2, say=lambda s: None)
+    audit_sufficiency(exp, llm=world, points=99, how="first", samples=2, say=lambda s: None)
     db = sqlite3.connect(exp.out_dir / "store.sqlite")
     db.row_factory = sqlite3.Row
     rows = [dict(r) for r in db.execute(f"SELECT * FROM {POINTS_TABLE}")]

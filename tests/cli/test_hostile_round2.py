@@ -50,7 +50,6 @@ def test_deeply_nested_yaml_is_one_config_line(tmp_path, text):
         ["run", str(path)],
         ["run", str(_config(tmp_path)), "--set", f"notes={text}"],
         ["tune", str(path)],
-        ["train", "writer", str(path)],
     ):
         res = cli.invoke(app, args)
         assert res.exit_code == 2, res.output

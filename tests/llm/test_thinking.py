@@ -96,15 +96,6 @@ def test_the_llamacpp_backend_renders_with_thinking_off():
     assert llm.render(MSGS, reasoning=True) == PLAIN
 
 
-def test_training_rows_carry_thinking_off_where_the_template_takes_it(tmp_path):
-    from statelab.train.trainers import _rows_kwargs
-
-    _, tok = tokenizer_folder(tmp_path)
-    assert _rows_kwargs(tok) == {"chat_template_kwargs": {"enable_thinking": False}}
-    tok.chat_template = "{{ messages }}"
-    assert _rows_kwargs(tok) == {}
-
-
 # -- servers ----------------------------------------------------------------------------------
 
 

@@ -8,23 +8,23 @@ import pytest
 from statelab.run.config import load_experiment
 
 # configs/tune/ holds search files for `statelab tune` (tested in tests/tune), not experiments;
-# seed 003's `statelab train` files likewise (tests/train), and the experiments that need the
-# adapters they write
+# seed 003's `statelab seed003 train` files likewise (seeds/seed003/tests/train), and the
+# experiments that need the adapters they write
 TRAINING = {"train_reader.yaml", "train_writer.yaml", "train_use.yaml", "table2_test.yaml",
             "train_reader_r2.yaml", "diagnostic.yaml"}  # fmt: skip
-# seed 003's analysis plan and retrain file (tests/analysis/test_seed003_tables.py) and the
-# validation experiment that needs the trained adapters
+# seed 003's analysis plan and retrain file (seeds/seed003/tests/analysis/test_seed003_tables.py)
+# and the validation experiment that needs the trained adapters
 TRAINING |= {"analysis.yaml", "retrain.yaml", "validation_select.yaml", "lag_grid.yaml"}
-# writer files for K, OUTCOME and Figure 2 (loaded in tests/train/test_train_cli.py)
+# writer files for K, OUTCOME and Figure 2 (loaded in seeds/seed003/tests/train/test_train_cli.py)
 TRAINING |= {"train_writer_k1.yaml", "train_writer_k4.yaml", "train_writer_k12.yaml",
              "train_writer_outcome.yaml", "fig2.yaml", "fig2_toy.yaml"}  # fmt: skip
-# the A4 arm's writer file (loaded in tests/analysis/test_seed003_rounds.py)
+# the A4 arm's writer file (loaded in seeds/seed003/tests/analysis/test_seed003_rounds.py)
 TRAINING |= {"train_writer_a4.yaml"}
-# the seed-scale training files (one GPU; loaded in tests/train/test_gpu_configs.py)
+# the seed-scale training files (one GPU; loaded in seeds/seed003/tests/train/test_gpu_configs.py)
 TRAINING |= {"train_reader_gpu.yaml", "train_reader_r2_gpu.yaml", "train_writer_gpu.yaml"}
-# the toy line's training files (loaded in tests/train/test_toy_configs.py)
+# the toy line's training files (loaded in seeds/seed003/tests/train/test_toy_configs.py)
 TRAINING |= {"reader.yaml", "writer_dssr.yaml", "writer_outcome.yaml"}
-# the trained NO-HINT writer's files (loaded in tests/train/test_writer_nohint.py)
+# the trained NO-HINT writer's files (loaded in seeds/seed003/tests/train/test_writer_nohint.py)
 TRAINING |= {"train_writer_nohint.yaml", "train_writer_nohint_gpu.yaml", "writer_nohint.yaml"}
 CONFIGS = sorted(
     p

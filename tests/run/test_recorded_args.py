@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from statelab.analysis._components import arguments, description, is_expert
-from statelab.analysis.seed003.audit import budget_of, form_of, lag_of
+from statelab.analysis.audit.measures import budget_of, form_of
 from statelab.run.components import describe_run
 from statelab.run.spec import RunSpec
 from statelab.run.store import Store
@@ -41,18 +41,20 @@ def test_the_store_keeps_them_and_reports_read_them(tmp_path: Path) -> None:
     (stored,) = store.db.execute("SELECT components FROM runs").fetchone()
     store.close()
     assert json.loads(stored)["env"]["args"] == {"lag": 20, "filler": "post"}
-    assert lag_of("cooking:lag=20", stored) == 20 and budget_of("last-k:128", stored) == 128
+    assert arguments("env", "cooking:lag=20", stored)["lag"] == 20
+    assert budget_of("last-k:128", stored) == 128
     # what was recorded wins over the spelling (the spelling is never parsed again)
     planted = json.dumps({"env": {"spelling": "cooking:lag=20", "tags": [], "args": {"lag": 7}}})
-    assert lag_of("cooking:lag=20", planted) == 7
+    assert arguments("env", "cooking:lag=20", planted)["lag"] == 7
 
 
 def test_an_older_store_without_arguments_falls_back_to_the_registries() -> None:
     old = json.dumps({"history": {"spelling": "oracle-readtime:64:2", "label": "x", "tags": []}})
     assert arguments("history", "oracle-readtime:64:2", old) == {"budget": 64, "samples": 2}
     assert description("history", "oracle-readtime:64:2", old)["label"] == "x"  # stored kept
-    assert lag_of("cooking:lag=40") == 40 and lag_of("hanoi") is None
-    assert lag_of("cooking:10") == 10 and budget_of("full") is None
+    assert arguments("env", "cooking:lag=40")["lag"] == 40
+    assert "lag" not in arguments("env", "hanoi")
+    assert arguments("env", "cooking:10")["lag"] == 10 and budget_of("full") is None
     assert form_of("bounded:dssr=results/w/round1:64") == "bounded:dssr=results/w/round1"
     assert form_of("oracle-readtime:64:2") == "oracle-readtime" == form_of("oracle-readtime:64")
     assert is_expert("expert") and not is_expert("react") and not is_expert("-")

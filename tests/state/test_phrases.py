@@ -76,31 +76,3 @@ def test_clauses_and_the_stored_header():
         ["Your state (at most 64 tokens):\nGo north. The fridge is here.", "Take carrot.", ""]
     )
     assert (mean, n) == (pytest.approx((0.5 + 1.0) / 2), 2)
-
-
-def test_command_fractions_of_a_store(tmp_path):
-    from statelab.analysis.seed003.phrases import command_fractions
-    from statelab.run.config import parse_experiment
-    from statelab.run.runner import run_sync
-
-    replies = tmp_path / "replies.txt"
-    replies.write_text("Take carrot. The fridge is north.\n")
-    exp = parse_experiment(
-        {
-            "name": "phrases",
-            "model": f"scripted:{replies}",
-            "seeds": [0],
-            "max_steps": 3,
-            "grid": {"env": ["hanoi:3"], "agent": ["act"], "history": ["bounded:summary:64"]},
-            "expert": False,
-            "random": False,
-            "out": str(tmp_path),
-        }
-    )
-    run_sync(exp, progress=None)
-    got = command_fractions(tmp_path / "phrases" / "store.sqlite")
-    assert len(got) == 1
-    (row,) = got.values()
-    assert row["history"] == "bounded:summary:64"
-    assert row["states"] >= 1
-    assert row["command_fraction"] == pytest.approx(0.5)

@@ -6,7 +6,7 @@ model served which role. The compressor is shown as much history as its context 
 from __future__ import annotations
 
 import pytest
-from tests.train.test_reader_dagger import line_env  # noqa: F401 - the fixture
+from tests.state._line_env import line_env  # noqa: F401 - the fixture
 
 from statelab.core import LLM, Completion, GenParams, Observation
 from statelab.facts import TextFacts

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from statelab.analysis import agentmetrics, budget, seed003, table1  # noqa: F401 - sections
+from statelab.analysis import agentmetrics, budget, table1  # noqa: F401 - sections
 from statelab.analysis._md import md_document
 from statelab.analysis.audit import tables as _audit_tables  # noqa: F401 - sections
 from statelab.analysis.behaviour import with_behaviour

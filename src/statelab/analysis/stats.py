@@ -1,4 +1,7 @@
-"""Tests of a mean difference over seeds, and mean/SD over seeds, built on ``scipy.stats``.
+"""Tests of a mean difference over seeds, mean/SD over seeds (built on ``scipy.stats``), and
+the game bootstraps (:func:`paired_bootstrap`, :func:`clustered_bootstrap`: an
+:class:`Interval` over games, each game weighing the same; a clustered draw brings all of a
+game's points).
 
 Two tests of ``mean(x) - mean(y)`` (a run against its baseline, one value per seed):
 
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -30,13 +33,18 @@ from scipy import stats
 
 __all__ = [
     "ADJUSTMENTS",
+    "BOOT_SEED",
+    "RESAMPLES",
     "BootstrapResult",
+    "Interval",
     "PermutationResult",
     "adjust_p",
     "bootstrap_mean_diff",
+    "clustered_bootstrap",
     "mean_sd",
     "min_adjusted_p",
     "min_attainable_p",
+    "paired_bootstrap",
     "permutation_mean_diff",
 ]
 
@@ -376,3 +384,89 @@ def min_adjusted_p(min_ps: Iterable[float] | npt.ArrayLike, method: Adjust = "ho
     if method != "holm" or low.size == 0:
         return low.copy()
     return np.minimum(1.0, np.maximum(low, low.size * float(np.min(low))))
+
+
+# -- game bootstraps (the seeds' "paired percentile bootstrap over games") -----------------
+#: bootstrap resamples and seed of the game bootstraps
+RESAMPLES = 10_000
+BOOT_SEED = 0
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean over games (or their points) and its 95% percentile bootstrap interval."""
+
+    mean: float
+    low: float
+    high: float
+    #: games (clusters) and points behind it
+    games: int
+    points: int
+
+    def text(self, digits: int = 2, scale: float = 1.0) -> str:
+        """``mean [low, high]`` times ``scale`` (signed where the interval or mean is
+        negative; "–" when there is nothing to estimate)."""
+        if math.isnan(self.mean):
+            return "–"
+        f = f"{{:+.{digits}f}}" if self.low < 0 < self.high or self.mean < 0 else f"{{:.{digits}f}}"
+        return (
+            f"{f.format(self.mean * scale)} [{f.format(self.low * scale)}, "
+            f"{f.format(self.high * scale)}]"
+        )
+
+
+_NAN = Interval(math.nan, math.nan, math.nan, 0, 0)
+
+
+def _percentiles(draws: np.ndarray) -> tuple[float, float]:
+    lo, hi = np.percentile(draws, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def paired_bootstrap(
+    a: Mapping[Any, float],
+    b: Mapping[Any, float] | None = None,
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = BOOT_SEED,
+) -> Interval:
+    """Mean of ``a[g] - b[g]`` (or of ``a[g]``) over the games both have, with the paired
+    percentile bootstrap interval over games (each game weighs the same)."""
+    games = sorted(set(a) & set(b) if b is not None else set(a), key=str)
+    if not games:
+        return _NAN
+    d = np.array([a[g] - (b[g] if b is not None else 0.0) for g in games], dtype=float)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(d), size=(resamples, len(d)))
+    lo, hi = _percentiles(d[idx].mean(axis=1))
+    return Interval(float(d.mean()), lo, hi, len(d), len(d))
+
+
+def clustered_bootstrap(
+    a: Mapping[Any, Sequence[float]],
+    b: Mapping[Any, Sequence[float]] | None = None,
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = BOOT_SEED,
+) -> Interval:
+    """Mean over write points of ``a`` (minus the mean over the points of ``b``), with a
+    game-clustered percentile bootstrap: games are drawn with replacement and bring all
+    their points (in both conditions: the same games)."""
+    games = sorted((g for g in a if len(a[g]) and (b is None or (g in b and len(b[g])))), key=str)
+    if not games:
+        return _NAN
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(games), size=(resamples, len(games)))
+
+    def pooled(x: Mapping[Any, Sequence[float]]) -> tuple[float, np.ndarray]:
+        sums = np.array([float(np.sum(x[g])) for g in games])
+        counts = np.array([len(x[g]) for g in games], dtype=float)
+        return float(sums.sum() / counts.sum()), sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+
+    mean_a, draws = pooled(a)
+    points = sum(len(a[g]) for g in games)
+    if b is not None:
+        mean_b, draws_b = pooled(b)
+        mean_a, draws = mean_a - mean_b, draws - draws_b
+    lo, hi = _percentiles(draws)
+    return Interval(mean_a, lo, hi, len(games), points)

@@ -2,9 +2,10 @@
 
 Each command group lives in its own module, registered here in the order ``--help`` lists
 them: :mod:`~statelab.cli._listing` (envs, list), :mod:`~statelab.cli._play` (play),
-:mod:`~statelab.cli._run` (run, tune, train), :mod:`~statelab.cli._seed003` (seed 003's
-retrain, open-test, amend, gates, tables), :mod:`~statelab.cli._results` (report, view,
-export), :mod:`~statelab.cli._plan` (plan) and :mod:`~statelab.cli._audit` (audit).
+:mod:`~statelab.cli._run` (run, tune), :mod:`~statelab.cli._results` (report, view,
+export), :mod:`~statelab.cli._plan` (plan), :mod:`~statelab.cli._sealed` (open-test, amend:
+the sealed test split's ledgers) and :mod:`~statelab.cli._audit` (audit). Plugins add their
+commands as groups (:mod:`statelab.cli.groups`: ``statelab seed003 gates``).
 :mod:`~statelab.cli._errors` turns every error a command lets through into one line.
 """
 
@@ -12,13 +13,13 @@ from __future__ import annotations
 
 import typer
 
-from statelab.cli import _audit, _seed003
+from statelab.cli import _audit, _sealed
 from statelab.cli._errors import _OneLine
 from statelab.cli._listing import envs, list_axis
 from statelab.cli._plan import plan
 from statelab.cli._play import play
 from statelab.cli._results import export, report, view
-from statelab.cli._run import run, train, tune
+from statelab.cli._run import run, tune
 
 app = typer.Typer(
     cls=_OneLine,
@@ -33,18 +34,14 @@ app.command("list")(list_axis)
 app.command()(play)
 app.command()(run)
 app.command()(tune)
-app.command()(train)
-app.command()(_seed003.retrain)
 app.command()(report)
 app.command()(plan)
 app.command()(view)
 app.command()(export)
-# -- seed 003: the sealed test split, opened once; the decision-loss audit -----------------
-app.command("open-test")(_seed003.open_test)
+# -- the sealed test split, opened once; the decision-loss audit ---------------------------
+app.command("open-test")(_sealed.open_test)
 app.command()(_audit.audit)
-app.command()(_seed003.amend)
-app.command()(_seed003.gates)
-app.command()(_seed003.tables)
+app.command()(_sealed.amend)
 
 
 def main() -> None:  # pragma: no cover

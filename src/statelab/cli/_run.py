@@ -1,9 +1,7 @@
-"""The commands that play episodes or train: ``statelab run`` (with ``--dry-run``),
-``tune`` and ``train``."""
+"""The commands that play episodes: ``statelab run`` (with ``--dry-run``) and ``tune``."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -107,26 +105,6 @@ def tune(
         f" {result.played}, reused {result.reused} | {result.seconds:.1f} s"
     )
     typer.echo(f"report: {paths['report']}  plot: {paths['plot']}  winner: {paths['winner']}")
-
-
-def train(
-    what: Annotated[str, typer.Argument(help="reader (behaviour cloning) or writer (DSSR)")],
-    config: Annotated[Path, typer.Argument(help="training YAML (configs/seed003/train_*.yaml)")],
-) -> None:
-    """Seed 003's training (the train extra): the reader by behaviour cloning on a*, or the
-    writer by DSSR; writes LoRA adapters and summary.json into <out>/<name>/."""
-    if what not in ("reader", "writer"):
-        raise _fail(f"statelab train {what}: train 'reader' or 'writer'")
-    from statelab.train.pipeline import ReaderConfig, load_config, train_reader, train_writer
-
-    try:
-        cfg = load_config(config, what)
-        done = train_reader(cfg) if isinstance(cfg, ReaderConfig) else train_writer(cfg)
-    except (ConfigError, ModelError) as err:
-        if _debug():
-            raise
-        raise _fail(str(err)) from None
-    typer.echo(json.dumps(done, indent=1))
 
 
 def _dry_run(exp: Any) -> None:

@@ -2,6 +2,19 @@
 
 from __future__ import annotations
 
+#: the old top-level names of the group's commands (``statelab gates`` runs ``statelab
+#: seed003 gates`` after a note saying where it moved)
+ALIASES = {"retrain": "retrain", "gates": "gates", "tables": "tables", "train": "train"}
+
 
 def register() -> None:
-    """Called once per process by :func:`statelab.core.load_plugins`."""
+    """Called once per process by :func:`statelab.core.load_plugins`: the report section
+    ``seed003-diagnostics``, the audit kind ``seed003`` and the command group ``seed003``."""
+    from statelab.analysis.audit.kinds import register_audit_kind
+    from statelab.cli.groups import register_group
+    from statelab_seed003.analysis import report  # noqa: F401 - registers the section
+    from statelab_seed003.analysis.audit import AUDIT_KIND
+    from statelab_seed003.cli import app
+
+    register_audit_kind(AUDIT_KIND)
+    register_group("seed003", app, aliases=ALIASES)

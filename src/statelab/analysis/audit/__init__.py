@@ -3,9 +3,8 @@
 At sampled decision points of each run's own episodes the reader scores the labelled
 admissible actions under the run's own state, the full history, the true state in the run's
 format and the read-time oracle of the same size: δ for each, β (budget loss), κ (write-time
-regret), the loss against the full history and the relevance lag (docs/audit.md). Seed 003's
-cooking audit (:mod:`statelab.analysis.seed003.audit`) computes the same numbers with the
-same prompts on its cooking runs.
+regret), the loss against the full history and the relevance lag (docs/audit.md). Other
+audits (a seed's, say) register as audit kinds (:mod:`statelab.analysis.audit.kinds`).
 """
 
 from statelab.analysis.audit.episode import POINT_COLUMNS, Options, audit_episode
@@ -20,7 +19,7 @@ from statelab.analysis.audit.run import (
     EPISODES_TABLE,
     POINTS_TABLE,
     Cost,
-    audit_experiment,
+    audit_sufficiency,
     plan_cost,
 )
 
@@ -34,7 +33,7 @@ __all__ = [
     "Target",
     "answers_anywhere",
     "audit_episode",
-    "audit_experiment",
+    "audit_sufficiency",
     "expert_targets",
     "plan_cost",
     "sample_points",

@@ -2,8 +2,8 @@
 under (a) the run's own state, (b) the full history, (c) the true state in the run's format
 and (d) the read-time oracle of (a)'s size; β, κ, "lost vs full" and the relevance lag.
 
-The prompts are seed 003's (:mod:`statelab.analysis.seed003.audit`), so on a cooking store
-the two audits give the same numbers (``tests/analysis/test_audit_seed003.py``):
+The prompts are seed 003's, so on a cooking store this audit and seed 003's cooking audit (a
+plugin's ``--kind seed003``) give the same numbers:
 
 - (a) the run's rendered memory before the observation (``oracle_view``), or the reader's
   stored log-probabilities where the run's own agent scored the options and the audit's
@@ -26,10 +26,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from statelab.analysis.audit.measures import budget_of, decision_loss, oracle_view, relevance_lag
 from statelab.analysis.audit.points import Target, expert_targets, sample_points, skipped
 from statelab.analysis.audit.score import nlls
-from statelab.analysis.seed003.audit import budget_of, oracle_view
-from statelab.analysis.seed003.measures import decision_loss, relevance_lag
 from statelab.run.store import Store
 
 #: the columns of one audited point

@@ -101,7 +101,7 @@ def plan_cost(
     return Cost(len(eps), n_points, scorings, completions, tokens)
 
 
-def audit_experiment(
+def audit_sufficiency(
     exp: Any,
     *,
     reader: str | None = None,

@@ -2,7 +2,7 @@
 game-clustered intervals, the relevance lag and the skipped points; per env and run, and per
 step since the episode's start (registered as the ``audit`` report section).
 
-Intervals are seed 003's (:func:`statelab.analysis.seed003.measures.clustered_bootstrap`):
+Intervals are game-clustered (:func:`statelab.analysis.stats.clustered_bootstrap`):
 the 2.5–97.5 percentiles of 10,000 resamples of games (a game is an episode seed), each
 drawn game bringing all its points, in both terms of a difference (paired).
 """
@@ -20,7 +20,7 @@ import pandas as pd
 
 from statelab.analysis.audit.run import EPISODES_TABLE, POINTS_TABLE
 from statelab.analysis.sections import Blocks, ReportInputs, report_section
-from statelab.analysis.seed003.measures import Interval, clustered_bootstrap
+from statelab.analysis.stats import Interval, clustered_bootstrap
 from statelab.run.store import Store
 
 #: steps since the episode's start, binned (right-open; the last bin is open-ended)
