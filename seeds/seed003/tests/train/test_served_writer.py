@@ -62,7 +62,7 @@ class LoRAServer(StandIn):
         try:
             time.sleep(self.delay)
             self.bodies.append(body)
-            # the fake writer of seeds/seed003/tests/train/test_dssr_scores: even seeds keep the carrot
+            # the fake writer of test_dssr_scores (seeds/seed003/tests/train): even seeds keep it
             keep = (body.get("seed") or 0) % 2 == 0
             text = f"Recipe: carrot ({body['model']})" if keep else "nothing kept"
             usage = {"prompt_tokens": 10, "completion_tokens": 3}
