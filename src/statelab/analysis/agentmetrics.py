@@ -1,4 +1,4 @@
-"""Seed 002's agent metrics from the store's tables: success, steps, length buckets, state.
+"""Agent metrics (seed 002's) from the store's tables: success, steps, length buckets, state.
 
 - :func:`success_rate` and :func:`avg_steps_solved` (Table 5: mean steps of the solved
   episodes only, so a variant is not credited for failing fast). ``avg_steps`` counts env
@@ -22,8 +22,6 @@
   field an agent variant should write and did not counts as wrong. Per episode, each field's
   accuracy is its mean over scored steps and ``accuracy`` the mean over every scored (step,
   field); per run, the mean over episodes.
-- :func:`agent_table` and :func:`ablation_markdown`: the ablation table (rows = agent
-  variants in Table 6's order; columns success, avg steps, state accuracy).
 
 Every function takes DataFrames (``episodes`` as ``Store.episodes_frame()`` gives it, with the
 run key in ``run``; ``steps`` with ``run, seed, t, reply, gold``) and returns DataFrames.
@@ -35,7 +33,6 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -43,10 +40,7 @@ import pandas as pd
 
 from statelab.agents._turn import parse_turn
 from statelab.analysis._components import description
-from statelab.analysis._md import md_row
-from statelab.analysis.sections import Blocks, ReportInputs, report_section
 from statelab.run.records import FINISHED
-from statelab.run.store import Store
 
 STATE_FIELDS = {
     "location": "current location",
@@ -65,7 +59,7 @@ def describe_agent(spelling: Any, stored: Any = None) -> dict[str, Any]:
     return description("agent", spelling, stored)
 
 
-def _by(by: Sequence[str] | str) -> list[str]:
+def group_keys(by: Sequence[str] | str) -> list[str]:
     return [by] if isinstance(by, str) else list(by)
 
 
@@ -75,7 +69,7 @@ def _done(episodes: pd.DataFrame) -> pd.DataFrame:
 
 def success_rate(episodes: pd.DataFrame, by: Sequence[str] | str = "run") -> pd.DataFrame:
     """``n`` finished episodes and their ``success`` rate per group."""
-    keys = _by(by)
+    keys = group_keys(by)
     g = _done(episodes).assign(success=lambda d: d["success"].astype(float)).groupby(keys)
     return g.agg(n=("success", "size"), success=("success", "mean")).reset_index()
 
@@ -83,7 +77,7 @@ def success_rate(episodes: pd.DataFrame, by: Sequence[str] | str = "run") -> pd.
 def avg_steps_solved(episodes: pd.DataFrame, by: Sequence[str] | str = "run") -> pd.DataFrame:
     """``solved`` episodes and their mean ``avg_steps`` (env steps) per group (Table 5), and
     ``avg_calls`` (model calls, the anchor's steps) when the frame has ``agent_calls``."""
-    keys = _by(by)
+    keys = group_keys(by)
     done = _done(episodes)
     solved = done[done["success"].astype(bool)]
     agg: dict[str, tuple[str, str]] = {"solved": ("steps", "size"), "avg_steps": ("steps", "mean")}
@@ -108,7 +102,7 @@ def length_buckets(
     episodes: pd.DataFrame, by: Sequence[str] | str = "run", width: int = 10, top: int = 50
 ) -> pd.DataFrame:
     """Fig. 5: per group and length bucket, ``n`` episodes, ``solved`` and ``success``."""
-    keys = _by(by)
+    keys = group_keys(by)
     done = _done(episodes).assign(
         bucket=lambda d: [bucket_of(int(s), width, top) for s in d["steps"]],
         solved=lambda d: d["success"].astype(int),
@@ -206,7 +200,7 @@ def state_accuracy(episodes: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame:
         }
     rows = []
     cols = list(STATE_FIELDS)
-    stored = _stored_by_agent(episodes)
+    stored = stored_by_agent(episodes)
     for (run, seed), grp in steps.sort_values("t").groupby(["run", "seed"], sort=False):
         golds = [json.loads(g) if isinstance(g, str) else None for g in grp["gold"]]
         replies = list(grp["reply"].fillna(""))
@@ -233,7 +227,7 @@ def state_accuracy_by(
     episodes: pd.DataFrame, steps: pd.DataFrame, by: Sequence[str] | str = "run"
 ) -> pd.DataFrame:
     """Per-run (or per-group) state accuracy: the mean over episodes of each field."""
-    keys = _by(by)
+    keys = group_keys(by)
     per_ep = state_accuracy(episodes, steps)
     extra = [k for k in keys if k not in ("run", "seed")]
     merged = per_ep.merge(episodes[["run", "seed", *extra]], on=["run", "seed"], how="left")
@@ -242,124 +236,24 @@ def state_accuracy_by(
 
 
 # -- the ablation table ---------------------------------------------------------------------
-def row_label(spelling: str, stored: Any = None) -> str:
-    """The agent's own label (``Goal+State+Thought+Act`` for seed 002's rows)."""
-    return str(describe_agent(spelling, stored)["label"] or spelling)
-
-
-#: Table 6 orders its rows by the fields written: goal, then state, then thought (as binary
-#: digits), JSON turns after text ones, decomposing agents and all others last
-_RANK = {"states-goal": 4, "tracks-state": 2, "thinks": 1, "json-turns": 8, "decomposes": 100}
-
-
-def _rank(spelling: str, stored: Any = None) -> int:
-    tags = set(describe_agent(spelling, stored)["tags"])
-    if "structured-turns" not in tags:
-        return 200
-    return sum(w for tag, w in _RANK.items() if tag in tags)
-
-
-def agent_table(
-    episodes: pd.DataFrame, steps: pd.DataFrame | None = None, by: Sequence[str] | str = "agent"
-) -> pd.DataFrame:
-    """Rows = agent variants (Table 6's order first): n, success, avg steps, state accuracy."""
-    keys = _by(by)
-    out = success_rate(episodes, keys).merge(avg_steps_solved(episodes, keys), on=keys)
-    if steps is not None and not steps.empty:
-        acc = state_accuracy_by(episodes, steps, keys)[[*keys, "accuracy"]]
-        out = out.merge(acc.rename(columns={"accuracy": "state_acc"}), on=keys, how="left")
-    else:
-        out["state_acc"] = float("nan")
-    if "agent" in keys:
-        stored = _stored_by_agent(episodes)
-        agents = [str(a) for a in out["agent"]]
-        out.insert(keys.index("agent") + 1, "row", [row_label(a, stored.get(a)) for a in agents])
-        order = sorted(range(len(out)), key=lambda i: (_rank(agents[i], stored.get(agents[i])), i))
-        out = out.iloc[order].reset_index(drop=True)
-    return out
-
-
-def _fmt(v: Any, pct: bool = False) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "–"
-    if isinstance(v, float):
-        return f"{100 * v:.1f}" if pct else f"{v:.2f}"
-    return str(v)
-
-
-def ablation_markdown(table: pd.DataFrame, title: str = "Agent variants (seed 002)") -> str:
-    """The ablation table as Markdown: success and state accuracy in %, env steps of solved
-    episodes and, when known, their model calls (the anchor's "steps", its Table 5)."""
-    keys = [c for c in table.columns if c not in ("n", "success", "solved", "avg_steps",
-                                                    "avg_calls", "state_acc")]  # fmt: skip
-    calls = "avg_calls" in table
-    head = [*keys, "n", "success %", "avg steps (solved)"]
-    head += ["avg model calls (solved; the anchor's steps)"] if calls else []
-    head.append("state acc %")
-    lines = [f"### {title}", "", md_row(head), "|" + "---|" * len(head)]
-    for r in table.itertuples(index=False):
-        d = r._asdict()
-        cells = [_fmt(d[k]) for k in keys]
-        cells += [_fmt(d["n"]), _fmt(d["success"], True), _fmt(d["avg_steps"])]
-        cells += [_fmt(d["avg_calls"])] if calls else []
-        cells.append(_fmt(d["state_acc"], True))
-        lines.append(md_row(cells))
-    return "\n".join(lines) + "\n"
-
-
-# -- the report hook ------------------------------------------------------------------------
-def _stored_by_agent(episodes: pd.DataFrame) -> dict[str, Any]:
+def stored_by_agent(episodes: pd.DataFrame) -> dict[str, Any]:
     """The stored component descriptions by agent spelling, when the frame carries them."""
     if "components" not in episodes or "agent" not in episodes:
         return {}
     return dict(zip(episodes["agent"].astype(str), episodes["components"], strict=True))
 
 
-def agent_metrics(store_path: str | Path, out_dir: Path) -> tuple[str, dict[str, Path]]:
-    """The ablation table's Markdown when a seed-002 agent ran ("" otherwise), and the files
-    written: ``agent_metrics.json`` (the table) in ``out_dir``."""
-    st = Store(store_path, readonly=True)
-    try:
-        own = ["run", "seed", "rollout", "status", "success", "steps", "agent_calls"]
-        runs = st.table("runs", ["run", "agent", "env", "model", "components"])
-        episodes = st.table("episodes", own).merge(runs, on="run")
-        stored = _stored_by_agent(episodes)
-        if not any(
-            "structured-turns" in describe_agent(a, stored.get(a))["tags"]
-            for a in episodes["agent"].astype(str).unique()
-        ):
-            return "", {}
-        steps = st.table("steps", ["run", "seed", "t", "reply", "gold"])
-    finally:
-        st.close()
-    by = [k for k in ("env", "model") if episodes[k].nunique() > 1] + ["agent"]
-    table = agent_table(episodes, steps, by)
-    section = ablation_markdown(table)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "agent_metrics.json"
-    path.write_text(table.to_json(orient="records", indent=1))
-    return section, {"agent_metrics": path}
-
-
-@report_section("seed002-agents", order=30)
-def _agents_section(inputs: ReportInputs) -> Blocks | None:
-    """Seed 002's agent-variant table, when a run's agent writes structured turns."""
-    md, files = agent_metrics(inputs.store_path, inputs.out_dir)
-    return Blocks([md], files) if md else None
-
-
 __all__ = [
-    "ablation_markdown",
-    "agent_metrics",
-    "agent_table",
     "avg_steps_solved",
     "bucket_of",
+    "describe_agent",
+    "group_keys",
     "length_buckets",
     "parse_state",
-    "row_label",
     "score_state",
     "state_accuracy",
     "state_accuracy_by",
+    "stored_by_agent",
     "success_rate",
     "tracks_state",
 ]

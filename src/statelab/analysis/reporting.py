@@ -1,5 +1,5 @@
 """From a results store to the report files (tables, plots, JSON), then every registered
-report section (seed 001's Table 1, seed 002's agent metrics ...) that applies.
+report section that applies (the lab's and the plugins': :mod:`statelab.analysis.sections`).
 
 The report reads only what it shows: the episodes and runs tables, and behaviour counts
 aggregated in SQL from a few ``steps`` columns (:meth:`Store.behaviour_frames`); no call's
@@ -14,9 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from statelab.analysis import agentmetrics, budget, table1  # noqa: F401 - sections
 from statelab.analysis._md import md_document
-from statelab.analysis.audit import tables as _audit_tables  # noqa: F401 - sections
 from statelab.analysis.behaviour import with_behaviour
 from statelab.analysis.report import Test, build_report, write_files
 from statelab.analysis.sections import ReportInputs, ordered

@@ -1,4 +1,4 @@
-"""Report sections: seed-specific tables that register themselves.
+"""Report sections: tables that register themselves, the lab's and the plugins'.
 
 A section is ``section(inputs) -> Blocks | None``: it reads what it needs from
 :class:`ReportInputs` (the open store, its runs and episodes frames, the experiment's config,
@@ -11,6 +11,7 @@ one function and one ``@report_section`` line, never an edit of the report itsel
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from statelab.core import load_plugins
 from statelab.run.store import Store
 
 
@@ -71,6 +73,22 @@ def report_section(name: str, order: int) -> Callable[[Section], Section]:
     return deco
 
 
+def _in_tree() -> list[str]:
+    """The modules of :mod:`statelab.analysis` that declare a section (found by their
+    ``@report_section`` line, so no list of them is kept by hand)."""
+    root = Path(__file__).parent
+    found = []
+    for f in sorted(root.rglob("*.py")):
+        if f.name != "sections.py" and "@report_section(" in f.read_text(encoding="utf-8"):
+            parts = f.relative_to(root).with_suffix("").parts
+            found.append(".".join(("statelab.analysis", *parts)).removesuffix(".__init__"))
+    return found
+
+
 def ordered() -> list[Registered]:
-    """The registered sections in report order (ties: by name)."""
+    """Every section in report order (ties: by name): the lab's own, found in its modules,
+    and the plugins' (:func:`statelab.core.load_plugins`), each loaded once per process."""
+    for module in _in_tree():
+        importlib.import_module(module)
+    load_plugins()
     return sorted(SECTIONS.values(), key=lambda r: (r.order, r.name))

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from statelab.analysis.table1 import read_tables, table1, table1_markdown, write_table1
 from statelab.run.store import EpisodeRecord, StepRecord, Store
 from statelab.tools.library import clear_memo
+from statelab_seed001.table1 import read_tables, table1, table1_markdown, write_table1
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -5,20 +5,17 @@ import pandas as pd
 import pytest
 
 from statelab.analysis.agentmetrics import (
-    ablation_markdown,
-    agent_metrics,
-    agent_table,
     avg_steps_solved,
     bucket_of,
     length_buckets,
     parse_state,
-    row_label,
     state_accuracy,
     state_accuracy_by,
     success_rate,
     tracks_state,
 )
 from statelab.run.store import EpisodeRecord, StepRecord, Store
+from statelab_seed002.agents_table import ablation_markdown, agent_metrics, agent_table, row_label
 
 
 def gold(loc, inv, visited):
