@@ -17,7 +17,8 @@ import random
 import statistics
 import time
 
-from statelab.envs.messenger import ACTIONS, MessengerEnv
+from statelab.envs._messenger_rules import ACTIONS
+from statelab.envs.messenger import MessengerEnv
 from statelab.state import formats_for, render
 
 

@@ -17,7 +17,7 @@ import statistics
 import time
 from collections import Counter
 
-from statelab.envs import textcraft
+from statelab.envs._textcraft_recipes import goals
 from statelab.envs.textcraft import TextcraftEnv
 
 
@@ -44,7 +44,7 @@ def main() -> None:
     seeds = list(TextcraftEnv.splits[args.split])
 
     t0 = time.perf_counter()
-    textcraft.goals()  # loads the 860 recipe files and computes the goal depths
+    goals()  # loads the 860 recipe files and computes the goal depths
     load = time.perf_counter() - t0
     env = TextcraftEnv()
     reset_t: list[float] = []

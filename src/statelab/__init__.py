@@ -21,10 +21,11 @@ from statelab.core import (
 )
 from statelab.envs import ENVS, make_env
 from statelab.llm import MODELS, make_llm
-from statelab.run.config import Experiment, RunSpec, load_experiment
+from statelab.run.config import Experiment, load_experiment
 from statelab.run.episode import run_episode
 from statelab.run.replay import replay
 from statelab.run.runner import run_experiment
+from statelab.run.spec import RunSpec
 from statelab.state import FORMATS, HISTORIES
 
 __version__ = "0.1.0"

@@ -155,8 +155,8 @@ def test_admissible_lists_gain_the_controls_and_reset_forgets():
 
 def test_a_whole_episode_records_plan_calls_in_its_steps():
     from statelab.envs.hanoi import ACTIONS as MOVES
-    from statelab.run.config import RunSpec
     from statelab.run.episode import run_episode
+    from statelab.run.spec import RunSpec
 
     spec = RunSpec.make(
         env="hanoi", model="scripted:x", agent="adapt:react@2,2", format="tagged-list", max_steps=4

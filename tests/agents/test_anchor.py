@@ -12,8 +12,9 @@ import pytest
 from statelab.agents import make_agent
 from statelab.agents._anchor import ANCHOR, Limits, Options, strict_action
 from statelab.core import LLM, Completion, ConfigError, GenParams, Message, Usage
-from statelab.run.config import Params, RunSpec
+from statelab.run.config import Params
 from statelab.run.episode import run_episode
+from statelab.run.spec import RunSpec
 
 
 class FnLLM(LLM):

@@ -9,8 +9,9 @@ import asyncio
 import pytest
 from tests.golden._golden import GoldenLLM
 
-from statelab.run.config import Params, RunSpec, resolve_format
+from statelab.run.config import Params
 from statelab.run.episode import run_episode
+from statelab.run.spec import RunSpec, resolve_format
 
 ENVS = ["hanoi", "messenger", "babyai/goto", "traffic", "textcraft", "household"]
 AGENTS = [

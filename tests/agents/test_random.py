@@ -84,8 +84,8 @@ def test_a_config_pairing_the_floor_with_an_env_without_admissible_lists_is_refu
 def test_a_seeds_rollouts_are_episodes_of_their_own() -> None:
     """Hanoi starts every seed alike: before issue 33 the floor drew by config seed alone,
     and 8 of 8 seeds' two rollouts were the identical episode; now 0 of 8."""
-    from statelab.run.config import RunSpec
     from statelab.run.episode import run_episode
+    from statelab.run.spec import RunSpec
 
     spec = RunSpec.make(env="hanoi", model="-", agent="random", format="default")
     exp = parse_experiment({"name": "x", "seeds": list(range(8)), "rollouts": 2,

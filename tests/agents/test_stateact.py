@@ -5,8 +5,13 @@ from dataclasses import replace
 import pytest
 
 from statelab.agents import AGENTS, StateActAgent, Variant, make_agent
+from statelab.agents._stateact_variants import (
+    ROW_LABELS,
+    eight_variants,
+    state_keys_for,
+    variant_of,
+)
 from statelab.agents._turn import choose_action, parse_turn, render_turn, truncate
-from statelab.agents.stateact import ROW_LABELS, eight_variants, state_keys_for, variant_of
 from statelab.core import (
     LLM,
     Completion,
@@ -272,8 +277,8 @@ def test_model_is_required():
 
 def test_a_whole_episode_keeps_the_turns_in_the_history():
     from statelab.envs.hanoi import ACTIONS as MOVES
-    from statelab.run.config import RunSpec
     from statelab.run.episode import run_episode
+    from statelab.run.spec import RunSpec
 
     spec = RunSpec.make(
         env="hanoi", model="scripted:x", agent="stateact", format="tagged-list", max_steps=3

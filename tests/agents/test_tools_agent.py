@@ -8,13 +8,9 @@ from dataclasses import replace
 import pytest
 
 from statelab.agents import make_agent
-from statelab.agents.tools import (
-    Options,
-    PlanAgent,
-    ToolsAgent,
-    parse_plan,
-    parse_tool,
-)
+from statelab.agents._tool_options import Options
+from statelab.agents._tool_replies import parse_plan, parse_tool
+from statelab.agents.tools import PlanAgent, ToolsAgent
 from statelab.core import (
     Completion,
     ConfigError,
@@ -25,10 +21,10 @@ from statelab.core import (
     Usage,
 )
 from statelab.envs.traffic import TrafficEnv
+from statelab.envs.traffic_world import TrafficState, replay
 from statelab.facts import TrafficFacts
 from statelab.llm import ScriptedLLM
 from statelab.tools.describe import exact_text
-from statelab.tools.geodesics import TrafficState, replay
 from statelab.tools.library import Geometry, LibrarySpec, ToolLibrary
 from statelab.tools.quantize import Quantization, tool_library
 

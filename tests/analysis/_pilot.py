@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from statelab.run.store import EpisodeRecord, StepRecord, Store
+from statelab.run.records import EpisodeRecord, StepRecord
+from statelab.run.store import Store
 
 #: per-seed scores of each run (multiples of 1/3, as Hanoi's with three disks)
 SCORES: dict[str, list[float]] = {

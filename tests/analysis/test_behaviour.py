@@ -14,7 +14,8 @@ import pytest
 
 from statelab.analysis.behaviour import BEHAVIOUR_FIGURES
 from statelab.analysis.reporting import make_report
-from statelab.run.store import EpisodeRecord, StepRecord, Store
+from statelab.run.records import EpisodeRecord, StepRecord
+from statelab.run.store import Store
 
 AXES = {"env": "hanoi", "model": "m", "agent": "act", "history": "full", "format": "tagged-list"}
 REJECT = [{"action": "x", "feedback": "no"}, {"action": "y", "feedback": "no"}]

@@ -17,7 +17,8 @@ from statelab.analysis.caveats import (
     shared_start,
 )
 from statelab.analysis.reporting import make_report
-from statelab.run.store import EpisodeRecord, StepRecord, Store
+from statelab.run.records import EpisodeRecord, StepRecord
+from statelab.run.store import Store
 
 
 def test_collapse_by_one_action_or_by_invalid_rate() -> None:

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from statelab.analysis.reporting import make_report
-from statelab.run.store import EpisodeRecord, StepRecord, Store
+from statelab.run.records import EpisodeRecord, StepRecord
+from statelab.run.store import Store
 
 SEEDS = range(5)
 NAMES = ("red ball", "blue key", "green box", "grey door", "purple ball")

@@ -16,7 +16,7 @@ from statelab.cli import app
 from statelab.core import ConfigError
 from statelab.envs import _registry as env_registry
 from statelab.envs import missing_needs
-from statelab.run.config import MAX_NESTING, _depth, _yaml
+from statelab.run.config import MAX_NESTING, _depth, safe_yaml
 
 cli = CliRunner()
 SRC = str(Path(__file__).parents[2] / "src")
@@ -43,7 +43,7 @@ def _config(tmp: Path, extra: str = "") -> Path:
 )
 def test_deeply_nested_yaml_is_one_config_line(tmp_path, text):
     with pytest.raises(ConfigError, match=f"nested more than {MAX_NESTING} levels"):
-        _yaml(text, "x.yaml")
+        safe_yaml(text, "x.yaml")
     path = tmp_path / "deep.yaml"
     path.write_text(text)
     for args in (
@@ -62,7 +62,7 @@ def test_nesting_is_counted_once_per_node_and_a_config_passes():
         f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
         for p, c in zip("abcdefgh", "bcdefghi", strict=True)
     )  # 9**9 leaves if walked naively
-    assert _depth(_yaml(bomb, "bomb")) == 10
+    assert _depth(safe_yaml(bomb, "bomb")) == 10
     assert _depth({"grid": {"env": ["hanoi"]}, "seeds": [0]}) == 3
 
 

@@ -26,8 +26,8 @@ from statelab.envs import ENVS, register_env
 from statelab.envs import _registry as env_registry
 from statelab.facts import TextFacts
 from statelab.llm import ScriptedLLM
-from statelab.run.config import RunSpec
 from statelab.run.episode import run_episode
+from statelab.run.spec import RunSpec
 
 SECRET = f"secret-{uuid.uuid4().hex}"
 ENV = f"secret-room-{uuid.uuid4().hex[:8]}"

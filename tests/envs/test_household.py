@@ -19,6 +19,7 @@ from statelab.cli import app
 from statelab.core import ConfigError
 from statelab.envs import GYM_IDS, make_env
 from statelab.envs import _household_gen as gen
+from statelab.envs import _household_layout as layout
 from statelab.envs.checker import check_env
 from statelab.envs.household import HouseholdEnv, clean_text, normalise
 from statelab.facts import TextFacts
@@ -69,9 +70,9 @@ def test_generation_respects_placement_rules(rooms):
         assert (meta["scene"] in test_scenes) == (seed >= gen.TEST_START)
         assert meta["version"] == gen.version(rooms) == gen.GEN_VERSION
         for obj, rec in meta["placements"].items():
-            if otype[obj] == gen.LAMP:
-                assert rtype[rec] in gen.LAMP_RECEPTACLES
-            elif otype[obj] == gen.FLOOR_LAMP:
+            if otype[obj] == layout.LAMP:
+                assert rtype[rec] in layout.LAMP_RECEPTACLES
+            elif otype[obj] == layout.FLOOR_LAMP:
                 assert rtype[rec] in gen.FLOOR_LAMP_RECEPTACLES and meta["scene"] == 219
             else:
                 assert otype[obj] in val[rtype[rec]], (seed, obj, rec)
@@ -141,9 +142,10 @@ def test_unseen_rooms_list_alfworlds_receptacles():
     22, 27, 14 and 12: instances without a stored pose were missing)."""
     for scene, kinds in ALFWORLD_ROOMS.items():
         want = {f"{k} {i}" for k, n in kinds.items() for i in range(1, n + 1)}
-        got = set(gen.display_names([u for u, _, _ in gen.receptacles(scene, "alfworld")]).values())
+        units = [u for u, _, _ in layout.receptacles(scene, "alfworld")]
+        got = set(layout.display_names(units).values())
         assert got == want, scene
-    layouts = [len(gen.receptacles(s)) for s in ALFWORLD_ROOMS]
+    layouts = [len(layout.receptacles(s)) for s in ALFWORLD_ROOMS]
     assert layouts == [22, 27, 14, 12]
 
 
@@ -367,7 +369,7 @@ def test_basins_from_the_object_list_are_named_once():
     """A SinkBasin added from a scene's object list (train scenes 418, 425, 429) used to get
     ALFWorld's demangler suffix twice ("sinkbasinbasin 1")."""
     for scene in (418, 425, 429):
-        names = gen.display_names([u for u, _, _ in gen.receptacles(scene)]).values()
+        names = layout.display_names([u for u, _, _ in layout.receptacles(scene)]).values()
         assert "sinkbasin 1" in names and not any("basinbasin" in n for n in names)
 
 

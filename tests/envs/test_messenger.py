@@ -7,8 +7,10 @@ from typer.testing import CliRunner
 from statelab.cli import app
 from statelab.core import ConfigError, Observation
 from statelab.envs import GYM_IDS, make_env
+from statelab.envs._messenger_games import SYNONYMS
+from statelab.envs._messenger_rules import ACTIONS, ENTITIES
 from statelab.envs.checker import check_env
-from statelab.envs.messenger import ACTIONS, ENTITIES, SYNONYMS, MessengerEnv
+from statelab.envs.messenger import MessengerEnv
 from statelab.facts import MessengerFacts
 from statelab.state import render
 

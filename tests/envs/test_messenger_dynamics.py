@@ -6,6 +6,7 @@ import re
 
 from statelab.envs import _messenger_games as games
 from statelab.envs._messenger_rules import (
+    ACTIONS,
     LOST,
     WON,
     Game,
@@ -15,7 +16,7 @@ from statelab.envs._messenger_rules import (
     outcomes,
     step,
 )
-from statelab.envs.messenger import ACTIONS, MessengerEnv
+from statelab.envs.messenger import MessengerEnv
 
 FAR = {"enemy": (0, 0), "message": (9, 0), "goal": (9, 9)}
 STILL = {"enemy": "immovable", "message": "immovable", "goal": "immovable"}

@@ -9,7 +9,8 @@ the message or the goal, which then cannot be touched safely).
 
 import pytest
 
-from statelab.envs.messenger import ACTIONS, MessengerEnv
+from statelab.envs._messenger_rules import ACTIONS
+from statelab.envs.messenger import MessengerEnv
 
 #: expert wins on test seeds 0-863 (benchmarks/env_step_messenger.py --episodes 864)
 EXPERT_WINS = {10: 208, 64: 861}

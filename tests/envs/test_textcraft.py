@@ -9,17 +9,9 @@ from typer.testing import CliRunner
 from statelab.cli import app
 from statelab.core import Observation
 from statelab.envs import GYM_IDS, make_env
+from statelab.envs._textcraft_recipes import N_GOALS, crafting_commands, goal_for, goals, plan
 from statelab.envs.checker import check_env
-from statelab.envs.textcraft import (
-    MANUAL,
-    N_GOALS,
-    TextcraftEnv,
-    crafting_commands,
-    goal_for,
-    goals,
-    normalise,
-    plan,
-)
+from statelab.envs.textcraft import MANUAL, TextcraftEnv, normalise
 from statelab.facts import TextFacts
 from statelab.state import observation_renderer, render
 

@@ -8,8 +8,9 @@ from typing import Any
 
 from tests.golden._golden import MAX_STEPS, GoldenLLM, normalise
 
-from statelab.run.config import Params, RunSpec, resolve_format
+from statelab.run.config import Params
 from statelab.run.episode import run_episode
+from statelab.run.spec import RunSpec, resolve_format
 
 
 def play(case: tuple[str, ...], seed: int) -> dict[str, Any]:

@@ -15,8 +15,9 @@ import pytest
 
 from statelab.core import GenParams
 from statelab.llm import Model, RetryPolicy
+from statelab.llm._compat_wire import ModelServerError
 from statelab.llm._lean_http import QUIET
-from statelab.llm.openai_compat import ModelServerError, OpenAICompatLLM
+from statelab.llm.openai_compat import OpenAICompatLLM
 
 MSGS: Any = [{"role": "user", "content": "hi"}]
 

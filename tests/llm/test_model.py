@@ -44,8 +44,8 @@ from statelab.llm import (
     spec_options,
     use_models,
 )
+from statelab.llm import TimedLLM as TimedFromRun
 from statelab.llm._options import parse_options
-from statelab.run.components import TimedLLM as TimedFromRun
 
 MSGS: list[Message] = [{"role": "user", "content": "hi"}]
 
@@ -274,9 +274,9 @@ def test_the_dssr_writer_writes_with_the_pools_model_and_its_time_counts(tmp_pat
 
 def test_a_steps_call_row_keeps_the_flags_of_a_changed_reply() -> None:
     from statelab.core import Call
-    from statelab.run.episode import _call_row
+    from statelab.run._episode_parts import call_row
 
-    plain = _call_row(Call("act", MSGS, Completion("x", Usage(1, 1))))
+    plain = call_row(Call("act", MSGS, Completion("x", Usage(1, 1))))
     assert "flags" not in plain  # rows of replies taken as they came: as they always were
-    cut = _call_row(Call("act", MSGS, Completion("x", Usage(1, 1), flags=("reply-cut",))))
+    cut = call_row(Call("act", MSGS, Completion("x", Usage(1, 1), flags=("reply-cut",))))
     assert cut["flags"] == ["reply-cut"]

@@ -19,12 +19,8 @@ import pytest
 
 from statelab.core import LLM, Completion, ConfigError, GenParams, ModelError
 from statelab.llm import Model, RetryPolicy, check_spec, make_llm, public_spec
-from statelab.llm.openai_compat import (
-    ModelServerError,
-    OpenAICompatLLM,
-    from_spec_compat,
-    from_spec_openai,
-)
+from statelab.llm._compat_wire import ModelServerError
+from statelab.llm.openai_compat import OpenAICompatLLM, from_spec_compat, from_spec_openai
 
 MSGS = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
 

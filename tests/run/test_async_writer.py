@@ -22,9 +22,8 @@ import httpx
 import pytest
 
 from statelab.core import LLM, Completion, GenParams, Message, Usage
-from statelab.llm import CachedLLM, ResponseCache, make_llm, spec_concurrency
+from statelab.llm import CachedLLM, ResponseCache, TimedLLM, make_llm, spec_concurrency
 from statelab.llm.openai_compat import OpenAICompatLLM
-from statelab.run.components import TimedLLM
 from statelab.run.config import parse_experiment
 from statelab.run.runner import gate_size, run_sync
 from statelab.run.store import Store

@@ -17,8 +17,8 @@ from statelab.envs import ENVS
 from statelab.envs import _registry as env_registry
 from statelab.envs.hanoi import HanoiEnv
 from statelab.llm import ScriptedLLM
-from statelab.run.config import RunSpec
 from statelab.run.episode import run_episode
+from statelab.run.spec import RunSpec
 from statelab.worldmodels import WORLDMODELS
 
 MOVE = "Move the top disk of rod A to the top of rod C"

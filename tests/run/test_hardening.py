@@ -14,9 +14,11 @@ import pytest
 from typer.testing import CliRunner
 
 from statelab.cli import app
+from statelab.run._rows import MAX_TEXT, stored_text
 from statelab.run.config import parse_experiment
+from statelab.run.records import EpisodeRecord, StepRecord
 from statelab.run.runner import Breaker, _commit, run_sync
-from statelab.run.store import MAX_TEXT, EpisodeRecord, StepRecord, Store, StoreLocked, stored_text
+from statelab.run.store import Store, StoreLocked
 
 MOVE = "Action: Move the top disk of rod A to the top of rod C"
 cli = CliRunner()

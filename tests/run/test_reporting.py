@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from statelab.analysis.reporting import make_report
-from statelab.run.store import EpisodeRecord, Store
+from statelab.run.records import EpisodeRecord
+from statelab.run.store import Store
 
 AXES = {"env": "hanoi", "model": "m", "agent": "react", "history": "full", "format": "tagged-list"}
 SUCCESS = {"none": [[1, 1, 0], [1, 0, 0], [1, 1, 1], [0, 0, 1]], "vot": [[1, 1, 1]] * 4}

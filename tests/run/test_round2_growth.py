@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from statelab.run._episode_parts import MAX_ACTION
 from statelab.run.config import parse_experiment
-from statelab.run.episode import MAX_ACTION
 from statelab.run.runner import run_sync
 from statelab.run.store import Store
 

@@ -16,13 +16,15 @@ import pytest
 
 from statelab.analysis.reporting import make_report
 from statelab.core import ConfigError
+from statelab.run._reading import register_table
 from statelab.run._texts import DamagedText, TextReader, TextWriter, shared_prefix
 from statelab.run.axes import NAMES
 from statelab.run.config import parse_experiment
 from statelab.run.export import export_store
+from statelab.run.records import EpisodeRecord, StepRecord
 from statelab.run.replay import replay
 from statelab.run.runner import run_sync
-from statelab.run.store import EpisodeRecord, StepRecord, Store, register_table
+from statelab.run.store import Store
 from statelab.viewer import write_viewer
 
 

@@ -14,8 +14,9 @@ import pandas as pd
 from statelab.core import LLM, Completion, GenParams, Message, ModelError, Usage
 from statelab.run._texts import TextRef
 from statelab.run.config import parse_experiment
+from statelab.run.records import EpisodeRecord
 from statelab.run.runner import run_sync
-from statelab.run.store import EpisodeRecord, Store
+from statelab.run.store import Store
 
 MOVES = [
     "Action: Move the top disk of rod A to the top of rod B",

@@ -1,9 +1,8 @@
 import pytest
 
 from statelab.core import ConfigError
-from statelab.facts import PegFacts
+from statelab.facts import PegFacts, check
 from statelab.state import formats_for, render
-from statelab.state.formats import check
 
 START = PegFacts(((2, 1, 0), (), ()))
 MID = PegFacts(((2,), (1,), (0,)))

@@ -1,9 +1,8 @@
 import pytest
 
 from statelab.core import ConfigError
-from statelab.facts import EgoViewFacts
+from statelab.facts import EgoViewFacts, check
 from statelab.state import formats_for, render
-from statelab.state.formats import check
 
 WALL, EMPTY, UNSEEN = (2, 5, 0), (1, 0, 0), (0, 0, 0)
 RED_BALL, LOCKED_BLUE_DOOR, GREEN_KEY = (6, 0, 0), (4, 2, 2), (5, 1, 0)

@@ -14,13 +14,8 @@ from statelab.envs import env_class, make_env
 from statelab.facts.egoview import EgoViewFacts
 from statelab.worldmodels._model import UNKNOWN_ENV
 from statelab.worldmodels.adapters import adapter_for, claimed_kinds
-from statelab.worldmodels.adapters.babyai import (
-    BabyAIAdapter,
-    direction,
-    parse_place,
-    pos_of,
-    relative,
-)
+from statelab.worldmodels.adapters._babyai_text import direction, parse_place, relative
+from statelab.worldmodels.adapters.babyai import BabyAIAdapter, pos_of
 from statelab.worldmodels.adapters.household import HouseholdAdapter, parse_goal
 from statelab.worldmodels.belief import INVENTORY, UNSEEN
 

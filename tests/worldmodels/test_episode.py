@@ -9,8 +9,8 @@ from statelab.core import FORMAT_ERROR, MOVED, NO_OP
 from statelab.envs import make_env
 from statelab.llm.scripted import ScriptedLLM
 from statelab.run._derail import Derail
-from statelab.run.config import RunSpec
 from statelab.run.episode import run_episode
+from statelab.run.spec import RunSpec
 
 
 def _play(replies, worldmodel="belief", agent="act", max_steps=3, env="babyai/goto"):

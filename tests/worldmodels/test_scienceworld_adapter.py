@@ -15,18 +15,15 @@ from hypothesis import strategies as st
 from statelab.core import Observation
 from statelab.facts import TextFacts
 from statelab.worldmodels.adapters import adapter_for
-from statelab.worldmodels.adapters._scienceworld_rooms import candidate_rooms
-from statelab.worldmodels.adapters.scienceworld import (
-    CANNOT_HELP,
-    INVALID,
-    ROOMS,
+from statelab.worldmodels.adapters._scienceworld_rooms import ROOMS, candidate_rooms
+from statelab.worldmodels.adapters._scienceworld_text import (
     Goal,
-    ScienceWorldAdapter,
     matches,
     parse_goal,
     parse_item,
     referent,
 )
+from statelab.worldmodels.adapters.scienceworld import CANNOT_HELP, INVALID, ScienceWorldAdapter
 from statelab.worldmodels.belief import INVENTORY
 
 FIRST = (
@@ -373,8 +370,8 @@ def test_walle_on_scienceworld_asks_the_env_and_rejects_without_a_step():
 
     from statelab.envs.scienceworld import ScienceWorldEnv
     from statelab.llm.scripted import ScriptedLLM
-    from statelab.run.config import RunSpec
     from statelab.run.episode import run_episode
+    from statelab.run.spec import RunSpec
 
     calls: list[str] = []
     orig = ScienceWorldEnv.would_accept
@@ -414,8 +411,8 @@ def test_belief_on_scienceworld_answers_a_query_in_the_prompt_without_a_step():
     import asyncio
 
     from statelab.llm.scripted import ScriptedLLM
-    from statelab.run.config import RunSpec
     from statelab.run.episode import run_episode
+    from statelab.run.spec import RunSpec
 
     replies = ["Action: query where is animal", "Action: teleport to outside"]
     spec = RunSpec.make(env="scienceworld/lifespan-longest-lived", model="scripted:x",

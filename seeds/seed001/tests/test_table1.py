@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from statelab.run.store import EpisodeRecord, StepRecord, Store
+from statelab.run.records import EpisodeRecord, StepRecord
+from statelab.run.store import Store
 from statelab.tools.library import clear_memo
 from statelab_seed001.table1 import read_tables, table1, table1_markdown, write_table1
 

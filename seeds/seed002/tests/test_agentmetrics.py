@@ -14,7 +14,8 @@ from statelab.analysis.agentmetrics import (
     success_rate,
     tracks_state,
 )
-from statelab.run.store import EpisodeRecord, StepRecord, Store
+from statelab.run.records import EpisodeRecord, StepRecord
+from statelab.run.store import Store
 from statelab_seed002.agents_table import ablation_markdown, agent_metrics, agent_table, row_label
 
 
@@ -208,9 +209,10 @@ def test_model_calls_column_recomputed_from_raw_episodes(tmp_path):
     from tests.agents.test_anchor import FnLLM
 
     from statelab.envs.household import HouseholdEnv
-    from statelab.run.config import Params, RunSpec
+    from statelab.run.config import Params
     from statelab.run.episode import run_episode
     from statelab.run.seeding import single
+    from statelab.run.spec import RunSpec
 
     spec = RunSpec.make(env="household", model="fn", agent="react:original/anchor",
                         history="full", format="default", grounding="none",

@@ -7,10 +7,11 @@ build from those values.
 
 from __future__ import annotations
 
-from statelab.agents import adapt, react, reflact, stateact
+from statelab.agents import adapt, react, reflact
 from statelab.agents._anchor import anchor_options
 from statelab.agents._parse import parse_action
-from statelab.agents._prompting import messages
+from statelab.agents._stateact_variants import PARAMS as STATEACT_PARAMS
+from statelab.agents._stateact_variants import Variant, variant_of
 from statelab.agents._tool_options import PLAN_PARAMS, TOOLS_PARAMS, options_of
 from statelab.agents.act import ActAgent
 from statelab.agents.adapt import AdaptAgent
@@ -19,7 +20,7 @@ from statelab.agents.random import RandomAgent
 from statelab.agents.react import make_react
 from statelab.agents.reader import ReaderAgent
 from statelab.agents.reflact import ReflActAgent
-from statelab.agents.stateact import StateActAgent, Variant, variant_of
+from statelab.agents.stateact import StateActAgent
 from statelab.agents.tools import PlanAgent, ToolsAgent
 from statelab.core import (
     Agent,
@@ -32,6 +33,7 @@ from statelab.core import (
     choice,
 )
 from statelab.facts import TrafficFacts
+from statelab.state.prompt import messages
 
 AGENTS: Registry[Agent] = Registry("agent")
 
@@ -88,7 +90,7 @@ def _reader(arg: None, ctx: BuildContext) -> Agent:
     "stateact",
     "stateact[:<goal+state+thought|none|all>][/text|json][/anchor|transcript|nolist|strict"
     "|repeats=N|calls=N|chars=N|prompt=view|conversation|examples=<set>]",
-    params=stateact.PARAMS,
+    params=STATEACT_PARAMS,
 )
 def _stateact(args: Args, ctx: BuildContext) -> Agent:
     return StateActAgent(ctx.params, variant_of(args), options=anchor_options(args))

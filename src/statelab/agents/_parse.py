@@ -30,7 +30,7 @@ _REASONING_TAGS = (
 _MAX_INDEX_DIGITS = 6
 
 
-def _norm(s: str) -> str:
+def norm(s: str) -> str:
     return " ".join(_PUNCT.sub(" ", s).lower().split())
 
 
@@ -98,15 +98,15 @@ def parse_action(reply: str, admissible: tuple[str, ...] | None) -> tuple[str, b
     text = action_text(reply)
     if admissible is None:
         return text, bool(text)
-    by_norm = {_norm(a): a for a in admissible}
-    key = _norm(text)
+    by_norm = {norm(a): a for a in admissible}
+    key = norm(text)
     if key in by_norm:
         return by_norm[key], True
     # the reply names exactly one admissible action verbatim (e.g. wrapped in prose)
-    said = _norm(split_reasoning(reply)[1])
+    said = norm(split_reasoning(reply)[1])
     inside = [a for n, a in by_norm.items() if n and n in said]
-    longest = max((len(_norm(a)) for a in inside), default=0)
-    inside = [a for a in inside if len(_norm(a)) == longest]
+    longest = max((len(norm(a)) for a in inside), default=0)
+    inside = [a for a in inside if len(norm(a)) == longest]
     if len(inside) == 1:
         return inside[0], True
     # a bare 1-based index into the listed actions

@@ -7,7 +7,6 @@ from dataclasses import replace
 
 from statelab.agents._parse import reasoning_open
 from statelab.core import LLM, Call, GenParams, Message
-from statelab.state.prompt import ACT_INSTRUCTION, messages
 
 #: room for a reasoning model's block when a stop string or max_tokens cut it short
 REASONING_MAX_TOKENS = 2048
@@ -34,4 +33,4 @@ async def complete_past_reasoning(
     return [Call(f"{kind}-cut", msgs, first), Call(kind, msgs, second)]
 
 
-__all__ = ["ACT_INSTRUCTION", "REASONING_MAX_TOKENS", "complete_past_reasoning", "messages"]
+__all__ = ["REASONING_MAX_TOKENS", "complete_past_reasoning"]

@@ -11,7 +11,7 @@ from typing import Any
 
 from statelab.agents._parse import split_reasoning
 from statelab.core import loads_json
-from statelab.tools.geodesics import TOOL_LEN
+from statelab.envs.traffic_world import TOOL_LEN
 
 WAIT = "W" * TOOL_LEN
 _WORDS = {"wait": "W", "stay": "W", "hold": "W", "up": "U", "down": "D", "left": "L", "right": "R"}
@@ -22,7 +22,7 @@ _LABEL = re.compile(
 
 
 # -- parsing free replies --------------------------------------------------------------------
-def _labelled(reply: str) -> str | None:
+def labelled(reply: str) -> str | None:
     found = _LABEL.findall(reply)
     return found[-1][1].strip() if found else None
 
@@ -32,7 +32,7 @@ def parse_tool(reply: str, names: Sequence[str]) -> str | None:
     name, or its 1-based index, or the only tool name written in that line or, failing that,
     anywhere in the reply; None when no single tool is named."""
     wanted = {n.upper(): n for n in names}
-    line = _labelled(reply)
+    line = labelled(reply)
     if line is not None:
         word = re.sub(r"[\"'`*.,;!()\[\]]", " ", line).split()
         if word and word[0].upper() in wanted:
@@ -63,7 +63,7 @@ def parse_plan(reply: str, k: int = TOOL_LEN) -> str | None:
     ``k`` letters over W,U,D,L,R (``DRDRD``, ``D R D R D``) or ``k`` words (``down right
     ...``); else the first non-empty line so written; else the only such letter group in the
     reply. None when the reply holds no plan (missing or malformed)."""
-    line = _labelled(reply)
+    line = labelled(reply)
     first = next((ln.strip() for ln in reply.splitlines() if ln.strip()), "")
     for text in (line, first):
         if text:

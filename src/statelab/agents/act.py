@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from statelab.agents._parse import parse_action
-from statelab.agents._prompting import complete_past_reasoning, messages
+from statelab.agents._prompting import complete_past_reasoning
 from statelab.core import (
     LLM,
     Agent,
@@ -17,6 +17,7 @@ from statelab.core import (
     StepContext,
     Usage,
 )
+from statelab.state.prompt import messages
 
 PREFIX = "Action: "
 

@@ -28,7 +28,7 @@ import zlib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from statelab.agents._parse import _norm
+from statelab.agents._parse import norm
 from statelab.agents._turn import is_empty, parse_turn
 from statelab.core import (
     LLM,
@@ -113,12 +113,12 @@ class Node:
 
 def control_of(decision: Decision) -> str | None:
     """``task completed`` / ``task failed`` when the executor declared the attempt over."""
-    action = _norm(decision.action)
+    action = norm(decision.action)
     for c in CONTROLS:
         if action == c or action.startswith(c + " "):
             return c
     if is_empty(parse_turn(decision.reply).action) or not action:
-        said = _norm(decision.reply)
+        said = norm(decision.reply)
         for c in CONTROLS:
             if c in said:
                 return c

@@ -31,7 +31,8 @@ from statelab.agents._anchor import (
 )
 from statelab.agents._parse import parse_action, split_reasoning
 from statelab.agents._prompting import complete_past_reasoning
-from statelab.agents.stateact import StateActAgent, Variant
+from statelab.agents._stateact_variants import Variant
+from statelab.agents.stateact import StateActAgent
 from statelab.core import (
     LLM,
     Args,

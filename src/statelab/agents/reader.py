@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 
 from statelab.agents._parse import parse_action
-from statelab.agents._prompting import messages
 from statelab.core import (
     LLM,
     Agent,
@@ -32,6 +31,7 @@ from statelab.core import (
     StepContext,
     Usage,
 )
+from statelab.state.prompt import messages
 
 INSTRUCTION = "Reply with the number and the text of the best next command."
 

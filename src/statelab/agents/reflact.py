@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 from statelab.agents._anchor import PROMPT_PARAMS, Options
-from statelab.agents.stateact import StateActAgent, Variant
+from statelab.agents._stateact_variants import Variant
+from statelab.agents.stateact import StateActAgent
 from statelab.core import GenParams, Param, Params, choice
 
 _FORMS = choice("text", "json")

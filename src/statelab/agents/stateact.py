@@ -49,29 +49,22 @@ from statelab.agents._anchor import Limits, Options, cut, strict_action
 from statelab.agents._conversation import Conversation
 from statelab.agents._conversation import decide as conversation_decide
 from statelab.agents._parse import parse_action, split_reasoning
-from statelab.agents._prompting import complete_past_reasoning, messages
+from statelab.agents._prompting import complete_past_reasoning
 from statelab.agents._stateact_variants import DESCRIBE as DESCRIBE
-from statelab.agents._stateact_variants import (
-    FIELDS,
-    PARAMS,
-    ROW_LABELS,
-    Variant,
-    eight_variants,
-    format_spec,
-    instruction,
-    state_keys_for,
-    variant_of,
-)
 from statelab.agents._stateact_variants import FORMATS as FORMATS
 from statelab.agents._stateact_variants import GENERIC_KEYS as GENERIC_KEYS
 from statelab.agents._stateact_variants import INVENTORY_KEYS as INVENTORY_KEYS
 from statelab.agents._stateact_variants import LOCATION_KEYS as LOCATION_KEYS
+from statelab.agents._stateact_variants import (
+    Variant,
+    format_spec,
+    instruction,
+    state_keys_for,
+)
 from statelab.agents._turn import (
-    Turn,
     choose_action,
     parse_json_turn,
     parse_turn,
-    render_turn,
     truncate,
 )
 from statelab.core import (
@@ -85,6 +78,7 @@ from statelab.core import (
     Prompt,
     StepContext,
 )
+from statelab.state.prompt import messages
 
 #: reasoning turns need room: a floor on max_tokens when a field precedes the action
 REASONING_MIN_TOKENS = 320
@@ -271,18 +265,4 @@ def _cut_before_action(text: str) -> str:
     return text[: m.start()] if m else text
 
 
-__all__ = [
-    "FIELDS",
-    "PARAMS",
-    "ROW_LABELS",
-    "StateActAgent",
-    "Turn",
-    "Variant",
-    "choose_action",
-    "eight_variants",
-    "parse_turn",
-    "render_turn",
-    "state_keys_for",
-    "truncate",
-    "variant_of",
-]
+__all__ = ["StateActAgent"]

@@ -63,9 +63,9 @@ from statelab.agents._tool_options import Options
 from statelab.agents._tool_replies import (
     JSON_MIN_TOKENS,
     WAIT,
-    _labelled,
     decision_schema,
     json_instruction,
+    labelled,
     parse_json_choice,
     parse_plan,
     parse_tool,
@@ -82,9 +82,9 @@ from statelab.core import (
     Prompt,
     StepContext,
 )
+from statelab.envs.traffic_world import PRIMITIVES, TOOL_LEN
 from statelab.facts import TrafficFacts as _Facts
 from statelab.tools.describe import LIBRARY_HEADER
-from statelab.tools.geodesics import PRIMITIVES, TOOL_LEN
 from statelab.tools.library import LibrarySpec, ToolLibrary, build_library
 
 
@@ -332,7 +332,7 @@ class PlanAgent(Agent):
             step_meta["invalid"] = "waited"
             return Decision(WAIT[:k] if k <= TOOL_LEN else "W" * k, reply, calls, step_meta, False)
         if plan is None:
-            raw = _labelled(reply)
+            raw = labelled(reply)
             return Decision(
                 raw if raw is not None else reply.strip(), reply, calls, step_meta, False
             )

@@ -22,44 +22,44 @@ from statelab.analysis.stats import MAX_EXACT, min_attainable_p
 DASH = "–"
 
 
-def _missing(value: Any) -> bool:
+def missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _cell(value: Any) -> str:
+def cell_text(value: Any) -> str:
     """A table cell: text with pipes escaped and newlines flattened."""
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def _num(value: Any, fmt: str, signed: bool = False) -> str:
-    if _missing(value):
+def num(value: Any, fmt: str, signed: bool = False) -> str:
+    if missing(value):
         return DASH
     return format(float(value), ("+" if signed else "") + fmt)
 
 
-def _alpha(summary_attrs: Mapping[str, Any]) -> float:
+def alpha_of(summary_attrs: Mapping[str, Any]) -> float:
     return 1.0 - float(summary_attrs.get("ci", 0.95))
 
 
 def score_cell(row: Mapping[str, Any]) -> str:
     """``"0.46 (0.12)*"``: mean, sample SD in parentheses ("–" for one seed), ``*`` when
     significant vs baseline."""
-    if _missing(row["mean"]):
+    if missing(row["mean"]):
         return DASH
     star = "*" if row["role"] == ROLE_COMPARED and bool(row["sig"]) else ""
-    return f"{row['mean']:.2f} ({_num(row['sd'], '.2f')}){star}"
+    return f"{row['mean']:.2f} ({num(row['sd'], '.2f')}){star}"
 
 
-def _delta_cell(row: Mapping[str, Any]) -> str:
+def delta_cell(row: Mapping[str, Any]) -> str:
     role = row["role"]
     if role == ROLE_BASELINE:
         return "baseline"
-    if role != ROLE_COMPARED or _missing(row["diff"]):
+    if role != ROLE_COMPARED or missing(row["diff"]):
         return DASH
-    diff = _num(row["diff"], ".2f", signed=True)
-    if _missing(row["ci_low"]):
+    diff = num(row["diff"], ".2f", signed=True)
+    if missing(row["ci_low"]):
         return f"{diff} [too few seeds]"
-    low, high = _num(row["ci_low"], ".2f", True), _num(row["ci_high"], ".2f", True)
+    low, high = num(row["ci_low"], ".2f", True), num(row["ci_high"], ".2f", True)
     return f"{diff} [{low}, {high}]"
 
 
@@ -68,7 +68,7 @@ def _p_text(p: float) -> str:
 
 
 #: the adjustments' names in a p cell
-_ADJ_SHORT = {"holm": "Holm", "bh": "BH"}
+ADJ_SHORT = {"holm": "Holm", "bh": "BH"}
 
 
 def _pairs(row: Mapping[str, Any]) -> str:
@@ -83,16 +83,16 @@ def p_cell(row: Mapping[str, Any], attrs: Mapping[str, Any]) -> str:
     reach the level at all, why (``"n too small for p<0.05"``), or when its adjusted p cannot
     at this n and this many comparisons (``"n too small for Holm p<0.05 over 4
     comparisons"``: Holm's least adjusted p is 4 x 2/2^7 = 0.0625 at 7 pairs)."""
-    if row["role"] != ROLE_COMPARED or _missing(row["diff"]):
+    if row["role"] != ROLE_COMPARED or missing(row["diff"]):
         return DASH
-    if _missing(row["p"]):
+    if missing(row["p"]):
         return f"{DASH} ({_pairs(row)}; needs {MIN_TEST_N})"
     text = f"{_p_text(float(row['p']))} ({_pairs(row)}"
-    short = _ADJ_SHORT.get(str(attrs.get("adjust", "none")))
-    if short and int(attrs.get("n_tests", 0)) > 1 and not _missing(row.get("p_adj")):
+    short = ADJ_SHORT.get(str(attrs.get("adjust", "none")))
+    if short and int(attrs.get("n_tests", 0)) > 1 and not missing(row.get("p_adj")):
         text += f"; {short} {_p_text(float(row['p_adj']))}"
-    alpha = _alpha(attrs)
-    if not _missing(row.get("min_p")) and float(row["min_p"]) >= alpha:
+    alpha = alpha_of(attrs)
+    if not missing(row.get("min_p")) and float(row["min_p"]) >= alpha:
         design = min_attainable_p(
             int(row["n_test"]),
             int(row["n_base"]),
@@ -109,7 +109,7 @@ def p_cell(row: Mapping[str, Any], attrs: Mapping[str, Any]) -> str:
 
 
 def _at_least(value: Any, level: float) -> bool:
-    return not _missing(value) and float(value) >= level
+    return not missing(value) and float(value) >= level
 
 
 def _count_cell(n: int, failed: int, unscored: int) -> str:
@@ -118,12 +118,12 @@ def _count_cell(n: int, failed: int, unscored: int) -> str:
     return f"{n} ({', '.join(extra)})" if extra else str(n)
 
 
-def _n_cell(row: Mapping[str, Any]) -> str:
+def n_cell(row: Mapping[str, Any]) -> str:
     """Seeds: with a score, then (+ failed, + finished without a score)."""
     return _count_cell(int(row["n"]), int(row["failed"]), int(row["unscored"]))
 
 
-def _episodes_cell(row: Mapping[str, Any]) -> str:
+def episodes_cell(row: Mapping[str, Any]) -> str:
     """Episodes: scored, then (of them, k truncated; + failed, + without a score)."""
     cell = _count_cell(
         int(row["episodes"]), int(row["episodes_failed"]), int(row["episodes_unscored"])
@@ -144,7 +144,7 @@ def axis_label(rec: Mapping[str, Any], axis: str) -> str:
     value = rec.get(axis)
     if axis == "agent" and rec.get("role") in _REFERENCE_LABELS:
         value = _REFERENCE_LABELS[str(rec["role"])]
-    return _cell(value)
+    return cell_text(value)
 
 
 #: where the report (``results/<name>/report/``) finds the experiment's page (``statelab view``)

@@ -26,7 +26,7 @@ Test = Literal["permutation", "bootstrap"]
 TESTS: tuple[str, ...] = ("permutation", "bootstrap")
 
 
-def _no_test() -> dict[str, Any]:
+def no_test() -> dict[str, Any]:
     nan = float("nan")
     return {
         "paired": False,
@@ -53,7 +53,7 @@ def _compare(
     The interval is always the percentile bootstrap; the ``*`` (``sig``) comes from ``test``:
     ``"permutation"`` (p < 1 - ci) or ``"bootstrap"`` (the interval excludes 0).
     """
-    out = _no_test()
+    out = no_test()
     if x.empty or y.empty:
         return out
     shared = x.index.intersection(y.index)
@@ -81,7 +81,7 @@ def _compare(
     return out
 
 
-class _Tester:
+class Tester:
     """The comparisons of one summary: against the baseline (the report's test) and against
     the random floor (the bootstrap interval, for the floor warning)."""
 
@@ -105,7 +105,7 @@ class _Tester:
         }
 
 
-def _adjust(rows: list[dict[str, Any]], method: Adjust, alpha: float) -> int:
+def adjust_pvalues(rows: list[dict[str, Any]], method: Adjust, alpha: float) -> int:
     """Adjust the compared runs' p values for their number (``p_adj``); unless ``method`` is
     ``"none"``, ``sig`` becomes ``p_adj < alpha``. ``min_p_adj`` is the least adjusted p the
     tests' designs allow (:func:`~statelab.analysis.stats.min_adjusted_p`; NaN where a test

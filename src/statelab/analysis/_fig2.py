@@ -19,9 +19,10 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from statelab.analysis._legend import describe_baseline
 from statelab.analysis._plots import PALETTE
-from statelab.analysis._summary import ROLE_COMPARED, varying_axes
-from statelab.analysis._table import describe_baseline
+from statelab.analysis._roles import ROLE_COMPARED
+from statelab.analysis._summary import varying_axes
 
 NEUTRAL = 0.01
 _NEUTRAL_FILL = "#E6E6E6"

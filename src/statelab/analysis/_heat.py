@@ -20,18 +20,19 @@ from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 from matplotlib.patches import Rectangle
 
+from statelab.analysis._cells import missing
+from statelab.analysis._legend import describe_baseline, describe_test
 from statelab.analysis._pivot import (
     EXPERT_FILL,
     HEAT_GROUP_AXIS,
+    Grid,
     Key,
-    _frame,
-    _Grid,
-    _grid,
-    _is_expert,
-    _texts,
+    frame,
+    is_expert,
+    pivot_grid,
+    pivot_texts,
 )
-from statelab.analysis._summary import EXPERT_NOTE
-from statelab.analysis._table import _missing, describe_baseline, describe_test
+from statelab.analysis._roles import EXPERT_NOTE
 
 HEAT_STOPS: tuple[tuple[float, str], ...] = ((0.0, "#FCFDBF"), (0.5, "#FC8961"), (1.0, "#B73779"))
 """The seed's shading scale: position in [0, 1] -> colour, linear in RGB between stops."""
@@ -62,13 +63,13 @@ def text_colour(fill: str) -> str:
     return "black" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "white"
 
 
-def _positions(grid: _Grid, scale: Scale) -> dict[tuple[int, int], float]:
+def _positions(grid: Grid, scale: Scale) -> dict[tuple[int, int], float]:
     """Colour-scale position of every shaded cell (non-expert runs with a mean)."""
     if scale not in ("env", "unit"):
         raise ValueError(f"scale must be 'env' or 'unit', got {scale!r}")
     means: dict[tuple[int, int], tuple[Hashable, float]] = {}
     for pos, rec in grid.cells.items():
-        if not _is_expert(rec) and not _missing(rec["mean"]):
+        if not is_expert(rec) and not missing(rec["mean"]):
             means[pos] = (rec.get(HEAT_GROUP_AXIS), float(rec["mean"]))
     if scale == "unit":
         return {pos: m for pos, (_, m) in means.items()}
@@ -97,11 +98,11 @@ def cell_colours(
     are equal). ``scale="unit"``: the mean itself in [0, 1] (what the seed's colours encode).
     Expert cells, empty cells and runs without a mean are unshaded.
     """
-    grid = _grid(summary, rows, columns)
-    return _frame(grid, _colour_grid(grid, scale))
+    grid = pivot_grid(summary, rows, columns)
+    return frame(grid, _colour_grid(grid, scale))
 
 
-def _colour_grid(grid: _Grid, scale: Scale) -> list[list[str]]:
+def _colour_grid(grid: Grid, scale: Scale) -> list[list[str]]:
     out = [[""] * len(grid.columns) for _ in grid.rows]
     for (ri, ci), t in _positions(grid, scale).items():
         out[ri][ci] = heat_colour(t)
@@ -158,8 +159,8 @@ def heat_table_png(
     Matplotlib through an explicit Agg canvas (no pyplot state). Returns ``path``.
     """
     path = Path(path)
-    grid = _grid(summary, rows, columns)
-    texts = _texts(grid)
+    grid = pivot_grid(summary, rows, columns)
+    texts = pivot_texts(grid)
     fills = _colour_grid(grid, scale)
     n_levels, n_rowax = len(grid.col_axes), len(grid.row_axes)
     # Column widths (inches): row-label columns, then data columns.
@@ -335,7 +336,7 @@ def _gradient(ax: Any, x: float, y: float, scale: Scale) -> None:
     ax.text(x + w + 0.08, y + h / 2, hi, **style)
 
 
-def _notes(summary: pd.DataFrame, grid: _Grid, scale: Scale) -> list[str]:
+def _notes(summary: pd.DataFrame, grid: Grid, scale: Scale) -> list[str]:
     layout = (
         f"Rows: {' × '.join(grid.row_axes)}; columns: {' × '.join(grid.col_axes)}. "
         "Cells: mean normalised score (sample SD) over seeds; blank: no such run."

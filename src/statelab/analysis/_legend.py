@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from statelab.analysis._cells import _ADJ_SHORT, _alpha
+from statelab.analysis._cells import ADJ_SHORT, alpha_of
 from statelab.analysis._comparisons import MIN_TEST_N
 from statelab.analysis._roles import EXPERT_NOTE, FLOOR_NOTE, ROLE_EXPERT, ROLE_FLOOR
 from statelab.analysis.behaviour import shown_behaviour
@@ -56,11 +56,11 @@ def describe_adjust(attrs: Mapping[str, Any]) -> str:
     """One sentence: how the p values were adjusted for the number of comparisons."""
     method = str(attrs.get("adjust", "none"))
     k = int(attrs.get("n_tests", 0))
-    alpha = _alpha(attrs)
+    alpha = alpha_of(attrs)
     if method == "none":
         return f"No adjustment for the {k} comparisons: each `*` is its own test."
     name = ADJUST_NAMES[method]
-    tail = f" (shown in the p column as {_ADJ_SHORT[method]} p)" if k > 1 else ""
+    tail = f" (shown in the p column as {ADJ_SHORT[method]} p)" if k > 1 else ""
     limit = (
         f" Holm multiplies the smallest p by {k}: where {k} × (least p at that n) ≥ {alpha:g}"
         f" no `*` can exist, and the p column says so."

@@ -16,9 +16,10 @@ from typing import Any
 
 import pandas as pd
 
+from statelab.analysis._cells import cell_text, score_cell
+from statelab.analysis._legend import describe_baseline, describe_test
 from statelab.analysis._md import md_row
-from statelab.analysis._summary import EXPERT_LABEL, EXPERT_NOTE, expert_rows, is_expert_row
-from statelab.analysis._table import _cell, describe_baseline, describe_test, score_cell
+from statelab.analysis._roles import EXPERT_LABEL, EXPERT_NOTE, expert_rows, is_expert_row
 
 HEAT_GROUP_AXIS = "env"
 EXPERT_FILL = "#EEEEEE"
@@ -34,12 +35,12 @@ def _as_axes(axes: Sequence[str] | str, name: str) -> list[str]:
     return out
 
 
-def _is_expert(rec: Mapping[str, Any]) -> bool:
+def is_expert(rec: Mapping[str, Any]) -> bool:
     return is_expert_row(rec)
 
 
 @dataclass
-class _Grid:
+class Grid:
     row_axes: list[str]
     col_axes: list[str]
     rows: list[Key] = field(default_factory=list)
@@ -56,7 +57,9 @@ def _clash(a: Mapping[str, Any], b: Mapping[str, Any], axes: Sequence[str]) -> V
     )
 
 
-def _grid(summary: pd.DataFrame, rows: Sequence[str] | str, columns: Sequence[str] | str) -> _Grid:
+def pivot_grid(
+    summary: pd.DataFrame, rows: Sequence[str] | str, columns: Sequence[str] | str
+) -> Grid:
     """Place each run in a (row, column) cell; keys ordered level by level, first appearance."""
     row_axes, col_axes = _as_axes(rows, "rows"), _as_axes(columns, "columns")
     missing = [a for a in row_axes + col_axes if a not in summary.columns]
@@ -69,8 +72,8 @@ def _grid(summary: pd.DataFrame, rows: Sequence[str] | str, columns: Sequence[st
     records: list[dict[str, Any]] = [
         {str(k): v for k, v in r.items()} for r in summary.to_dict("records")
     ]
-    normal = [r for r in records if not _is_expert(r)]
-    experts = [r for r in records if _is_expert(r)]
+    normal = [r for r in records if not is_expert(r)]
+    experts = [r for r in records if is_expert(r)]
     rank: dict[str, dict[Hashable, float]] = {
         a: {v: float(i) for i, v in enumerate(dict.fromkeys(r[a] for r in normal))}
         for a in row_axes + col_axes
@@ -108,7 +111,7 @@ def _grid(summary: pd.DataFrame, rows: Sequence[str] | str, columns: Sequence[st
             placed[(rk, ck)] = r
         row_rank[rk] = rr
         expert_keys.add(rk)
-    grid = _Grid(row_axes, col_axes)
+    grid = Grid(row_axes, col_axes)
     grid.rows = sorted(row_rank, key=lambda k: row_rank[k])
     grid.columns = sorted(col_rank, key=lambda k: col_rank[k])
     r_index = {k: i for i, k in enumerate(grid.rows)}
@@ -142,7 +145,7 @@ def _expert_row(
     return tuple(key), tuple(ranks)
 
 
-def _texts(grid: _Grid) -> list[list[str]]:
+def pivot_texts(grid: Grid) -> list[list[str]]:
     out = [[""] * len(grid.columns) for _ in grid.rows]
     for (ri, ci), rec in grid.cells.items():
         out[ri][ci] = score_cell(rec)
@@ -162,11 +165,11 @@ def pivot(
     episodes is "–".
     Raises ``ValueError`` when two runs fall into one cell (an axis is missing from the layout).
     """
-    grid = _grid(summary, rows, columns)
-    return _frame(grid, _texts(grid))
+    grid = pivot_grid(summary, rows, columns)
+    return frame(grid, pivot_texts(grid))
 
 
-def _frame(grid: _Grid, data: list[list[str]]) -> pd.DataFrame:
+def frame(grid: Grid, data: list[list[str]]) -> pd.DataFrame:
     if len(grid.row_axes) == 1:
         index: pd.Index = pd.Index([k[0] for k in grid.rows], name=grid.row_axes[0], dtype=object)
     else:
@@ -184,8 +187,8 @@ def pivot_records(
     summary: pd.DataFrame, rows: Sequence[str] | str, columns: Sequence[str] | str
 ) -> list[dict[str, str]]:
     """The pivot as JSON-ready rows: row-axis values, then flattened column label -> cell."""
-    grid = _grid(summary, rows, columns)
-    texts = _texts(grid)
+    grid = pivot_grid(summary, rows, columns)
+    texts = pivot_texts(grid)
     labels = [column_label(k) for k in grid.columns]
     return [
         {
@@ -228,19 +231,19 @@ def pivot_markdown(
 ) -> str:
     """:func:`pivot` as a Markdown table (column levels flattened as "hanoi · full"), with a
     bold caption above and a legend line (baseline, test, ``*``) below."""
-    grid = _grid(summary, rows, columns)
-    texts = _texts(grid)
+    grid = pivot_grid(summary, rows, columns)
+    texts = pivot_texts(grid)
     header = [a.capitalize() for a in grid.row_axes] + [
-        _cell(column_label(k)) for k in grid.columns
+        cell_text(column_label(k)) for k in grid.columns
     ]
     n_row = len(grid.row_axes)
     lines = [
-        f"**{_cell(title)}**",
+        f"**{cell_text(title)}**",
         "",
         md_row(header),
         "|" + "|".join(["---"] * n_row + [":---:"] * len(grid.columns)) + "|",
     ]
     for key, cells in zip(grid.rows, texts, strict=True):
-        lines.append(md_row([_cell(v) for v in key] + cells))
+        lines.append(md_row([cell_text(v) for v in key] + cells))
     lines += ["", pivot_legend(summary, baseline), ""]
     return "\n".join(lines)

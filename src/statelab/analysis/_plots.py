@@ -16,15 +16,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from statelab.analysis._summary import (
+from statelab.analysis._roles import (
     EXPERT_LABEL,
     FLOOR_LABEL,
     ROLE_COMPARED,
     ROLE_EXPERT,
     ROLE_FLOOR,
     is_reference,
-    varying_axes,
 )
+from statelab.analysis._summary import varying_axes
 
 #: the bar colours of every report plot, in order (seaborn's "deep")
 PALETTE = (

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from statelab.analysis._comparisons import MIN_TEST_N, TESTS, Test, _adjust, _no_test, _Tester
+from statelab.analysis._comparisons import MIN_TEST_N, TESTS, Test, Tester, adjust_pvalues, no_test
 from statelab.analysis._roles import EXPERT as EXPERT
 from statelab.analysis._roles import EXPERT_LABEL as EXPERT_LABEL
 from statelab.analysis._roles import EXPERT_NOTE as EXPERT_NOTE
@@ -210,7 +210,7 @@ def summarise(
         row["role"] = reference_role(first.get("agent"), first.get("tags"))
         rows.append(row)
         keys.setdefault(tuple(row[a] for a in axis_cols), []).append(run)
-    tester = _Tester(seeds, test, n_resamples, ci, seed)
+    tester = Tester(seeds, test, n_resamples, ci, seed)
     floors: dict[Any, Hashable] = {}
     for row in rows:
         if row["role"] == ROLE_FLOOR:
@@ -219,7 +219,7 @@ def summarise(
         role = row["role"]
         row.update(baseline_run=None, floor_run=None, floor_diff=float("nan"))
         row.update(floor_ci_low=float("nan"), floor_ci_high=float("nan"))
-        row.update(_no_test())
+        row.update(no_test())
         if role in REFERENCE_ROLES:
             continue
         floor = floors.get(row.get("env"))
@@ -239,7 +239,7 @@ def summarise(
             continue
         row.update(role=ROLE_COMPARED, baseline_run=matches[0])
         row.update(tester.compare(row["run"], matches[0]))
-    n_tests = _adjust(rows, adjust, 1.0 - ci)
+    n_tests = adjust_pvalues(rows, adjust, 1.0 - ci)
     summary = pd.DataFrame(rows, columns=["run", *axis_cols, *SUMMARY_COLUMNS])
     if len(summary):
         summary = _sorted(summary, axis_cols, base)

@@ -17,24 +17,26 @@ import pandas as pd
 from statelab.analysis._cells import DASH as DASH
 from statelab.analysis._cells import VIEWER_PAGE as VIEWER_PAGE
 from statelab.analysis._cells import (
-    _cell,
-    _delta_cell,
-    _episodes_cell,
-    _n_cell,
-    _num,
     axis_label,
+    cell_text,
+    delta_cell,
+    episodes_cell,
+    n_cell,
+    num,
     p_cell,
     score_cell,
     viewer_link,
 )
-from statelab.analysis._cells import _missing as _missing
+from statelab.analysis._cells import missing as missing
+from statelab.analysis._comparisons import MIN_TEST_N
 from statelab.analysis._legend import behaviour_legend as behaviour_legend
 from statelab.analysis._legend import describe_adjust as describe_adjust
 from statelab.analysis._legend import describe_baseline as describe_baseline
 from statelab.analysis._legend import describe_test as describe_test
 from statelab.analysis._legend import legend
 from statelab.analysis._md import md_row
-from statelab.analysis._summary import MIN_TEST_N, is_reference, varying_axes
+from statelab.analysis._roles import is_reference
+from statelab.analysis._summary import varying_axes
 from statelab.analysis.behaviour import BEHAVIOUR_UNITS, shown_behaviour
 from statelab.analysis.stats import ADJUST_NAMES, MAX_EXACT
 
@@ -110,7 +112,7 @@ def to_markdown(
     header += ["Viewer"] if viewer else []
     rows = summary.assign(_ref=is_reference(summary)).sort_values("_ref", kind="stable")
     lines = [
-        f"**{_cell(title)}**",
+        f"**{cell_text(title)}**",
         "",
         md_row(header),
         "|" + "|".join(["---"] * len(axes) + ["---:"] * (len(header) - len(axes))) + "|",
@@ -118,17 +120,17 @@ def to_markdown(
     for rec in rows.to_dict("records"):
         cells = [axis_label(rec, a) for a in axes] + [
             score_cell(rec),
-            _delta_cell(rec),
+            delta_cell(rec),
             p_cell(rec, summary.attrs),
-            _n_cell(rec),
-            *([_episodes_cell(rec)] if episodes else []),
-            _num(rec["success_rate"], ".2f"),
-            _num(rec["in_per_step"], ",.0f"),
-            *([_num(rec["in_per_call"], ",.0f")] if per_call else []),
-            _num(rec["out_per_step"], ",.0f"),
-            _num(rec["score_per_1k_in"], ".3f"),
-            *([_num(rec["cost"], ",.4f")] if cost else []),
-            *[_num(rec[b], _BEHAVIOUR_FORMATS[b]) for b in behaviour],
+            n_cell(rec),
+            *([episodes_cell(rec)] if episodes else []),
+            num(rec["success_rate"], ".2f"),
+            num(rec["in_per_step"], ",.0f"),
+            *([num(rec["in_per_call"], ",.0f")] if per_call else []),
+            num(rec["out_per_step"], ",.0f"),
+            num(rec["score_per_1k_in"], ".3f"),
+            *([num(rec["cost"], ",.4f")] if cost else []),
+            *[num(rec[b], _BEHAVIOUR_FORMATS[b]) for b in behaviour],
             *([viewer_link(rec.get("run_id"))] if viewer else []),
         ]
         lines.append(md_row(cells))

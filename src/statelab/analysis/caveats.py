@@ -49,7 +49,8 @@ from typing import Any
 import pandas as pd
 
 from statelab.analysis._md import md_cell
-from statelab.analysis._summary import is_reference, varying_axes
+from statelab.analysis._roles import is_reference
+from statelab.analysis._summary import varying_axes
 from statelab.analysis.behaviour import CONSTANT_MEMORY, LOOP_SHARE
 
 #: a run collapsed when more than this share of its episodes played one distinct action

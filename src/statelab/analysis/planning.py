@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from statelab.analysis._roles import ROLE_COMPARED
 from statelab.analysis._seeds import episode_figures, per_seed, seed_scores
-from statelab.analysis._summary import ROLE_COMPARED, summarise
+from statelab.analysis._summary import summarise
 from statelab.analysis.power import REPORT_RESAMPLES, Noise, SeedsNeeded, seeds_needed
 from statelab.analysis.stats import MAX_EXACT
 from statelab.core import ConfigError

@@ -18,37 +18,21 @@ from typing import Any
 
 import pandas as pd
 
+from statelab.analysis._comparisons import Test
 from statelab.analysis._ends import ends_markdown, episode_ends
 from statelab.analysis._fig2 import change_counts, change_sentences, fig2_png
-from statelab.analysis._heat import cell_colours, heat_table_png
+from statelab.analysis._heat import heat_table_png
+from statelab.analysis._legend import describe_baseline
 from statelab.analysis._md import md_text
-from statelab.analysis._pivot import pivot, pivot_markdown, pivot_records
+from statelab.analysis._pivot import pivot_markdown, pivot_records
 from statelab.analysis._plots import plot_score_per_token, plot_scores
-from statelab.analysis._summary import ROLE_EXPERT, Test, is_reference, summarise
-from statelab.analysis._table import describe_baseline, to_json, to_markdown
+from statelab.analysis._roles import ROLE_EXPERT, is_reference
+from statelab.analysis._summary import summarise
+from statelab.analysis._table import to_json, to_markdown
 from statelab.analysis.caveats import Caveat, caveats, caveats_markdown
 from statelab.analysis.stats import Adjust
 
-__all__ = [
-    "MainReport",
-    "Test",
-    "build_report",
-    "cell_colours",
-    "change_counts",
-    "change_sentences",
-    "fig2_png",
-    "heat_table_png",
-    "pivot",
-    "pivot_markdown",
-    "pivot_records",
-    "plot_score_per_token",
-    "plot_scores",
-    "summarise",
-    "to_json",
-    "to_markdown",
-    "write_files",
-    "write_report",
-]
+__all__ = ["MainReport", "build_report", "write_files", "write_report"]
 
 
 @dataclass

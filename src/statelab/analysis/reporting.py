@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from statelab.analysis._comparisons import Test
 from statelab.analysis._md import md_document
 from statelab.analysis.behaviour import with_behaviour
-from statelab.analysis.report import Test, build_report, write_files
+from statelab.analysis.report import build_report, write_files
 from statelab.analysis.sections import ReportInputs, ordered
 from statelab.analysis.stats import Adjust
 from statelab.core import ConfigError

@@ -14,7 +14,7 @@ from __future__ import annotations
 import typer
 
 from statelab.cli import _audit, _sealed
-from statelab.cli._errors import _OneLine
+from statelab.cli._errors import OneLine
 from statelab.cli._listing import envs, list_axis
 from statelab.cli._plan import plan
 from statelab.cli._play import play
@@ -22,7 +22,7 @@ from statelab.cli._results import export, report, view
 from statelab.cli._run import run, tune
 
 app = typer.Typer(
-    cls=_OneLine,
+    cls=OneLine,
     add_completion=False,
     no_args_is_help=True,
     help="Run LLM agents in dynamic environments and compare state representations. "

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from statelab.cli._common import _fail, _line, stored_experiment
+from statelab.cli._common import fail, one_line, stored_experiment
 from statelab.core import ConfigError
 
 
@@ -56,16 +56,16 @@ def audit(
     try:
         exp = stored_experiment(config)
     except ConfigError as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     if sample not in ("spread", "first"):
-        raise _fail("--sample is spread or first")
+        raise fail("--sample is spread or first")
     request = AuditRequest(reader=model, points=points, how=sample, relevance=relevance,
                            samples=samples, max_budget=max_budget, open_test=open_test,
                            force=force, concurrency=concurrency, say=typer.echo)  # fmt: skip
     try:
         got = resolve_kind(kind, exp).run(exp, request)
     except ConfigError as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     typer.echo(got.line)
     for why in got.failed[:5]:
-        typer.echo(_line(f"failed: {why}"), err=True)
+        typer.echo(one_line(f"failed: {why}"), err=True)

@@ -11,7 +11,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from statelab.cli._common import DEBUG_ENV, _debug, _line, guard_output
+from statelab.cli._common import DEBUG_ENV, debug_on, guard_output, one_line
 from statelab.cli.groups import mount
 from statelab.core import ConfigError, ModelError
 
@@ -55,7 +55,7 @@ def _mount(group: Any, ctx: Any) -> None:
         mount(group, ctx)
 
 
-class _OneLine(TyperGroup):
+class OneLine(TyperGroup):
     """Every error a command lets through is one line on stderr, never a traceback
     (``STATELAB_DEBUG=1`` lets it through whole)."""
 
@@ -81,11 +81,11 @@ class _OneLine(TyperGroup):
             if not _usage_error(e):
                 raise
             where = getattr(getattr(e, "ctx", None), "command_path", "statelab")
-            typer.echo(f"error: {_line(e.format_message())} (see {where} --help)", err=True)
+            typer.echo(f"error: {one_line(e.format_message())} (see {where} --help)", err=True)
             raise typer.Exit(2) from None
         except Exception as e:
-            if _debug():
+            if debug_on():
                 raise
             msg, code = _reason(e)
-            typer.echo(f"error: {_line(msg)}", err=True)
+            typer.echo(f"error: {one_line(msg)}", err=True)
             raise typer.Exit(code) from None

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from statelab.cli._common import _fail
+from statelab.cli._common import fail
 from statelab.core import ConfigError
 
 
@@ -57,7 +57,7 @@ def list_axis(
     try:
         chosen = [get_axis(axis)] if axis else list(AXES)
     except ConfigError as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     for a in chosen:
         if not axis:
             default = f" (default: {a.default})" if a.default else ""

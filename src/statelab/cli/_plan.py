@@ -9,8 +9,7 @@ from typing import Annotated
 
 import typer
 
-from statelab.cli._common import _fail, _say
-from statelab.cli._results import store_path
+from statelab.cli._common import fail, say_safe, store_path
 from statelab.core import ConfigError
 
 
@@ -55,9 +54,9 @@ def plan(
     from statelab.analysis.planning import DEFAULT_DELTAS, make_plan, read_pilot, stated_scores
 
     if (exp is None) == (scores is None):
-        raise _fail("give a pilot experiment or --scores (one of them)")
+        raise fail("give a pilot experiment or --scores (one of them)")
     if scores is not None and noise != "bootstrap":
-        raise _fail("--noise: a pilot's option; --scores says its own distribution")
+        raise fail("--noise: a pilot's option; --scores says its own distribution")
     try:
         if exp is not None:
             store = store_path(exp)
@@ -72,11 +71,11 @@ def plan(
         )  # fmt: skip
         files = write_plan(got, where)
     except ConfigError as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     except OSError as err:
-        raise _fail(f"--out: cannot write {err.filename or out}: {err.strerror or err}") from None
+        raise fail(f"--out: cannot write {err.filename or out}: {err.strerror or err}") from None
     if json_:
         typer.echo(json.dumps(plan_data(got), indent=2))
     else:
-        _say(plan_markdown(got))
+        say_safe(plan_markdown(got))
         typer.echo(f"files: {', '.join(str(p) for p in files.values())}", err=True)

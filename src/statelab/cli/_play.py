@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from statelab.cli._common import _fail, _say
+from statelab.cli._common import fail, say_safe
 from statelab.core import ConfigError, prelude_of
 
 
@@ -23,12 +23,13 @@ def play(
     The last line is ``score=<float> success=<true|false> steps=<int>``.
     """
     from statelab.envs import env_class, make_env
-    from statelab.run.config import MAX_SEED, MAX_STEPS_FACTOR, resolve_format
+    from statelab.facts import check
+    from statelab.run.config import MAX_SEED, MAX_STEPS_FACTOR
+    from statelab.run.spec import resolve_format
     from statelab.state import observation_renderer
-    from statelab.state.formats import check
 
     if not 0 <= seed <= MAX_SEED:
-        raise _fail(f"--seed: seeds are between 0 and 2**63-1, got {seed}")
+        raise fail(f"--seed: seeds are between 0 and 2**63-1, got {seed}")
     try:
         cls = env_class(env)
         if max_steps is not None and not 1 <= max_steps <= MAX_STEPS_FACTOR * cls.max_steps:
@@ -42,23 +43,23 @@ def play(
         render = observation_renderer(fmt)
         obs, info = e.reset(seed=seed)
     except ConfigError as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     except (ImportError, ValueError, RuntimeError) as err:  # an env's own one line
-        raise _fail(f"{env}: {err}") from None
+        raise fail(f"{env}: {err}") from None
     policy = e.expert() if expert else None
-    _say(e.manual + "\n")
+    say_safe(e.manual + "\n")
     for i, (act, o) in enumerate(prelude_of(info)):  # an env's scripted steps
-        _say(f"\n[scripted {i + 1}] > {act}\n{render(o)}")
+        say_safe(f"\n[scripted {i + 1}] > {act}\n{render(o)}")
     done = False
     while not done:
-        _say(f"\n[step {e.steps}] goal: {obs.goal}\n{render(obs)}")
+        say_safe(f"\n[step {e.steps}] goal: {obs.goal}\n{render(obs)}")
         if policy is not None:
             action = policy.act(obs, info)
-            _say(f"> {action}")
+            say_safe(f"> {action}")
         else:
             actions = obs.admissible or ()
             for i, a in enumerate(actions, 1):
-                _say(f"  {i}. {a}")
+                say_safe(f"  {i}. {a}")
             line = sys.stdin.readline()
             if not line:
                 break
@@ -70,5 +71,5 @@ def play(
         done = terminated or truncated
         if reward:
             typer.echo(f"(reward {reward:g})")
-    _say(obs.text)
+    say_safe(obs.text)
     typer.echo(f"score={e.score():.4g} success={str(e.success()).lower()} steps={e.steps}")

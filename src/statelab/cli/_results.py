@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from statelab.cli._common import _fail, _say, store_path
+from statelab.cli._common import fail, say_safe, store_path
 from statelab.core import ConfigError
 
 
@@ -26,18 +26,18 @@ def report(
     from statelab.analysis.stats import ADJUSTMENTS
 
     if adjust not in ADJUSTMENTS:
-        raise _fail(f"--adjust: {adjust!r}; allowed: {', '.join(ADJUSTMENTS)}")
+        raise fail(f"--adjust: {adjust!r}; allowed: {', '.join(ADJUSTMENTS)}")
     try:
         store = store_path(exp)
         rep = make_report(store, out or store.parent / "report", adjust=adjust)  # type: ignore[arg-type]
     except ConfigError as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     except OSError as err:
-        raise _fail(f"--out: cannot write {err.filename or out}: {err.strerror or err}") from None
+        raise fail(f"--out: cannot write {err.filename or out}: {err.strerror or err}") from None
     if json_:
         typer.echo(json.dumps(rep.data, indent=2))
     else:
-        _say(rep.markdown)
+        say_safe(rep.markdown)
         typer.echo(f"\nfiles: {', '.join(str(p) for p in rep.files.values())}", err=True)
 
 
@@ -62,16 +62,16 @@ def view(
     from statelab.viewer import write_viewer
 
     if limit is not None and limit < 1:
-        raise _fail(f"--limit: at least 1 episode, got {limit}")
+        raise fail(f"--limit: at least 1 episode, got {limit}")
     try:
         store = store_path(exp)
         res = write_viewer(
             store, out or store.parent / "view", runs=run or (), seeds=seed or (), limit=limit
         )
     except ConfigError as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     except OSError as err:
-        raise _fail(f"--out: cannot write {err.filename or out}: {err.strerror or err}") from None
+        raise fail(f"--out: cannot write {err.filename or out}: {err.strerror or err}") from None
     typer.echo(str(res.page))
     typer.echo(res.summary(), err=True)
 
@@ -108,11 +108,11 @@ def export(
                 out or store.parent / "export",
                 format,
                 tuple(table or DEFAULT_TABLES),
-                say=lambda msg: _say(msg, err=True),
+                say=lambda msg: say_safe(msg, err=True),
             )
     except ConfigError as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     except OSError as err:
-        raise _fail(f"--out: cannot write {err.filename or out}: {err.strerror or err}") from None
+        raise fail(f"--out: cannot write {err.filename or out}: {err.strerror or err}") from None
     for f in files:
         typer.echo(str(f))

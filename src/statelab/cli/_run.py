@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from statelab.cli._common import _debug, _fail, _line, _say
+from statelab.cli._common import debug_on, fail, one_line, say_safe
 from statelab.core import ConfigError, ModelError
 
 
@@ -44,20 +44,21 @@ def run(
     try:
         exp = load_experiment(config, set_ or [], model)
         for note in exp.notes():  # what runs otherwise than written, one line each
-            typer.echo(_line(f"warning: {note}"), err=True)
+            typer.echo(one_line(f"warning: {note}"), err=True)
         if dry_run:
             _dry_run(exp)
             return
         if ray is not None:
             from statelab.run.on_ray import run_on_ray_sync
 
-            res = run_on_ray_sync(exp, ray, progress=None if quiet else sys.stderr, debug=_debug())
+            progress = None if quiet else sys.stderr
+            res = run_on_ray_sync(exp, ray, progress=progress, debug=debug_on())
         else:
-            res = run_sync(exp, progress=None if quiet else sys.stderr, debug=_debug())
+            res = run_sync(exp, progress=None if quiet else sys.stderr, debug=debug_on())
     except (ConfigError, ModelError) as err:
-        if _debug():
+        if debug_on():
             raise
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     typer.echo(
         f"{exp.name}: {res.done} episodes done"
         + (f", {res.truncated} truncated by a limit" if res.truncated else "")
@@ -68,9 +69,9 @@ def run(
     )
     typer.echo(f"store: {exp.out_dir / 'store.sqlite'}  ->  statelab report {exp.out_dir}")
     for reason, n in res.reasons.most_common(10):
-        typer.echo(_line(f"failed: {n} episode{'s' * (n > 1)}: {reason}"), err=True)
+        typer.echo(one_line(f"failed: {n} episode{'s' * (n > 1)}: {reason}"), err=True)
     if res.stopped:
-        typer.echo(_line(f"{res.stopped}; {res.not_started} episodes not started"), err=True)
+        typer.echo(one_line(f"{res.stopped}; {res.not_started} episodes not started"), err=True)
     if not res.ok:
         raise typer.Exit(1)
 
@@ -90,12 +91,12 @@ def tune(
         spec = load_search(search)
         result = run_tune(spec, progress=None if quiet else sys.stderr)
     except (ConfigError, ModelError) as err:
-        if _debug():
+        if debug_on():
             raise
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     paths = write(result, Path(spec.out) / spec.name / "tune")
     typer.echo(
-        _line(
+        one_line(
             f"{spec.name}: winner {label(result.halving.winner)} | indistinguishable: "
             + "; ".join(label(c) for c in result.halving.indistinguishable)
         )
@@ -112,9 +113,9 @@ def _dry_run(exp: Any) -> None:
 
     plan = dry_run(exp)
     for line in plan.lines:
-        _say(line)
+        say_safe(line)
     for spec in plan.not_loaded:
-        _say(f"model {spec}: spelling checked, weights not loaded", err=True)
+        say_safe(f"model {spec}: spelling checked, weights not loaded", err=True)
     typer.echo(
         f"dry run: {exp.name}: {plan.runs} runs, {plan.episodes} episodes, "
         f"store {exp.out_dir / 'store.sqlite'}; no model called"

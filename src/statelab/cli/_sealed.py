@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from statelab.cli._common import _debug, _fail, _line
+from statelab.cli._common import debug_on, fail, one_line
 from statelab.core import ConfigError
 
 
@@ -31,8 +31,8 @@ def open_test(
     progress = None if quiet else sys.stderr
     with Opening(exp, force=force) as opening:
         for w in opening.warnings:
-            typer.echo(_line(f"warning: {w}"), err=True)
-        res = run_sync(exp, progress=progress, debug=_debug(), open_test=True,
+            typer.echo(one_line(f"warning: {w}"), err=True)
+        res = run_sync(exp, progress=progress, debug=debug_on(), open_test=True,
                        on_stored=opening.stored)  # fmt: skip
     for e in opening.recorded:
         typer.echo(f"opened the {e['split']!r} split of {e['family']!r}: opening {e['opening']}"
@@ -40,7 +40,7 @@ def open_test(
     if not opening.recorded:
         typer.echo("no episode was stored: the split was not opened (nothing recorded)", err=True)
     cut = f", {res.truncated} truncated by a limit" if res.truncated else ""
-    typer.echo(_line(f"{exp.name}: {res.done} episodes done{cut}, {res.failed} failed"
+    typer.echo(one_line(f"{exp.name}: {res.done} episodes done{cut}, {res.failed} failed"
                      f" | {res.seconds:.1f} s"))  # fmt: skip
     if not res.ok:
         raise typer.Exit(1)
@@ -61,7 +61,7 @@ def amend(
         exp = load_experiment(config)
         e = add_amendment(Path(exp.out), ident, text, stage=stage)
     except ConfigError as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     after = f", after {e['openings_before']} test opening(s)" if e["openings_before"] else ""
     where = Path(exp.out) / AMENDMENTS
     typer.echo(f"amendment {e['id']} recorded in {where} at {e['recorded']}{after}")

@@ -11,8 +11,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from statelab.core import BuildContext, Env
-from statelab.envs._options import Option, count, on_off, option_parser
+from statelab.core import BuildContext, Env, count, on_off
+from statelab.envs._options import Option, option_parser
 from statelab.envs._registry import (
     ENV_CLASSES,
     ENVS,

@@ -48,7 +48,6 @@ from typing import Any
 from statelab.envs import _household_apart as apart
 from statelab.envs import _household_prior as prior
 from statelab.envs._household_layout import (
-    EXTRA_RECEPTACLES,
     FLOOR_LAMP,
     LAMP,
     LAMP_RECEPTACLES,
@@ -56,18 +55,14 @@ from statelab.envs._household_layout import (
     display_names,
     logic,
     made_up_uid,
-    mangle,
     pickupable_types,
     receptacles,
     scene_data,
 )
 from statelab.envs._household_layout import constants as _constants
-from statelab.envs._household_pddl import AGENT_START, problem
+from statelab.envs._household_pddl import problem
 
-__all__ = [
-    "AGENT_START", "EXTRA_RECEPTACLES", "PLACES", "display_names", "mangle", "problem",
-    "receptacles",
-]  # fmt: skip
+__all__ = []
 
 #: bump when a change alters any generated game (the cache is keyed by it); version 5 puts
 #: every receptacle where ALFWorld's generator puts the agent to reach it

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from statelab.core import Args, Param, Params, count, on_off
+from statelab.core import Args, Param, Params
 
 
 @dataclass(frozen=True)
@@ -69,4 +69,4 @@ def option_parser(
     return EnvOptions(name, dict(options), positional)
 
 
-__all__ = ["EnvOptions", "Option", "count", "on_off", "option_parser"]
+__all__ = ["EnvOptions", "Option", "option_parser"]

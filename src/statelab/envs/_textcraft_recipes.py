@@ -36,7 +36,7 @@ def _file_key(filename: str) -> tuple[bool, str]:
 
 
 @functools.cache
-def _prototype() -> Any:
+def prototype() -> Any:
     """One ``TextCraft`` per process, loaded in :func:`_file_key` order; each env copies it
     (sharing the crafting tree, which nothing here modifies)."""
     try:
@@ -64,7 +64,7 @@ def _prototype() -> Any:
 
 def tree() -> Any:
     """The package's ``CraftingTree``."""
-    return _prototype().crafting_tree
+    return prototype().crafting_tree
 
 
 @functools.cache

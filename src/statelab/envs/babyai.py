@@ -56,11 +56,20 @@ from typing import Any, ClassVar
 import gymnasium as gym
 from minigrid.utils.baby_ai_bot import BabyAIBot
 
-from statelab.core import FORMAT_ERROR, MOVED, NO_OP, Env, Observation, choice, fingerprint_of
+from statelab.core import (
+    FORMAT_ERROR,
+    MOVED,
+    NO_OP,
+    Env,
+    Observation,
+    choice,
+    count,
+    fingerprint_of,
+)
 from statelab.envs._babyai_missions import DEFAULT_DISTRACTORS, LocalLevel
 from statelab.envs._babyai_missions import EXCLUDED as EXCLUDED
 from statelab.envs._babyai_view import full_map, full_view_of, world_array
-from statelab.envs._options import Option, count, option_parser
+from statelab.envs._options import Option, option_parser
 from statelab.envs._registry import register_env
 from statelab.facts.egoview import EgoViewFacts, describe, ego_view
 
@@ -321,4 +330,4 @@ for _t, _gid in TASKS.items():
         kwargs={"task": _t},
     )
 
-__all__ = ["ACTIONS", "TASKS", "BabyAIEnv", "BabyAIExpert", "LocalLevel"]
+__all__ = ["ACTIONS", "TASKS", "BabyAIEnv", "BabyAIExpert"]

@@ -54,10 +54,10 @@ import warnings
 from pathlib import Path
 from typing import Any, ClassVar
 
-from statelab.core import Env, Observation, choice
+from statelab.core import Env, Observation, choice, count
 from statelab.envs import _cooking_games as games
 from statelab.envs._cooking_world import Facts
-from statelab.envs._options import Option, count, option_parser
+from statelab.envs._options import Option, option_parser
 from statelab.envs._registry import Needs, register_env
 from statelab.facts import TextFacts
 

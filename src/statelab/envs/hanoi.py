@@ -33,9 +33,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from statelab.core import Env, Observation
+from statelab.core import Env, Observation, count, on_off
 from statelab.envs._draw import PALETTE
-from statelab.envs._options import Option, count, on_off, option_parser
+from statelab.envs._options import Option, option_parser
 from statelab.envs._registry import register_env
 from statelab.facts import PegFacts, render
 

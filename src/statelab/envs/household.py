@@ -67,6 +67,7 @@ from typing import Any, ClassVar
 from statelab.core import Env, Observation, Policy
 from statelab.envs import _household_gen as gen
 from statelab.envs import _household_world as hw
+from statelab.envs._household_layout import PLACES
 from statelab.envs._options import Option, option_parser
 from statelab.envs._registry import Needs, register_env
 from statelab.facts import TextFacts
@@ -369,8 +370,8 @@ def _read_starts(value: str) -> str:
 
 
 def _read_places(value: str) -> str:
-    if value not in gen.PLACES:
-        raise ValueError(f"expected one of {', '.join(gen.PLACES)}")
+    if value not in PLACES:
+        raise ValueError(f"expected one of {', '.join(PLACES)}")
     return value
 
 

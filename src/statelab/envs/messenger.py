@@ -53,10 +53,8 @@ from statelab.core import Env, Observation, fingerprint_of
 from statelab.envs import _messenger_games as games
 from statelab.envs._draw import grid_image
 from statelab.envs._messenger_expert import MessengerExpert
-from statelab.envs._messenger_games import SYNONYMS
 from statelab.envs._messenger_rules import (
     ACTIONS,
-    ENTITIES,
     MOVEMENTS,
     ROLES,
     WON,
@@ -71,7 +69,7 @@ from statelab.envs._options import Option, option_parser
 from statelab.envs._registry import register_env
 from statelab.facts import MessengerFacts, render
 
-__all__ = ["ACTIONS", "ENTITIES", "SYNONYMS", "MessengerEnv", "MessengerExpert", "parse_action"]
+__all__ = ["MessengerEnv", "parse_action"]
 
 _ALIASES = {"north": 0, "up": 0, "move up": 0, "south": 1, "down": 1, "move down": 1,
             "west": 2, "left": 2, "move left": 2, "east": 3, "right": 3, "move right": 3,

@@ -64,9 +64,9 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, TypeVar
 
-from statelab.core import ConfigError, Env, Observation
+from statelab.core import ConfigError, Env, Observation, on_off
 from statelab.envs import _scienceworld_server as server
-from statelab.envs._options import Option, on_off, option_parser
+from statelab.envs._options import Option, option_parser
 from statelab.envs._registry import Needs, register_env
 from statelab.envs._scienceworld_expert import (
     substitutions,

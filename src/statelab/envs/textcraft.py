@@ -63,34 +63,21 @@ from statelab.envs._registry import Needs, register_env
 from statelab.envs._textcraft_recipes import (
     N_GOALS,
     Inventory,
-    _prototype,
     crafting_commands,
-    gettable,
     goal_for,
-    goals,
     item_name,
     plan,
-    recipe_closure,
-    tree,
+    prototype,
 )
 from statelab.facts import TextFacts
 
 __all__ = [
     "MANUAL",
-    "N_GOALS",
     "TextcraftEnv",
     "TextcraftExpert",
-    "crafting_commands",
-    "gettable",
-    "goal_for",
-    "goals",
     "inventory_lines",
-    "item_name",
     "normalise",
     "parse_inventory",
-    "plan",
-    "recipe_closure",
-    "tree",
 ]
 
 #: the manual's command description, after ADaPT's prompt (``environment_context``)
@@ -153,7 +140,7 @@ class TextcraftEnv(Env):
 
     def __init__(self, max_steps: int | None = None) -> None:
         super().__init__(max_steps=max_steps)
-        self.game = copy.copy(_prototype())
+        self.game = copy.copy(prototype())
         self.game.inventory = {}
         self.manual = MANUAL
         self.goal_id = ""

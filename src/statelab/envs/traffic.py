@@ -39,7 +39,6 @@ from statelab.envs._registry import register_env
 from statelab.envs.traffic_world import (
     PRIMITIVES,
     TOOL_LEN,
-    Cell,
     TrafficState,
     best_effort,
     collides,
@@ -51,7 +50,7 @@ from statelab.envs.traffic_world import (
     visible_cars,
 )
 from statelab.facts import render
-from statelab.facts.traffic import TrafficFacts, raster
+from statelab.facts.traffic import Cell, TrafficFacts, raster
 
 WORDS: dict[str, str] = {
     **{p.lower(): p for p in PRIMITIVES},

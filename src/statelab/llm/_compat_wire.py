@@ -205,7 +205,7 @@ def _retry_after(r: Reply) -> float | None:
         return None  # absent, or an HTTP date: fall back to exponential backoff
 
 
-def _parse_chat(data: Any) -> tuple[str, int | None, int | None]:
+def parse_chat(data: Any) -> tuple[str, int | None, int | None]:
     message = data["choices"][0]["message"]
     if not isinstance(message, dict):
         raise TypeError("choices[0].message is not an object")
@@ -229,7 +229,7 @@ def _parse_chat(data: Any) -> tuple[str, int | None, int | None]:
     return text, n_in if isinstance(n_in, int) else None, n_out if isinstance(n_out, int) else None
 
 
-def _parse_echo(data: Any) -> tuple[list[int], list[float | None]]:
+def parse_echo(data: Any) -> tuple[list[int], list[float | None]]:
     lp = data["choices"][0]["logprobs"]
     offsets, logprobs = list(lp["text_offset"]), list(lp["token_logprobs"])
     if not offsets or len(offsets) != len(logprobs):

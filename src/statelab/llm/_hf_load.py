@@ -20,7 +20,7 @@ from statelab.core import ConfigError, ModelError
 
 #: the file ``statelab train`` writes next to an adapter: its base model spec and provenance
 ADAPTER_META = "statelab.json"
-_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
 _INSTALL = "the hf: backend needs the train extra: pip install 'statelab[train]'"
 
 
@@ -117,7 +117,7 @@ def resolve(model: str) -> Path:
     gguf = gguf_of(model)
     if gguf is not None:
         return _converted(gguf)
-    if not _HUB_ID.fullmatch(model) or local.exists():
+    if not HUB_ID.fullmatch(model) or local.exists():
         raise ConfigError(
             f"hf: {model!r} is neither a model directory, a .gguf file, an installed package "
             "shipping one, nor a hub id owner/name"
@@ -163,7 +163,7 @@ def _from_hub(repo: str) -> Path:
 
 
 #: loaded models shared in one process: (directory, adapter) -> (model, tokenizer)
-_LOADED: dict[tuple[str, str | None], tuple[Any, Any]] = {}
+LOADED: dict[tuple[str, str | None], tuple[Any, Any]] = {}
 _LOAD_LOCK = threading.Lock()
 
 
@@ -173,7 +173,7 @@ def load(spec: HFSpec) -> tuple[Any, Any, Path]:
     base = resolve(spec.model)
     key = (str(base), spec.adapter)
     with _LOAD_LOCK:
-        if key not in _LOADED:
+        if key not in LOADED:
             import torch
 
             device = os.environ.get("STATELAB_HF_DEVICE", "cpu")
@@ -188,6 +188,6 @@ def load(spec: HFSpec) -> tuple[Any, Any, Path]:
                 model = PeftModel.from_pretrained(model, str(Path(spec.adapter).expanduser()))
             model.to(device)
             model.eval()
-            _LOADED[key] = (model, tok)
-        model, tok = _LOADED[key]
+            LOADED[key] = (model, tok)
+        model, tok = LOADED[key]
     return model, tok, base

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 from statelab.core import Completion, ConfigError, GenParams, Message, ModelError, Usage
 from statelab.llm import _constrain as constrain
-from statelab.llm._compat_wire import Forms, NoContent, _parse_chat
+from statelab.llm._compat_wire import Forms, NoContent, parse_chat
 from statelab.llm._http_spec import check_base_url
 from statelab.llm._lean_http import BodyTooLarge, TooManyInterim, deadline
 from statelab.llm._litellm_http import body_cap, install, provider_client
@@ -216,7 +216,7 @@ class LiteLLMModel(Forms, Provider):
     def _reply(self, resp: Any) -> tuple[str, int | None, int | None, int]:
         data = resp.model_dump() if hasattr(resp, "model_dump") else resp
         try:
-            text, n_in, n_out = _parse_chat(data)
+            text, n_in, n_out = parse_chat(data)
         except NoContent as e:
             raise LiteLLMError(f"{self.model_id}: the reply has no content ({e})",
                                "no-content") from None  # fmt: skip

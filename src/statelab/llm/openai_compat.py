@@ -53,7 +53,7 @@ from statelab.core import Completion, ConfigError, GenParams, Message, Usage
 from statelab.llm import _constrain as constrain
 from statelab.llm import _server_slots as server_slots
 from statelab.llm import _thinking as thinking_
-from statelab.llm._compat_wire import Forms, ModelServerError, Wire, _parse_chat, _parse_echo
+from statelab.llm._compat_wire import Forms, ModelServerError, Wire, parse_chat, parse_echo
 from statelab.llm._http import Clients
 from statelab.llm._http_spec import OPENAI_BASE_URL, check_base_url, parse_compat, parse_openai
 from statelab.llm._model import Provider, render_messages
@@ -63,13 +63,7 @@ from statelab.llm._server_scoring import ServerScorer, Slots
 
 T = TypeVar("T")
 
-__all__ = [
-    "OPENAI_BASE_URL",
-    "ModelServerError",
-    "OpenAICompatLLM",
-    "from_spec_compat",
-    "from_spec_openai",
-]
+__all__ = ["OpenAICompatLLM", "from_spec_compat", "from_spec_openai"]
 
 
 class OpenAICompatLLM(Wire, Forms, Provider):
@@ -183,7 +177,7 @@ class OpenAICompatLLM(Wire, Forms, Provider):
             body.update(self.slots.fields(self._episode, messages))
         loop = asyncio.get_running_loop()
         t0 = loop.time()
-        text, n_in, n_out = await self._post("/chat/completions", body, _parse_chat)
+        text, n_in, n_out = await self._post("/chat/completions", body, parse_chat)
         latency = loop.time() - t0
         if form:
             text = constrain.decode(form, text, params.choice_prefix, params.choices or ())
@@ -207,7 +201,7 @@ class OpenAICompatLLM(Wire, Forms, Provider):
         try:
             quiet = thinking_.server_fields(await self.thinks(), False)  # as the calls will be
             sent = {"model": self.model, **body, **quiet}
-            text, _, _ = await self._post("/chat/completions", sent, _parse_chat)
+            text, _, _ = await self._post("/chat/completions", sent, parse_chat)
         except ModelServerError as e:  # a refusal of the form; anything else fails the call
             if e.kind == "http" and e.status is not None and e.status != 429:
                 return constrain.ProbeReply(None, e.status)
@@ -300,7 +294,7 @@ class OpenAICompatLLM(Wire, Forms, Provider):
             "temperature": 0.0,
         }
         try:
-            offsets, logprobs = await self._post("/completions", body, _parse_echo)
+            offsets, logprobs = await self._post("/completions", body, parse_echo)
         except ModelServerError as e:
             e.args = (f"{self.model_id} cannot score continuations: {e}",)
             raise

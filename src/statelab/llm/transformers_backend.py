@@ -49,9 +49,9 @@ from statelab.core import (
 from statelab.llm._coalesce import Coalescer
 from statelab.llm._hf_batch import complete_items, generate_ids, sample, sample_rows, score_ids
 from statelab.llm._hf_load import (  # noqa: F401 - re-exported: their old home
-    _HUB_ID,
-    _LOADED,
     ADAPTER_META,
+    HUB_ID,
+    LOADED,
     HFSpec,
     cache_root,
     fingerprint,

@@ -10,10 +10,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from statelab.core import ACTING, LLM, Call, Decision, Prompt, WorldHandle, tracked_of
-from statelab.llm import Role, resolve_role
-from statelab.run.components import TimedLLM
-from statelab.run.config import RunSpec
-from statelab.run.store import EpisodeRecord, StepRecord
+from statelab.llm import Role, TimedLLM, resolve_role
+from statelab.run.records import EpisodeRecord, StepRecord
+from statelab.run.spec import RunSpec
 from statelab.state.grounding import Grounded
 
 #: proposals a component may reject in one step before the last one goes to the env
@@ -36,7 +35,7 @@ def capped_action(d: Decision) -> Decision:
     return replace(d, action=d.action[:MAX_ACTION], meta=meta)
 
 
-def _call_row(c: Call) -> dict[str, Any]:
+def call_row(c: Call) -> dict[str, Any]:
     return {
         "kind": c.kind,
         "messages": c.messages,
@@ -64,7 +63,7 @@ def add_cost(ep: EpisodeRecord, calls: list[Call]) -> None:
         ep.cost = (ep.cost or 0.0) + sum(float(c.cost or 0.0) for c in priced if not c.cached)
 
 
-def _tokens(calls: Sequence[Call]) -> tuple[int, int]:
+def tokens(calls: Sequence[Call]) -> tuple[int, int]:
     return (
         sum(c.completion.usage.input_tokens for c in calls),
         sum(c.completion.usage.output_tokens for c in calls),
@@ -72,7 +71,7 @@ def _tokens(calls: Sequence[Call]) -> tuple[int, int]:
 
 
 @dataclass
-class _Step:
+class Step:
     """What one step accumulates between its stages."""
 
     view: str
@@ -117,7 +116,7 @@ def episode_roles(
 
 
 def step_record(
-    step: _Step,
+    step: Step,
     *,
     t: int,
     info: dict[str, Any],
@@ -132,8 +131,8 @@ def step_record(
     it, its calls: the agent's, then ``aux``, the memory writer's)."""
     d = step.decision
     assert d is not None and step.grounded is not None
-    a_in, a_out = _tokens(step.calls)
-    x_in, x_out = _tokens(aux)
+    a_in, a_out = tokens(step.calls)
+    x_in, x_out = tokens(aux)
     meta = dict(d.meta)
     if step.rejected:
         meta["rejected"] = step.rejected
@@ -159,7 +158,7 @@ def step_record(
         latency=sum(c.completion.latency for c in step.calls),
         overhead=max(0.0, wall - model_s),
         gold=_gold(info),
-        calls=[_call_row(c) for c in step.calls + aux],
+        calls=[call_row(c) for c in step.calls + aux],
         queries=list(step.world.asked),
         meta=meta,
         agent_calls=len(step.calls),
@@ -168,8 +167,8 @@ def step_record(
 
 def tally(ep: EpisodeRecord, agent: Sequence[Call], aux: Sequence[Call] = ()) -> None:
     """Add a step's calls (the agent's, then the others') to the episode's counts and cost."""
-    a_in, a_out = _tokens(agent)
-    x_in, x_out = _tokens(list(aux))
+    a_in, a_out = tokens(agent)
+    x_in, x_out = tokens(list(aux))
     calls = [*agent, *aux]
     ep.agent_calls += len(agent)
     ep.agent_in += a_in

@@ -23,7 +23,7 @@ from statelab.run.records import FINISHED
 TABLES = ("experiment", "runs", "episodes", "steps", "calls", "queries")
 #: tables other modules declared (:func:`register_table`): name -> DDL
 REGISTERED: dict[str, str] = {}
-_RUN_FIXED = ("run", "label", "spec", "components", "tags")
+RUN_FIXED = ("run", "label", "spec", "components", "tags")
 
 
 def register_table(name: str, ddl: str) -> None:

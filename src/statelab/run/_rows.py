@@ -26,11 +26,11 @@ def stored_text(text: str, limit: int | None = MAX_TEXT) -> str:
     return text
 
 
-_EPISODE_COLS = [f.name for f in fields(EpisodeRecord) if f.name != "trajectory"]
+EPISODE_COLS = [f.name for f in fields(EpisodeRecord) if f.name != "trajectory"]
 _STEP_COLS = [f.name for f in fields(StepRecord) if f.name not in ("calls", "queries")]
 
 
-def _cell(v: Any) -> Any:
+def cell(v: Any) -> Any:
     if isinstance(v, bool):
         return int(v)
     if isinstance(v, dict | list):
@@ -90,7 +90,7 @@ class Cells:
         )
 
     def step(self, s: StepRecord) -> tuple[Any, ...]:
-        cells = [_cell(getattr(s, c)) for c in _STEP_COLS]
+        cells = [cell(getattr(s, c)) for c in _STEP_COLS]
         if not self.refs and any(isinstance(getattr(s, c), TextRef) for c in _STEP_REFS):
             raise ValueError("a step whose texts are another store's keys (TextRef)")
         if self.refs:
@@ -103,7 +103,7 @@ class Cells:
         """The key of ``text`` (a :class:`TextRef` already is one), stored when new."""
         if isinstance(text, TextRef):
             return str(text)
-        return self.texts.put(_cell(text), slot)
+        return self.texts.put(cell(text), slot)
 
     def spill(self, s: StepRecord) -> tuple[dict[str, TextRef], list[TextRef]]:
         """Put the step's texts (views, memories, messages) into ``texts`` now: their keys,
@@ -138,7 +138,7 @@ class Cells:
 
     def calls(self, s: StepRecord) -> list[tuple[Any, ...]]:
         return [
-            (*self.key, s.t, i, _cell(c["kind"]), self.messages(c), _cell(c["text"]),
+            (*self.key, s.t, i, cell(c["kind"]), self.messages(c), cell(c["text"]),
              c["input_tokens"], c["output_tokens"], c["latency"], int(c["cached"]),
              c.get("decoding") or "free", c.get("cost"), c.get("original_latency"))
             for i, c in enumerate(s.calls)
@@ -146,6 +146,6 @@ class Cells:
 
     def queries(self, s: StepRecord) -> list[tuple[Any, ...]]:
         return [
-            (*self.key, s.t, i, _cell(q.get("query")), _cell(q.get("answer")))
+            (*self.key, s.t, i, cell(q.get("query")), cell(q.get("answer")))
             for i, q in enumerate(s.queries)
         ]

@@ -23,7 +23,7 @@ from statelab.core import (
 from statelab.envs import ENVS, make_env
 from statelab.llm import TimedLLM as TimedLLM  # moved to statelab.llm; re-exported
 from statelab.run.axes import COMPONENT_AXES, env_context
-from statelab.run.config import RunSpec
+from statelab.run.spec import RunSpec
 from statelab.state.grounding import Grounding
 
 

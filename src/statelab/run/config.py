@@ -509,14 +509,14 @@ def load_experiment(
         raise ConfigError(f"{path}: not a text file (an experiment is UTF-8 YAML)") from None
     except OSError as e:
         raise ConfigError(f"{path}: cannot read it ({e.strerror or e})") from None
-    data = _yaml(text, str(path)) or {}
+    data = safe_yaml(text, str(path)) or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: an experiment is a mapping of keys")
     for item in overrides or []:
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"--set {item!r}: expected key=value")
-        _set(data, key.strip(), _yaml(raw, f"--set {key.strip()!r}"))
+        _set(data, key.strip(), safe_yaml(raw, f"--set {key.strip()!r}"))
     if model:
         data["model"] = model
         grid = data.get("grid")
@@ -530,7 +530,7 @@ def load_experiment(
 MAX_NESTING = 32
 
 
-def _yaml(text: str, where: str) -> Any:
+def safe_yaml(text: str, where: str) -> Any:
     """Safe YAML (no tags that build objects), a parse error as one line naming ``where``;
     so is a document nested deeper than :data:`MAX_NESTING`."""
     try:
@@ -555,7 +555,7 @@ def read_yaml(path: str | Path, where: str | None = None) -> Any:
         raise ConfigError(f"{path}: not a text file (YAML is UTF-8 text)") from None
     except OSError as e:
         raise ConfigError(f"{path}: cannot read it ({e.strerror or e})") from None
-    return _yaml(text, where or str(path))
+    return safe_yaml(text, where or str(path))
 
 
 def _depth(data: Any) -> int:

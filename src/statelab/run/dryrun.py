@@ -105,4 +105,4 @@ def dry_run(exp: Experiment) -> DryRun:
     return out
 
 
-__all__ = ["DryRun", "check_cache_path", "dry_run", "writable"]
+__all__ = ["DryRun", "check_cache_path", "dry_run"]

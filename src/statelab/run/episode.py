@@ -31,29 +31,28 @@ from statelab.core import (
     frozen_view,
 )
 from statelab.envs import env_class
-from statelab.llm import serving
+from statelab.llm import TimedLLM, serving
 from statelab.run._derail import Derail, ended
 from statelab.run._envcall import EnvCallError, blamed, call_timeout, env_call
 from statelab.run._episode_parts import (  # noqa: F401 - re-exported
     MAX_ACTION,
     MAX_QUERIES,
     MAX_REJECTIONS,
-    _call_row,
-    _Step,
-    _tokens,
+    Step,
     add_cost,
+    call_row,
     capped_action,
     episode_roles,
     step_record,
     tally,
+    tokens,
 )
 from statelab.run._live import STEP_HOOK
-from statelab.run.components import Components, TimedLLM, prelude_transitions, reads_privileged
-from statelab.run.config import RunSpec
+from statelab.run.components import Components, prelude_transitions, reads_privileged
 from statelab.run.limits import first_limit
-from statelab.run.records import DONE, FAILED, TRUNCATED
+from statelab.run.records import DONE, FAILED, TRUNCATED, EpisodeRecord, StepRecord
 from statelab.run.seeding import SCHEME, EpisodeSeeds, single
-from statelab.run.store import EpisodeRecord, StepRecord
+from statelab.run.spec import RunSpec
 from statelab.state import call_seed, compose_view
 
 
@@ -112,7 +111,7 @@ class Episode:
             return None
         return PrivilegedView(frozen_view(self.info), self.expert)
 
-    def context(self, component: Any, step: _Step) -> StepContext:
+    def context(self, component: Any, step: Step) -> StepContext:
         return StepContext(
             observation=self.obs,
             prompt=step.prompt,
@@ -132,7 +131,7 @@ class Episode:
         return call_seed(self._call_base, self.c.env.steps, kind)
 
     # -- the stages ------------------------------------------------------------------------
-    def compose(self) -> _Step:
+    def compose(self) -> Step:
         """phi(o_t, h_{t-1}) and the prompt [manual ; phi ; actions]."""
         goal = self.obs.goal
         if goal.strip().rstrip(".") in self.c.env.manual:  # the manual says it already
@@ -152,17 +151,17 @@ class Episode:
             seed=self._sampling_seed("act"),
             static_actions=type(self.c.env).static_actions,
         )
-        step = _Step(view, prompt)
+        step = Step(view, prompt)
         answerers = [c for c in self.c.hooked() if type(c).answer is not Component.answer]
         step.world = WorldHandle([(c, self.context(c, step)) for c in answerers], MAX_QUERIES)
         return step
 
-    async def ground(self, step: _Step) -> None:
+    async def ground(self, step: Step) -> None:
         g = await self.c.grounding.apply(self.context(self.c.grounding, step), self.llm)
         step.grounded, step.prompt = g, g.prompt
         step.calls += g.calls  # a drawn map is the acting agent's own work
 
-    async def decide(self, step: _Step) -> None:
+    async def decide(self, step: Step) -> None:
         d = await self.c.agent.decide(self.context(self.c.agent, step), self.llm)
         step.decision = d = capped_action(d)
         step.calls += d.calls
@@ -174,7 +173,7 @@ class Episode:
         deadline = call_timeout(self.c.env, what)
         return await env_call(what, call, deadline, blame=what != "validate", env=self.c.env)
 
-    def validate(self, step: _Step) -> str | None:
+    def validate(self, step: Step) -> str | None:
         """The first rejection of the proposed action by any component, else None."""
         assert step.decision is not None
         env = self.c.env
@@ -186,7 +185,7 @@ class Episode:
                 return feedback
         return None
 
-    def intercept(self, step: _Step) -> str | None:
+    def intercept(self, step: Step) -> str | None:
         """The first component's answer to the proposed action in place of the env."""
         assert step.decision is not None
         for comp in self.c.hooked():
@@ -195,7 +194,7 @@ class Episode:
                 return answer
         return None
 
-    async def decide_valid(self, step: _Step) -> None:
+    async def decide_valid(self, step: Step) -> None:
         """*decide*, then *validate*: a rejected proposal is decided again with the
         feedback shown as the action's observation (no env step), at most the world model's
         ``max_rejections`` (else :data:`MAX_REJECTIONS`) times in a row. An action a component
@@ -252,7 +251,7 @@ class Episode:
         return float(reward), terminated, truncated
 
     async def update(
-        self, step: _Step, reward: float, terminated: bool, truncated: bool
+        self, step: Step, reward: float, terminated: bool, truncated: bool
     ) -> list[Call]:
         """The memory writer writes the new state; every component sees the transition."""
         assert step.decision is not None
@@ -276,7 +275,7 @@ class Episode:
         return calls
 
     def record_step(
-        self, step: _Step, reward: float, aux: list[Call], wall: float, model_s: float
+        self, step: Step, reward: float, aux: list[Call], wall: float, model_s: float
     ) -> None:
         """Append the finished step to the episode's record and count its calls."""
         ep = self.record
@@ -290,7 +289,7 @@ class Episode:
         ep.reward += reward
         tally(ep, step.calls, aux)
 
-    def stopped(self, step: _Step) -> bool:
+    def stopped(self, step: Step) -> bool:
         """Whether the agent ended the episode (``meta["stop"]``: e.g. seed 002's anchor stops
         after repeated outputs or at a model-call limit). The output is not sent to the env;
         the reason and the step's calls join the last recorded step, and the episode ends
@@ -303,8 +302,8 @@ class Episode:
         last = ep.trajectory[-1]
         last.meta["stop"] = d.meta["stop"]
         ep.reason = "stopped"
-        last.calls += [_call_row(c) for c in step.calls]
-        a_in, a_out = _tokens(step.calls)
+        last.calls += [call_row(c) for c in step.calls]
+        a_in, a_out = tokens(step.calls)
         last.agent_in += a_in
         last.agent_out += a_out
         last.agent_calls += len(step.calls)

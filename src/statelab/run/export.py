@@ -27,8 +27,9 @@ from typing import Any
 import pandas as pd
 
 from statelab.core import ConfigError
+from statelab.run._reading import REGISTERED, TABLES
 from statelab.run._trajectories import write_trajectories
-from statelab.run.store import REGISTERED, TABLES, Store
+from statelab.run.store import Store
 
 FORMATS = ("parquet", "csv", "jsonl")
 DEFAULT_TABLES = ("episodes", "steps", "calls")

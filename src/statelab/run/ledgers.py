@@ -26,10 +26,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from statelab.core import ConfigError
+from statelab.run._reading import register_table
 from statelab.run.config import Experiment
 from statelab.run.opening import LEDGER, ledger_entries
 from statelab.run.provenance import config_hash, family, sealed
-from statelab.run.store import Store, register_table
+from statelab.run.store import Store
 
 AUDITS = "test-audits.jsonl"
 AMENDMENTS = "amendments.jsonl"

@@ -35,20 +35,20 @@ from statelab.llm import (
     spec_concurrency,
     use_models,
 )
-from statelab.run.config import Experiment, RunSpec
+from statelab.run.config import Experiment
 from statelab.run.provenance import guard
-from statelab.run.records import FAILED
+from statelab.run.records import FAILED, EpisodeRecord
 from statelab.run.runner import (
     RunResult,
-    _check_cache,
-    _short,
+    check_cache,
     drive,
     gate_size,
     open_store,
     play_episode,
     prepare,
+    short,
 )
-from statelab.run.store import EpisodeRecord
+from statelab.run.spec import RunSpec
 
 
 def _ray() -> Any:
@@ -106,7 +106,7 @@ class EpisodeWorker:
             for cache in caches.values():
                 await asyncio.to_thread(cache.flush)
         except Exception as e:
-            return ep, model_error, _short(e)
+            return ep, model_error, short(e)
         return ep, model_error, None
 
     async def close(self) -> None:
@@ -151,7 +151,7 @@ def _connect(ray: Any, address: str) -> bool:
     try:
         ray.init(address=None if address == "auto" else address, log_to_driver=True)
     except (ConnectionError, ValueError, RuntimeError) as e:
-        raise ConfigError(f"--ray {address}: cannot connect ({_short(e)})") from None
+        raise ConfigError(f"--ray {address}: cannot connect ({short(e)})") from None
     return True
 
 
@@ -184,7 +184,7 @@ async def run_on_ray(
             result.seconds = time.perf_counter() - started
             return result
         if llm_factory is None and exp.cache is not None and any(s.uses_model for s, _, _ in todo):
-            _check_cache(exp.cache)
+            check_cache(exp.cache)
         ours = _connect(ray, address)
         models = {s.model for s, _, _ in todo if s.uses_model}
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
@@ -206,7 +206,7 @@ async def run_on_ray(
                 ep, model_error, flush_error = await actors[i].play.remote(spec, seed, rollout)
             except ray.exceptions.RayError as e:  # the worker died (its node lost, memory)
                 ep = EpisodeRecord(
-                    run=spec.key, seed=seed, rollout=rollout, status=FAILED, error=_short(e),
+                    run=spec.key, seed=seed, rollout=rollout, status=FAILED, error=short(e),
                     reason="error",
                 )  # fmt: skip
                 return ep, None, ()

@@ -30,7 +30,8 @@ from typing import IO, Any
 from statelab.core import ConfigError
 from statelab.run.config import Experiment
 from statelab.run.provenance import OPENINGS_TABLE, config_hash, family, hashes, sealed
-from statelab.run.store import EpisodeRecord, Store
+from statelab.run.records import EpisodeRecord
+from statelab.run.store import Store
 
 LEDGER = "test-openings.jsonl"
 #: keys every ledger entry has (a line without them is not an entry)

@@ -29,8 +29,10 @@ from typing import Any
 from statelab.core import ACTING, ConfigError
 from statelab.envs import env_class
 from statelab.llm import MODELS, model_weights, public_spec
-from statelab.run.config import Experiment, RunSpec
-from statelab.run.store import Store, register_table
+from statelab.run._reading import register_table
+from statelab.run.config import Experiment
+from statelab.run.spec import RunSpec
+from statelab.run.store import Store
 
 PROVENANCE_TABLE, OPENINGS_TABLE = "provenance", "test_openings"
 register_table(

@@ -33,8 +33,8 @@ from statelab.core import (
     frozen_view,
 )
 from statelab.run.components import Components, prelude_transitions
-from statelab.run.config import RunSpec
 from statelab.run.seeding import EpisodeSeeds, stored_seeds
+from statelab.run.spec import RunSpec
 from statelab.run.store import Store
 
 

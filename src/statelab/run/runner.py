@@ -25,14 +25,16 @@ from statelab.llm import (
 )
 from statelab.run._envcall import EnvCallError
 from statelab.run._live import Progress
+from statelab.run._rows import stored_text
 from statelab.run.axes import NAMES
 from statelab.run.components import describe_run, spec_dict
-from statelab.run.config import Experiment, RunSpec
+from statelab.run.config import Experiment
 from statelab.run.episode import attempt_episode
 from statelab.run.provenance import guard, record_provenance
-from statelab.run.records import DONE, FAILED, FINISHED, TRUNCATED
+from statelab.run.records import DONE, FAILED, FINISHED, TRUNCATED, EpisodeRecord, StepRecord
 from statelab.run.seeding import RESUME_COLUMNS, EpisodeSeeds, check_resume
-from statelab.run.store import EpisodeRecord, StepRecord, Store, stored_text, writable
+from statelab.run.spec import RunSpec
+from statelab.run.store import Store, writable
 
 
 @dataclass
@@ -86,7 +88,7 @@ class Breaker:
             self.tripped = f"{n} episodes in a row of {cause} failed with: {reason}"
 
 
-def _short(e: BaseException) -> str:
+def short(e: BaseException) -> str:
     text = str(e).strip().splitlines()
     return stored_text(f"{type(e).__name__}: {text[0] if text else ''}".strip(), 500)
 
@@ -124,7 +126,7 @@ def _commit(store: Store, ep: EpisodeRecord, caches: tuple[Any, ...] = ()) -> st
         store.commit_episode(ep)
         return None
     except Exception as e:  # a full disk, a value SQLite cannot hold, a malformed record
-        why = _short(e)
+        why = short(e)
     ep.status, ep.error, ep.trajectory = FAILED, f"cannot store the episode: {why}", []
     ep.reason = "store"
     with contextlib.suppress(Exception):
@@ -177,7 +179,7 @@ async def _run(
         if why:
             raise ConfigError(why)
     if llm_factory is None and exp.cache is not None and any(s.uses_model for s, _, _ in todo):
-        _check_cache(exp.cache)
+        check_cache(exp.cache)
     llms: dict[str, LLM] = {}
     try:
         await _play(exp, store, todo, result, llms, progress, llm_factory, debug, on_stored)
@@ -237,7 +239,7 @@ async def play_episode(
     )
     if e is None:
         return ep, None
-    ep.error = _short(e)
+    ep.error = short(e)
     ep.reason = failure_reason(e)
     if isinstance(e, ModelError):
         return ep, ep.error
@@ -404,7 +406,7 @@ def _count(result: RunResult, spec: RunSpec, ep: EpisodeRecord) -> None:
     result.tokens_out += ep.agent_out + ep.aux_out
 
 
-def _check_cache(path: str) -> None:
+def check_cache(path: str) -> None:
     """The response cache opens (a path under a file, or unwritable, is one line)."""
     from statelab.llm import ResponseCache
 

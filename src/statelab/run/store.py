@@ -35,9 +35,9 @@ from typing import Any
 import pandas as pd
 
 from statelab.core import ConfigError
-from statelab.run._reading import _RUN_FIXED, REGISTERED, TABLES, Reading, register_table
+from statelab.run._reading import REGISTERED, RUN_FIXED, Reading
 from statelab.run._rekey import SpecReader, rekey
-from statelab.run._rows import _EPISODE_COLS, MAX_TEXT, Cells, _cell, stored_text
+from statelab.run._rows import EPISODE_COLS, Cells, cell
 from statelab.run._schema import (
     ADDED_COLUMNS,
     INLINE,
@@ -158,7 +158,7 @@ class Store(Reading):
             if not re.fullmatch(r"[a-z][a-z0-9_]*", a):
                 raise ValueError(f"not an axis name: {a!r}")
             self.db.execute(f'ALTER TABLE runs ADD COLUMN "{a}" TEXT')
-        self.axes = tuple(a for a in self._columns("runs") if a not in _RUN_FIXED)
+        self.axes = tuple(a for a in self._columns("runs") if a not in RUN_FIXED)
 
     def _columns(self, table: str) -> list[str]:
         return [r[1] for r in self.db.execute(f"PRAGMA table_info({table})")]
@@ -244,7 +244,7 @@ class Store(Reading):
 
     def commit_episode(self, ep: EpisodeRecord) -> None:
         """Replace any earlier (failed) attempt of this episode, all in one transaction."""
-        head = {k: _cell(getattr(ep, k)) for k in _EPISODE_COLS}
+        head = {k: cell(getattr(ep, k)) for k in EPISODE_COLS}
         if head["grp"] < 0:
             head["grp"] = ep.seed
         key = (ep.run, ep.seed, ep.rollout)
@@ -395,17 +395,4 @@ def check_store(path: str | Path) -> None:
     Store(path, readonly=True).close()
 
 
-__all__ = [
-    "MAX_TEXT",
-    "REGISTERED",
-    "TABLES",
-    "EpisodeRecord",
-    "StepRecord",
-    "Store",
-    "StoreLocked",
-    "TextSink",
-    "check_store",
-    "register_table",
-    "stored_text",
-    "writable",
-]
+__all__ = ["Store", "StoreLocked", "TextSink", "check_store", "writable"]

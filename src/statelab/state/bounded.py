@@ -59,7 +59,7 @@ from statelab.core import (
     choice,
     count,
 )
-from statelab.state.formats import render
+from statelab.facts import render
 from statelab.state.history import HISTORIES, RenderObs, call_seed
 
 #: the budgets of the seed (any whole number in [MIN_B, MAX_B] is accepted)

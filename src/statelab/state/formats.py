@@ -4,6 +4,5 @@ The formats, their registry and each facts kind's renderers live in the facts la
 (:mod:`statelab.facts`); the representation reads them from here.
 """
 
-from statelab.facts import FORMATS, Formatter, check, formats_for, formatter, render, supports
 
-__all__ = ["FORMATS", "Formatter", "check", "formats_for", "formatter", "render", "supports"]
+__all__ = []

@@ -31,7 +31,7 @@ from statelab.core import (
     Transition,
     count,
 )
-from statelab.state.formats import render
+from statelab.facts import render
 
 RenderObs = Callable[[Observation], str]
 HISTORIES: Registry[Memory] = Registry("history")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from statelab.core import Observation
-from statelab.state.formats import formatter
+from statelab.facts import formatter
 
 
 def observation_renderer(fmt: str) -> Callable[[Observation], str]:

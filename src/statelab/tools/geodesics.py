@@ -22,9 +22,7 @@ from typing import Any
 import numpy as np
 
 from statelab.envs.traffic_world import (
-    PRIMITIVES,
     TOOL_LEN,
-    Cell,
     TrafficState,
     frontier_path,
     in_window,
@@ -33,21 +31,10 @@ from statelab.envs.traffic_world import (
     shortest_path,
     visible_cars,
 )
+from statelab.facts.traffic import Cell
 
 #: this module's API, with the world's names the tool library works in
-__all__ = [
-    "PRIMITIVES",
-    "TOOL_LEN",
-    "Cell",
-    "Geodesic",
-    "TrafficState",
-    "frontier_path",
-    "replay",
-    "safe_tools",
-    "sample_geodesics",
-    "shortest_path",
-    "windows",
-]
+__all__ = ["Geodesic", "safe_tools", "sample_geodesics", "windows"]
 
 
 # -- sampling --------------------------------------------------------------------------------

@@ -23,16 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from statelab.core import LLM, GenParams
+from statelab.envs.traffic_world import TrafficState
 from statelab.facts import TrafficFacts
+from statelab.facts.traffic import Cell
 from statelab.tools.describe import cached_descriptions, exact_text, library_text, write_json
-from statelab.tools.geodesics import (
-    Cell,
-    Geodesic,
-    TrafficState,
-    safe_tools,
-    sample_geodesics,
-    windows,
-)
+from statelab.tools.geodesics import Geodesic, safe_tools, sample_geodesics, windows
 from statelab.tools.quantize import Quantization, quantize, tool_library
 
 #: bump when the geometry pipeline changes: libraries of another version are rebuilt

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from statelab.envs.traffic_world import DELTAS, Cell
+from statelab.envs.traffic_world import DELTAS
+from statelab.facts.traffic import Cell
 from statelab.tools.geodesics import Geodesic
 
 if TYPE_CHECKING:

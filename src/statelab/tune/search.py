@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from statelab.core import ConfigError
 from statelab.run.axes import NAMES
-from statelab.run.config import Experiment, Params, _yaml, one_line
+from statelab.run.config import Experiment, Params, one_line, safe_yaml
 from statelab.run.spec import RunSpec
 
 #: a candidate: its value on each searched axis, in the table of axes' order
@@ -211,7 +211,7 @@ def load_search(path: str | Path) -> Search:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: cannot read it as UTF-8 text ({e})") from None
-    data = _yaml(text, str(path)) or {}
+    data = safe_yaml(text, str(path)) or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a search file is a mapping of keys")
     return parse_search(data)

@@ -23,7 +23,7 @@ from statelab.run.runner import run_sync
 from statelab.run.spec import RunSpec
 from statelab.run.store import Store
 from statelab.tune.schedule import Halving, Round, cost, halve, plan, spending
-from statelab.tune.search import Candidate, Search, label
+from statelab.tune.search import Candidate, Search
 
 
 @dataclass
@@ -148,4 +148,4 @@ def _values(
     return out
 
 
-__all__ = ["Tune", "label", "schedule", "tune"]
+__all__ = ["Tune", "schedule", "tune"]

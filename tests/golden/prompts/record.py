@@ -15,8 +15,9 @@ from typing import Any
 import yaml
 from tests.golden._golden import GoldenLLM
 
-from statelab.run.config import Params, RunSpec, resolve_format
+from statelab.run.config import Params
 from statelab.run.episode import run_episode
+from statelab.run.spec import RunSpec, resolve_format
 
 ROOT = Path(__file__).parents[3]
 HERE = Path(__file__).parent

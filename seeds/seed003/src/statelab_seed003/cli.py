@@ -30,12 +30,8 @@ def train(
     writer by DSSR; writes LoRA adapters and summary.json into <out>/<name>/."""
     if what not in ("reader", "writer"):
         raise ConfigError(f"statelab seed003 train {what}: train 'reader' or 'writer'")
-    from statelab_seed003.train.pipeline import (
-        ReaderConfig,
-        load_config,
-        train_reader,
-        train_writer,
-    )
+    from statelab_seed003.train._config import ReaderConfig, load_config
+    from statelab_seed003.train.pipeline import train_reader, train_writer
 
     cfg = load_config(config, what)
     done = train_reader(cfg) if isinstance(cfg, ReaderConfig) else train_writer(cfg)

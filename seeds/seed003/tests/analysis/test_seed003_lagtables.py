@@ -23,19 +23,20 @@ from statelab.run.config import parse_experiment
 from statelab.run.records import EpisodeRecord
 from statelab.run.runner import run_sync
 from statelab.run.store import Store
-from statelab_seed003.analysis.audit import AUDIT_TABLE, AuditPoint
+from statelab_seed003.analysis.audit import AuditPoint
 from statelab_seed003.analysis.episodes import audit_rows, cooking_cells
 from statelab_seed003.analysis.gates import tables
+from statelab_seed003.analysis.kappas import relative_change
 from statelab_seed003.analysis.lagtables import (
     lag_bin,
     lag_grid,
-    relative_change,
     start_rooms,
     table7_cells,
     tie_check,
     tie_md,
     tie_records,
 )
+from statelab_seed003.analysis.measures import AUDIT_TABLE
 from statelab_seed003.analysis.plan import Plan
 from statelab_seed003.analysis.report import seed003_markdown
 

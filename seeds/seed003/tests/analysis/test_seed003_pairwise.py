@@ -13,9 +13,10 @@ import pytest
 from statelab.analysis.stats import paired_bootstrap
 from statelab.run.records import EpisodeRecord
 from statelab.run.store import Store
-from statelab_seed003.analysis.audit import AUDIT_TABLE, AuditPoint
+from statelab_seed003.analysis.audit import AuditPoint
 from statelab_seed003.analysis.episodes import cooking_cells
 from statelab_seed003.analysis.gates import evaluate_gates, select, tables
+from statelab_seed003.analysis.measures import AUDIT_TABLE
 from statelab_seed003.analysis.pairwise import excludes_zero, llm_ceiling, pairwise_md
 from statelab_seed003.analysis.plan import Pairwise, Plan
 

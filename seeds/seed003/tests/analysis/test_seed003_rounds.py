@@ -12,8 +12,9 @@ import pytest
 import yaml
 
 from statelab.run.store import Store
-from statelab_seed003.analysis.audit import AUDIT_TABLE, AuditPoint
+from statelab_seed003.analysis.audit import AuditPoint
 from statelab_seed003.analysis.gates import tables
+from statelab_seed003.analysis.measures import AUDIT_TABLE
 from statelab_seed003.analysis.plan import Plan, load_plan
 
 ROOT = Path(__file__).parents[4]
@@ -105,7 +106,7 @@ def test_every_trained_validation_writer_is_a_round_a_shipped_writer_job_writes(
     """validation_select.yaml's adapters and retrain.yaml's pairs are `<out>/<name>/round<r>`
     (and `pairs_round<r>.jsonl`) of a shipped writer job that runs round r (the main line's
     round 2 included: train_writer.yaml runs rounds 0-2)."""
-    from statelab_seed003.train.pipeline import WriterConfig, load_config
+    from statelab_seed003.train._config import WriterConfig, load_config
 
     jobs = {}
     for path in sorted((ROOT / "configs/seed003").glob("train_writer*.yaml")):

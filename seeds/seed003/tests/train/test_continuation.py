@@ -218,6 +218,7 @@ def test_the_outcome_writer_scores_by_continuations_and_pairs_by_return(
     from statelab.state.bounded import BoundedWriter
     from statelab_seed003.analysis.fig2 import figure2
     from statelab_seed003.train import pipeline
+    from statelab_seed003.train._config import WriterConfig
     from statelab_seed003.train.continuation import continue_episode
     from statelab_seed003.train.trainers import TrainResult
 
@@ -235,7 +236,7 @@ def test_the_outcome_writer_scores_by_continuations_and_pairs_by_return(
 
     monkeypatch.setattr(pipeline, "sft", fake_sft)
     monkeypatch.setattr(pipeline, "dpo", fake_dpo)
-    cfg = pipeline.WriterConfig(
+    cfg = WriterConfig(
         name="o", store=str(path), histories=[SUMMARY], reader="hf:x", score="outcome",
         candidates=3, k=1, ks=[2], phases=["b"], points=1, rounds=2, continue_steps=1,
         budget=64, out=str(tmp_path),

@@ -119,7 +119,7 @@ def test_a_continuation_ends_where_the_derail_rule_ends_the_logged_episode(stall
 
 
 def test_a_continuation_honours_the_runs_per_episode_limits(stall_env, tmp_path):
-    from statelab.run.config import RunSpec
+    from statelab.run.spec import RunSpec
 
     traj, model = _logged(tmp_path, stall_env, "none")
     s = traj.spec

@@ -16,6 +16,7 @@ import pytest
 
 from statelab.core import LLM, Completion, GenParams, Message, Observation, Transition, Usage
 from statelab.state.bounded import BoundedWriter, WrittenState
+from statelab_seed003.train._points import window_view
 from statelab_seed003.train.data import Decision, Trajectory
 from statelab_seed003.train.dssr import (
     At,
@@ -27,7 +28,6 @@ from statelab_seed003.train.dssr import (
     recursive_score,
     score_write_point,
     window_score,
-    window_view,
     write_points,
 )
 
@@ -315,7 +315,7 @@ def test_an_outcome_scored_point_chooses_best_and_worst_by_return():
 
 def test_the_old_horizon_spelling_is_refused_in_one_line(tmp_path):
     from statelab.core import ConfigError
-    from statelab_seed003.train.pipeline import WriterConfig, load_config
+    from statelab_seed003.train._config import WriterConfig, load_config
 
     cfg = tmp_path / "w.yaml"
     cfg.write_text("name: w\nstore: s.sqlite\nreader: hf:x\nk: 4\nhorizon: 2\n")

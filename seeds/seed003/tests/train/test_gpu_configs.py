@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from statelab.core import ConfigError
-from statelab_seed003.train.pipeline import load_config
+from statelab_seed003.train._config import load_config
 
 ROOT = Path(__file__).parents[4]
 HERE = ROOT / "configs" / "seed003"

@@ -20,7 +20,8 @@ from statelab.envs import _registry as env_registry
 from statelab.facts import TextFacts
 from statelab.run.config import parse_experiment
 from statelab.run.runner import run_sync
-from statelab_seed003.train.pipeline import ReaderConfig, train_reader
+from statelab_seed003.train._config import ReaderConfig
+from statelab_seed003.train.pipeline import train_reader
 from statelab_seed003.train.reader import BAR, acceptance
 
 GOAL = 4
@@ -162,7 +163,7 @@ def test_the_bar_is_the_seeds(won, of, accepted, short_by):
 
 
 def test_the_shipped_reader_configs_run_dagger_with_the_bar_r1_and_r2():
-    from statelab_seed003.train.pipeline import load_config
+    from statelab_seed003.train._config import load_config
 
     here = Path(__file__).parents[4] / "configs" / "seed003"
     r1 = load_config(here / "train_reader.yaml", "reader")

@@ -191,7 +191,7 @@ def test_a_peft_saved_adapter_holds_what_vllm_needs(tmp_path):
 
 
 def _cfg(srv: LoRAServer, concurrency: int, **kw: Any):
-    from statelab_seed003.train.pipeline import WriterConfig
+    from statelab_seed003.train._config import WriterConfig
 
     return WriterConfig(name="seed003-writer", store="unused", base=f"hf:{BASE}", reader="fake",
                         budget=64, candidates=3, k=2, points=2, phases=["b"],
@@ -199,7 +199,7 @@ def _cfg(srv: LoRAServer, concurrency: int, **kw: Any):
 
 
 def test_dssr_candidates_go_to_the_served_adapter_many_in_flight_same_scores(tmp_path, capsys):
-    from statelab_seed003.train.pipeline import _score_points
+    from statelab_seed003.train._writer_scores import _score_points
 
     ad = _adapter(tmp_path / "seed003-writer" / "round0")
     srv = LoRAServer()
@@ -248,7 +248,7 @@ def test_a_refused_runtime_load_says_how_to_start_the_server():
 
 
 def test_the_writer_job_prints_the_command_and_the_served_writer(tmp_path, capsys):
-    from statelab_seed003.train.pipeline import WriterConfig
+    from statelab_seed003.train._config import WriterConfig
 
     ad = _adapter(tmp_path / "seed003-writer" / "round1")
     cfg = WriterConfig(name="seed003-writer", store="unused", base=f"hf:{BASE}", reader="fake",

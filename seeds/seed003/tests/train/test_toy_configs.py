@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from statelab.run.config import load_experiment
-from statelab_seed003.train.pipeline import load_config
+from statelab_seed003.train._config import load_config
 
 TOY = Path(__file__).resolve().parents[4] / "configs" / "seed003" / "toy"
 COLLECT = "results/seed003-toy/seed003-toy-collect/store.sqlite"

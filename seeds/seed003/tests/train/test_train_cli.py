@@ -46,7 +46,7 @@ def test_a_deeply_nested_training_config_is_one_line(tmp_path):
 def test_the_shipped_training_configs_load():
     from pathlib import Path
 
-    from statelab_seed003.train.pipeline import ReaderConfig, WriterConfig, load_config
+    from statelab_seed003.train._config import ReaderConfig, WriterConfig, load_config
 
     here = Path(__file__).parents[4] / "configs" / "seed003"
     reader = load_config(here / "train_reader.yaml", "reader")
@@ -60,7 +60,7 @@ def test_the_shipped_training_configs_load():
 def test_the_k_outcome_and_figure2_configs_load_with_what_they_claim():
     from pathlib import Path
 
-    from statelab_seed003.train.pipeline import WriterConfig, load_config
+    from statelab_seed003.train._config import WriterConfig, load_config
 
     here = Path(__file__).parents[4] / "configs" / "seed003"
     for k in (1, 4, 12):

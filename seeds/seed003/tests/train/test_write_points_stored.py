@@ -91,9 +91,10 @@ def test_phase_a_input_states_are_the_logged_writer_rolled_through_the_prelude(s
 
 
 def test_a4_keeps_the_post_reveal_points_that_still_hold_the_directive(stored):
+    from statelab_seed003.train._config import WriterConfig
+    from statelab_seed003.train._writer_scores import arm_counts
     from statelab_seed003.train.data import trajectories
     from statelab_seed003.train.dssr import At, arm_points, eligible_points, write_points
-    from statelab_seed003.train.pipeline import WriterConfig, arm_counts
 
     path, _, _, _ = stored
     (traj,) = list(trajectories(path, histories=[SUMMARY]))
@@ -129,6 +130,7 @@ def test_train_writer_records_each_points_phase_and_the_arms_count(stored, tmp_p
 
     import statelab.llm
     from statelab_seed003.train import pipeline
+    from statelab_seed003.train._config import WriterConfig
     from statelab_seed003.train.trainers import TrainResult
 
     path, _, key, walk = stored
@@ -141,7 +143,7 @@ def test_train_writer_records_each_points_phase_and_the_arms_count(stored, tmp_p
         return TrainResult(Path(out), len(examples), 1, 0.0, [0.5])
 
     monkeypatch.setattr(pipeline, "sft", fake_sft)
-    cfg = pipeline.WriterConfig(
+    cfg = WriterConfig(
         name="w", store=str(path), histories=[SUMMARY], reader="hf:x", arm="a4", candidates=2,
         points=100, rounds=1, k=2, out=str(tmp_path),
     )  # fmt: skip

@@ -95,6 +95,7 @@ def _run_job(form: str, tmp_path: Path, monkeypatch) -> dict:
     writer model was sent, what SFT and DPO were given (with their meta), the summary."""
     import statelab.llm
     from statelab_seed003.train import pipeline
+    from statelab_seed003.train._config import WriterConfig
 
     traj, writer, got = _trajectory(), Writer(), {"sft": [], "dpo": [], "meta": []}
     monkeypatch.setattr(pipeline, "_trajectories", lambda cfg: [traj])
@@ -114,7 +115,7 @@ def _run_job(form: str, tmp_path: Path, monkeypatch) -> dict:
 
     monkeypatch.setattr(pipeline, "sft", trained("sft"))
     monkeypatch.setattr(pipeline, "dpo", trained("dpo"))
-    cfg = pipeline.WriterConfig(
+    cfg = WriterConfig(
         name=f"w-{form}", store="unused", reader="hf:reader", base="hf:base", form=form,
         budget=64, phases=["b"], candidates=6, k=2, points=3, rounds=2, out=str(tmp_path),
     )  # fmt: skip
@@ -211,7 +212,7 @@ def test_an_adapter_without_a_form_is_summary_and_an_unknown_form_is_refused(tmp
 
 
 def test_a_writer_config_refuses_a_form_the_registry_lacks_in_one_line(tmp_path):
-    from statelab_seed003.train.pipeline import load_config
+    from statelab_seed003.train._config import load_config
 
     path = tmp_path / "w.yaml"
     path.write_text("name: w\nstore: s.sqlite\nreader: hf:x\nform: verbose\n")
@@ -232,7 +233,7 @@ HERE = ROOT / "configs" / "seed003"
 def test_the_nohint_training_files_are_their_summary_twins_but_for_the_form():
     """train_writer_nohint{,_gpu}.yaml and toy/writer_nohint.yaml: every setting of the DSSR
     file they mirror, with ``form: nohint``; the adapter each names is its job's ``final``."""
-    from statelab_seed003.train.pipeline import WriterConfig, load_config
+    from statelab_seed003.train._config import WriterConfig, load_config
 
     for nohint, twin in (("train_writer_nohint.yaml", "train_writer.yaml"),
                          ("train_writer_nohint_gpu.yaml", "train_writer_gpu.yaml"),
@@ -253,7 +254,7 @@ def test_the_tables_name_the_trained_nohint_writer_beside_the_prompted_one():
     import yaml
 
     from statelab_seed003.analysis.plan import load_plan
-    from statelab_seed003.train.pipeline import load_config
+    from statelab_seed003.train._config import load_config
 
     cfg = load_config(HERE / "train_writer_nohint.yaml", "writer")
     plan = load_plan(HERE / "analysis.yaml")

@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 from tests.golden._golden import GoldenLLM
 
-from statelab.run.config import Params, RunSpec, resolve_format
+from statelab.run.config import Params
 from statelab.run.episode import run_episode
+from statelab.run.spec import RunSpec, resolve_format
 
 FIXTURE = Path(__file__).with_name("conversation_prompts.json.gz")
 WANT: dict[str, list[Any]] = json.loads(gzip.decompress(FIXTURE.read_bytes()))

@@ -21,8 +21,9 @@ import pytest
 from tests.golden._golden import GoldenLLM
 from tests.golden.prompts.record import readable
 
-from statelab.run.config import Params, RunSpec, resolve_format
+from statelab.run.config import Params
 from statelab.run.episode import run_episode
+from statelab.run.spec import RunSpec, resolve_format
 
 HERE = Path(__file__).parent
 FIXTURE = HERE / "first_prompts.json"

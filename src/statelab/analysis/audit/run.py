@@ -20,8 +20,9 @@ from typing import Any
 
 from statelab.analysis._bounded import run_bounded
 from statelab.analysis.audit.episode import POINT_COLUMNS, Options, audit_episode_async
+from statelab.run._reading import register_table
 from statelab.run.records import FINISHED
-from statelab.run.store import Store, register_table
+from statelab.run.store import Store
 
 POINTS_TABLE = "audit_points"
 EPISODES_TABLE = "audit_episodes"

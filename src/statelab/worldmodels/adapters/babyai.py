@@ -438,4 +438,4 @@ class BabyAIAdapter(Adapter):
 
 register_adapter("babyai", BabyAIAdapter)  # the envs declaring kind "babyai"
 
-__all__ = ["BabyAIAdapter", "direction", "parse_place", "relative"]
+__all__ = ["BabyAIAdapter"]

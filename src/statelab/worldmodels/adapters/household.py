@@ -32,8 +32,8 @@ import re
 from collections.abc import Callable, Iterable
 
 from statelab.core import Observation
-from statelab.envs import _household_gen as gen
 from statelab.envs import _household_prior as prior
+from statelab.envs._household_layout import constants as layout_constants
 from statelab.envs.household import normalise
 from statelab.worldmodels import queries as Q
 from statelab.worldmodels.adapters import Adapter, register_adapter
@@ -87,7 +87,7 @@ class HouseholdAdapter(Adapter):
         super().__init__(obs, prior)
         self.mem = WorldMemory()
         scene = _SCENE.search(obs.text)
-        openable = {t.lower() for t in gen._constants().OPENABLE_CLASS_LIST}
+        openable = {t.lower() for t in layout_constants().OPENABLE_CLASS_LIST}
         listed = _ITEM.findall(scene.group(1)) if scene else []
         for name in listed:
             p = self.mem.place(name, kind_of(name))

@@ -42,10 +42,7 @@ from statelab.worldmodels.adapters._scienceworld_belief import RoomBelief, RoomS
 from statelab.worldmodels.adapters._scienceworld_rooms import ROOMS, candidate_rooms
 from statelab.worldmodels.adapters._scienceworld_text import (
     Goal,
-    matches,
     parse_goal,
-    parse_item,
-    referent,
 )
 from statelab.worldmodels.belief import INVENTORY, Belief
 
@@ -185,13 +182,4 @@ class ScienceWorldAdapter(Adapter):
 
 register_adapter("scienceworld", ScienceWorldAdapter)  # the envs declaring kind "scienceworld"
 
-__all__ = [
-    "CANNOT_HELP",
-    "ROOMS",
-    "Goal",
-    "ScienceWorldAdapter",
-    "matches",
-    "parse_goal",
-    "parse_item",
-    "referent",
-]
+__all__ = ["CANNOT_HELP", "ScienceWorldAdapter"]

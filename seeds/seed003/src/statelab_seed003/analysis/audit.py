@@ -20,8 +20,9 @@ from statelab.analysis.audit.measures import (
     oracle_view,
     relevance_lag,
 )
+from statelab.run._reading import register_table
 from statelab.run.records import FINISHED
-from statelab.run.store import Store, register_table
+from statelab.run.store import Store
 from statelab_seed003.analysis.leaks import leak_check
 from statelab_seed003.analysis.measures import AUDIT_RUNS_TABLE, AUDIT_TABLE, LEAK_TABLE
 

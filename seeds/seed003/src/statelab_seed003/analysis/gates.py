@@ -17,7 +17,6 @@ from typing import Any
 from statelab.analysis.stats import Interval, paired_bootstrap
 from statelab.core import ConfigError
 from statelab.run.store import Store
-from statelab_seed003.analysis.audit import AUDIT_TABLE
 from statelab_seed003.analysis.episodes import (
     Cells,
     audit_rows,
@@ -26,6 +25,7 @@ from statelab_seed003.analysis.episodes import (
     tag_headers,
 )
 from statelab_seed003.analysis.lagtables import lag_sections
+from statelab_seed003.analysis.measures import AUDIT_TABLE
 from statelab_seed003.analysis.pairwise import pairwise_md
 from statelab_seed003.analysis.plan import Gate, Plan
 from statelab_seed003.analysis.tables import (

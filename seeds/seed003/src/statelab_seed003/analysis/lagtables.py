@@ -26,9 +26,7 @@ from statelab.core import ConfigError
 from statelab_seed003.analysis.episodes import Cells, by_protocol, tag_headers
 from statelab_seed003.analysis.kappas import (
     filler_kappa,
-    game_kappa,
     kappa_contrasts,
-    relative_change,
 )
 from statelab_seed003.analysis.plan import Plan
 from statelab_seed003.analysis.tables import group_success
@@ -286,13 +284,9 @@ def _section(
 
 __all__ = [
     "bin_labels",
-    "filler_kappa",
-    "game_kappa",
-    "kappa_contrasts",
     "lag_bin",
     "lag_grid",
     "lag_sections",
-    "relative_change",
     "start_rooms",
     "table7",
     "table7_cells",

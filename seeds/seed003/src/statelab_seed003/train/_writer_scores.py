@@ -23,7 +23,7 @@ from statelab_seed003.train.dssr import (
 )
 
 
-async def _score_round(
+async def score_round(
     cfg: WriterConfig, trajs: list[Trajectory], writer_spec: str, r: int
 ) -> list[WritePoint]:
     from statelab.llm import ModelPool, Role

@@ -29,9 +29,9 @@ from typing import Any
 
 from statelab.core import FORMAT_ERROR, LLM, Memory, Transition
 from statelab.run.components import prelude_transitions
-from statelab.run.config import RunSpec
 from statelab.run.episode import Episode
 from statelab.run.replay import ReplayMismatch
+from statelab.run.spec import RunSpec
 from statelab_seed003.train.data import Trajectory
 
 

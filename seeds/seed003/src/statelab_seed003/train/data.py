@@ -32,9 +32,9 @@ from statelab.core import (
     frozen_view,
 )
 from statelab.run.components import Components, prelude_transitions
-from statelab.run.config import RunSpec
 from statelab.run.replay import ReplayMismatch, StoredReplies, replay, spec_of
 from statelab.run.seeding import single
+from statelab.run.spec import RunSpec
 from statelab.run.store import Store
 from statelab.state.view import compose_view
 from statelab_seed003.analysis.leaks import privileged_strings

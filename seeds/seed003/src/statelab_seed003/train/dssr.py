@@ -47,7 +47,13 @@ from typing import Any, NamedTuple
 
 from statelab.core import LLM, Message
 from statelab.state.bounded import BoundedWriter, WrittenState
-from statelab_seed003.train._points import Losses, _horizon, _prelude_after, _start, window_view
+from statelab_seed003.train._points import (
+    Losses,
+    horizon_steps,
+    prelude_after_point,
+    start_step,
+    window_view,
+)
 from statelab_seed003.train.data import Trajectory, decision_nll, reader_prompt
 
 #: the seed's minimum score gap of a preference pair (nats)
@@ -207,12 +213,12 @@ async def recursive_losses(
     ``(phase, j)`` when ``state`` (the state written there) is carried forward by the writer
     through the logged transitions (a Phase-A point's: the rest of the prelude first), as
     (steps after the write, loss)."""
-    ks = _horizon(traj, j, horizon, phase)
+    ks = horizon_steps(traj, j, horizon, phase)
     losses = []
     if ks:
-        for tr in _prelude_after(traj, j, phase):
+        for tr in prelude_after_point(traj, j, phase):
             state, _ = await writer.write(state, tr, writer_llm)
-    s = _start(phase, j)
+    s = start_step(phase, j)
     k_at = s + 1  # the state is the one in front of this decision
     for k in ks:
         while k_at < k:  # the writes between (logged steps without a decision included)
@@ -252,9 +258,9 @@ async def window_losses(
     """The reader's loss at the same decisions with the candidate as a fixed context plus the
     raw steps since (no rewriting), as (steps after the write, loss)."""
     rendered = writer.render(state)
-    s = _start(phase, j)
+    s = start_step(phase, j)
     losses = []
-    for k in _horizon(traj, j, horizon, phase):
+    for k in horizon_steps(traj, j, horizon, phase):
         d = traj.steps[k]
         msgs = reader_prompt(traj, window_view(traj, rendered, j, k, phase), d.observation)
         assert d.a_star is not None
@@ -338,7 +344,7 @@ async def score_write_point(
         cands.append(
             Candidate(new.text, new, mean_within(rec, k), mean_within(win, k), rec, win, ret)
         )
-    n = len(_horizon(traj, j, k, phase))
+    n = len(horizon_steps(traj, j, k, phase))
     looks = tuple(sorted({k, *ks}))
     return WritePoint(traj.run, traj.seed, j, prompt, tuple(cands), n, phase, looks)
 

@@ -38,19 +38,15 @@ from typing import Any
 
 from statelab.run.records import FINISHED
 from statelab_seed003.train._config import (
-    Eval,
+    Common,
     ReaderConfig,
-    Serve,
     WriterConfig,
-    _Common,
-    _trajectories,
-    load_config,
+    load_trajectories,
 )
 from statelab_seed003.train._writer_scores import (
-    _score_points,
-    _score_round,
     arm_counts,
     rank_agreement,
+    score_round,
 )
 from statelab_seed003.train.dssr import WritePoint, preference_pairs, sft_examples
 from statelab_seed003.train.reader import writer_spec
@@ -58,23 +54,10 @@ from statelab_seed003.train.retrain import save_pairs
 from statelab_seed003.train.serving import round_writer, vllm_info
 from statelab_seed003.train.trainers import dpo, sft
 
-__all__ = [
-    "Eval",
-    "ReaderConfig",
-    "Serve",
-    "WriterConfig",
-    "_score_points",
-    "arm_counts",
-    "load_config",
-    "online_success",
-    "point_final",
-    "rank_agreement",
-    "train_reader",
-    "train_writer",
-]
+__all__ = ["online_success", "point_final", "train_reader", "train_writer"]
 
 
-def online_success(cfg: _Common, model: str, name: str) -> dict[str, Any]:
+def online_success(cfg: Common, model: str, name: str) -> dict[str, Any]:
     """Play ``cfg.eval``'s games with ``model`` (agent ``reader``); success per history."""
     from statelab.run.config import parse_experiment
     from statelab.run.runner import run_sync
@@ -131,7 +114,7 @@ def train_reader(
     from statelab_seed003.train import reader
 
     return reader.train_reader(
-        cfg, load=_trajectories, online=online_success, fit=fit, model_of=model_of
+        cfg, load=load_trajectories, online=online_success, fit=fit, model_of=model_of
     )
 
 
@@ -204,7 +187,7 @@ def train_writer(cfg: WriterConfig) -> dict[str, Any]:
     out = cfg.out_dir()
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    trajs = _trajectories(cfg)
+    trajs = load_trajectories(cfg)
     summary: dict[str, Any] = {
         "episodes": len(trajs),
         "histories": sorted({t.history for t in trajs}),
@@ -233,7 +216,7 @@ def train_writer(cfg: WriterConfig) -> dict[str, Any]:
     for r in range(1 if cfg.score_only else cfg.rounds):
         spec = round_writer(cfg, adapter, r)
         t1 = time.perf_counter()
-        points = asyncio.run(_score_round(cfg, trajs, spec, r))
+        points = asyncio.run(score_round(cfg, trajs, spec, r))
         fig2 = _write_scores(cfg, out, r, points)
         info: dict[str, Any] = {
             "round": r,

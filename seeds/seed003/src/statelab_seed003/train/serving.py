@@ -104,7 +104,7 @@ def vllm_base(base: str) -> str:
     """What vLLM loads for an ``hf:`` base argument, without loading or converting anything:
     a hub id as it is, a model folder's absolute path, and for a packaged GGUF the folder the
     ``hf:`` backend converts it into (training has made it by then)."""
-    from statelab.llm.transformers_backend import _HUB_ID, cache_root, fingerprint, gguf_of
+    from statelab.llm._hf_load import HUB_ID, cache_root, fingerprint, gguf_of
 
     local = Path(base).expanduser()
     if local.is_dir():
@@ -115,7 +115,7 @@ def vllm_base(base: str) -> str:
         gguf = None
     if gguf is not None:
         return str(cache_root() / f"{gguf.stem}-{fingerprint(gguf)}")
-    return base if _HUB_ID.fullmatch(base) else str(local)
+    return base if HUB_ID.fullmatch(base) else str(local)
 
 
 async def load_adapter(url: str, name: str, adapter: str | Path, *, transport: Any = None) -> None:

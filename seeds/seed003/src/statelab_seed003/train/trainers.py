@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from statelab.core import ConfigError, Message
-from statelab.llm.transformers_backend import ADAPTER_META
+from statelab.llm._hf_load import ADAPTER_META
 
 Example = dict[str, Any]
 
@@ -80,7 +80,7 @@ def _model(base: str, init: str | Path | None) -> tuple[Any, Any, Any]:
     """(trainable model, tokenizer, peft config or None when ``init`` is an adapter)."""
     import transformers
 
-    from statelab.llm.transformers_backend import resolve
+    from statelab.llm._hf_load import resolve
 
     _, _, peft, _ = _libs()
     where = resolve(base)
