@@ -41,7 +41,7 @@ from matplotlib.figure import Figure
 
 from statelab.analysis._components import is_expert, tags
 from statelab.analysis._md import md_row, md_text
-from statelab.analysis.sections import Blocks, ReportInputs, report_section
+from statelab.analysis.sections import Blocks, ReportInputs, reading, report_section
 from statelab.core import MODEL_FREE
 from statelab.envs import env_family
 from statelab.run.records import FINISHED
@@ -121,16 +121,15 @@ def line_curves(curves: pd.DataFrame, runs: pd.DataFrame, group: Sequence[str]) 
     return out.reset_index()
 
 
-def _read(store_path: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, Any]]:
-    st = Store(store_path, readonly=True)
-    try:
+def _read(
+    store: Store | str | Path,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    with reading(store) as st:
         runs = st.table("runs")
         cols = ["run", "seed", "rollout", "success", "steps"]
         episodes = st.table("episodes", cols, {"status": FINISHED})
         steps = st.table("steps", ["run", "seed", "rollout", "t", "reward"])
         meta = st.experiment()
-    finally:
-        st.close()
     return runs, episodes, steps, meta[1] if meta else {}
 
 
@@ -207,10 +206,12 @@ def _file_name(env: str) -> str:
     return "reward_within_budget_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", env) + ".png"
 
 
-def reward_within_budget(store_path: Path, out_dir: Path) -> tuple[str, dict[str, Path]]:
+def reward_within_budget(
+    store: Store | str | Path, out_dir: Path
+) -> tuple[str, dict[str, Path]]:
     """The section's Markdown and its PNGs and JSON, when it applies (else "" and none).
     The random floor's runs are left out (their world model is "-", not the base's)."""
-    runs, episodes, steps, config = _read(store_path)
+    runs, episodes, steps, config = _read(store)
     floor = runs["tags"].fillna("").str.contains('"floor"') if "tags" in runs else False
     runs = runs[~floor] if isinstance(floor, pd.Series) else runs
     if runs.empty or episodes.empty or not _applies(runs, config):
@@ -274,7 +275,7 @@ def reward_within_budget(store_path: Path, out_dir: Path) -> tuple[str, dict[str
 @report_section("reward-within-budget", order=40)
 def _section(inputs: ReportInputs) -> Blocks | None:
     """Seed 004's reward-within-budget curves."""
-    md, files = reward_within_budget(inputs.store_path, inputs.out_dir)
+    md, files = reward_within_budget(inputs.store, inputs.out_dir)
     return Blocks([md], files) if md else None
 
 

@@ -12,7 +12,8 @@ one function and one ``@report_section`` line, never an edit of the report itsel
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,21 @@ class ReportInputs:
     config: dict[str, Any]
     runs: pd.DataFrame
     episodes: pd.DataFrame
+
+
+@contextmanager
+def reading(source: Store | str | Path) -> Iterator[Store]:
+    """The store a section reads: the open one it was given (a section passes
+    ``inputs.store``: the report opens the store once), or a path opened read-only and closed
+    after (a caller outside the report)."""
+    if isinstance(source, Store):
+        yield source
+        return
+    st = Store(source, readonly=True)
+    try:
+        yield st
+    finally:
+        st.close()
 
 
 @dataclass

@@ -33,7 +33,7 @@ import pandas as pd
 
 from statelab.analysis._components import arguments, tags
 from statelab.analysis._md import md_row
-from statelab.analysis.sections import Blocks, ReportInputs, report_section
+from statelab.analysis.sections import Blocks, ReportInputs, reading, report_section
 from statelab.run.records import FINISHED
 from statelab.run.store import Store
 from statelab.tools.library import Geometry, LibrarySpec, build_geometry, cache_root
@@ -53,13 +53,10 @@ COLUMNS = [
 ]  # fmt: skip
 
 
-def read_tables(store_path: str | Path) -> dict[str, pd.DataFrame]:
-    """The store's runs, episodes and steps tables (read-only)."""
-    st = Store(store_path, readonly=True)
-    try:
+def read_tables(store: Store | str | Path) -> dict[str, pd.DataFrame]:
+    """The store's runs, episodes and steps tables (an open store, or a path read-only)."""
+    with reading(store) as st:
         return {t: st.table(t) for t in ("runs", "episodes", "steps")}
-    finally:
-        st.close()
 
 
 def _tags(run: Any, axis: str) -> set[str]:
@@ -302,10 +299,12 @@ def episode_png(tables: dict[str, pd.DataFrame], df: pd.DataFrame, path: Path) -
     return False
 
 
-def write_table1(store_path: str | Path, out_dir: str | Path) -> tuple[str, dict[str, Path]]:
+def write_table1(
+    store: Store | str | Path, out_dir: str | Path
+) -> tuple[str, dict[str, Path]]:
     """Write Table 1 and its figures into ``out_dir``; return a Markdown section and the
     written files (nothing when the store has no Table 1 run)."""
-    tables = read_tables(store_path)
+    tables = read_tables(store)
     if not applies(tables["runs"]):
         return "", {}
     from statelab.tools.library import library_figures
@@ -358,5 +357,5 @@ def _table1_section(inputs: ReportInputs) -> Blocks | None:
     runs alone: a store without Table 1 runs reads no steps)."""
     if not applies(inputs.runs):
         return None
-    section, files = write_table1(inputs.store_path, inputs.out_dir)
+    section, files = write_table1(inputs.store, inputs.out_dir)
     return Blocks([section], files) if section else None

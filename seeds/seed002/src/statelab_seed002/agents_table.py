@@ -19,7 +19,7 @@ from statelab.analysis.agentmetrics import (
     stored_by_agent,
     success_rate,
 )
-from statelab.analysis.sections import Blocks, ReportInputs, report_section
+from statelab.analysis.sections import Blocks, ReportInputs, reading, report_section
 from statelab.run.store import Store
 
 
@@ -89,11 +89,10 @@ def ablation_markdown(table: pd.DataFrame, title: str = "Agent variants (seed 00
 
 
 # -- the report hook ------------------------------------------------------------------------
-def agent_metrics(store_path: str | Path, out_dir: Path) -> tuple[str, dict[str, Path]]:
+def agent_metrics(store: Store | str | Path, out_dir: Path) -> tuple[str, dict[str, Path]]:
     """The ablation table's Markdown when a seed-002 agent ran ("" otherwise), and the files
     written: ``agent_metrics.json`` (the table) in ``out_dir``."""
-    st = Store(store_path, readonly=True)
-    try:
+    with reading(store) as st:
         own = ["run", "seed", "rollout", "status", "success", "steps", "agent_calls"]
         runs = st.table("runs", ["run", "agent", "env", "model", "components"])
         episodes = st.table("episodes", own).merge(runs, on="run")
@@ -104,8 +103,6 @@ def agent_metrics(store_path: str | Path, out_dir: Path) -> tuple[str, dict[str,
         ):
             return "", {}
         steps = st.table("steps", ["run", "seed", "t", "reply", "gold"])
-    finally:
-        st.close()
     by = [k for k in ("env", "model") if episodes[k].nunique() > 1] + ["agent"]
     table = agent_table(episodes, steps, by)
     section = ablation_markdown(table)
@@ -118,7 +115,7 @@ def agent_metrics(store_path: str | Path, out_dir: Path) -> tuple[str, dict[str,
 @report_section("seed002-agents", order=30)
 def _agents_section(inputs: ReportInputs) -> Blocks | None:
     """Seed 002's agent-variant table, when a run's agent writes structured turns."""
-    md, files = agent_metrics(inputs.store_path, inputs.out_dir)
+    md, files = agent_metrics(inputs.store, inputs.out_dir)
     return Blocks([md], files) if md else None
 
 
