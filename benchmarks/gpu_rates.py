@@ -85,7 +85,7 @@ def random_model(preset: str, where: Path, tokenizer: Path | None = None) -> str
     where.mkdir(parents=True, exist_ok=True)
     cfg.save_pretrained(where)
     tok.save_pretrained(where)
-    hf_load._LOADED[(str(hf_load.resolve(str(where))), None)] = (model, tok)
+    hf_load.LOADED[(str(hf_load.resolve(str(where))), None)] = (model, tok)
     return f"hf:{where}"
 
 

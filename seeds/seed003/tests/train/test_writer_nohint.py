@@ -98,7 +98,7 @@ def _run_job(form: str, tmp_path: Path, monkeypatch) -> dict:
     from statelab_seed003.train._config import WriterConfig
 
     traj, writer, got = _trajectory(), Writer(), {"sft": [], "dpo": [], "meta": []}
-    monkeypatch.setattr(pipeline, "_trajectories", lambda cfg: [traj])
+    monkeypatch.setattr(pipeline, "load_trajectories", lambda cfg: [traj])
     monkeypatch.setattr(statelab.llm, "make_llm",
                         lambda spec: Reader() if spec == "hf:reader" else writer)  # fmt: skip
 
