@@ -50,11 +50,6 @@ from statelab.agents._conversation import Conversation
 from statelab.agents._conversation import decide as conversation_decide
 from statelab.agents._parse import parse_action, split_reasoning
 from statelab.agents._prompting import complete_past_reasoning
-from statelab.agents._stateact_variants import DESCRIBE as DESCRIBE
-from statelab.agents._stateact_variants import FORMATS as FORMATS
-from statelab.agents._stateact_variants import GENERIC_KEYS as GENERIC_KEYS
-from statelab.agents._stateact_variants import INVENTORY_KEYS as INVENTORY_KEYS
-from statelab.agents._stateact_variants import LOCATION_KEYS as LOCATION_KEYS
 from statelab.agents._stateact_variants import (
     Variant,
     format_spec,

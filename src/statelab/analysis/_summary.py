@@ -13,12 +13,6 @@ from typing import Any
 import pandas as pd
 
 from statelab.analysis._comparisons import MIN_TEST_N, TESTS, Test, Tester, adjust_pvalues, no_test
-from statelab.analysis._roles import EXPERT as EXPERT
-from statelab.analysis._roles import EXPERT_LABEL as EXPERT_LABEL
-from statelab.analysis._roles import EXPERT_NOTE as EXPERT_NOTE
-from statelab.analysis._roles import FLOOR as FLOOR
-from statelab.analysis._roles import FLOOR_LABEL as FLOOR_LABEL
-from statelab.analysis._roles import FLOOR_NOTE as FLOOR_NOTE
 from statelab.analysis._roles import (
     REFERENCE_ROLES,
     ROLE_BASELINE,
@@ -29,9 +23,6 @@ from statelab.analysis._roles import (
     is_reference,
     reference_role,
 )
-from statelab.analysis._roles import ROLE_NONE as ROLE_NONE
-from statelab.analysis._roles import expert_rows as expert_rows
-from statelab.analysis._roles import is_expert_row as is_expert_row
 from statelab.analysis._seeds import episode_figures, per_seed, run_figures
 from statelab.analysis.behaviour import BEHAVIOUR_FIGURES
 from statelab.analysis.stats import ADJUSTMENTS, MAX_EXACT, Adjust

@@ -14,8 +14,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from statelab.analysis._cells import DASH as DASH
-from statelab.analysis._cells import VIEWER_PAGE as VIEWER_PAGE
 from statelab.analysis._cells import (
     axis_label,
     cell_text,
@@ -27,12 +25,7 @@ from statelab.analysis._cells import (
     score_cell,
     viewer_link,
 )
-from statelab.analysis._cells import missing as missing
 from statelab.analysis._comparisons import MIN_TEST_N
-from statelab.analysis._legend import behaviour_legend as behaviour_legend
-from statelab.analysis._legend import describe_adjust as describe_adjust
-from statelab.analysis._legend import describe_baseline as describe_baseline
-from statelab.analysis._legend import describe_test as describe_test
 from statelab.analysis._legend import legend
 from statelab.analysis._md import md_row
 from statelab.analysis._roles import is_reference

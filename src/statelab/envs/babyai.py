@@ -67,7 +67,6 @@ from statelab.core import (
     fingerprint_of,
 )
 from statelab.envs._babyai_missions import DEFAULT_DISTRACTORS, LocalLevel
-from statelab.envs._babyai_missions import EXCLUDED as EXCLUDED
 from statelab.envs._babyai_view import full_map, full_view_of, world_array
 from statelab.envs._options import Option, option_parser
 from statelab.envs._registry import register_env

@@ -48,17 +48,11 @@ from statelab.core import (
 )
 from statelab.llm._coalesce import Coalescer
 from statelab.llm._hf_batch import complete_items, generate_ids, sample, sample_rows, score_ids
-from statelab.llm._hf_load import (  # noqa: F401 - re-exported: their old home
-    ADAPTER_META,
-    HUB_ID,
-    LOADED,
-    HFSpec,
-    cache_root,
+from statelab.llm._hf_load import (
     fingerprint,
     gguf_of,
     load,
     parse_hf,
-    resolve,
 )
 from statelab.llm._model import Provider
 from statelab.llm._thinking import template_kwargs

@@ -21,7 +21,6 @@ from statelab.core import (
     prelude_of,
 )
 from statelab.envs import ENVS, make_env
-from statelab.llm import TimedLLM as TimedLLM  # moved to statelab.llm; re-exported
 from statelab.run.axes import COMPONENT_AXES, env_context
 from statelab.run.spec import RunSpec
 from statelab.state.grounding import Grounding

@@ -34,12 +34,10 @@ from statelab.envs import env_class
 from statelab.llm import TimedLLM, serving
 from statelab.run._derail import Derail, ended
 from statelab.run._envcall import EnvCallError, blamed, call_timeout, env_call
-from statelab.run._episode_parts import (  # noqa: F401 - re-exported
-    MAX_ACTION,
+from statelab.run._episode_parts import (
     MAX_QUERIES,
     MAX_REJECTIONS,
     Step,
-    add_cost,
     call_row,
     capped_action,
     episode_roles,
