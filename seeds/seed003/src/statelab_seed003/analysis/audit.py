@@ -286,7 +286,10 @@ def _audited(spec_json: str | None, components: Any) -> bool:
 
 
 def _now() -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
+    """UTC to the microsecond (sorts after an older store's whole-second stamps of the same
+    second, and tells apart audits started within one second)."""
+    now = time.time()
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}"
 
 
 def audit_cooking(
@@ -343,7 +346,10 @@ def audit_cooking(
         # an audit killed before its end stays marked unfinished (the report says so), and
         # the next one resumes it: its finished episodes kept, its stored points not rescored
         prior = [r for r in st.rows(AUDIT_RUNS_TABLE) if r["id"]]
-        last = max(prior, key=lambda r: str(r["started"] or ""), default=None)
+        # the latest started; two started in one second (a store written fast) are told apart
+        # by the later row, so a killed audit right after a finished one is still resumed
+        order = sorted(enumerate(prior), key=lambda ir: (str(ir[1]["started"] or ""), ir[0]))
+        last = order[-1][1] if order else None
         resumed = last is not None and last["finished"] is None
         this = ({**last, "episodes": len(eps)} if resumed and last is not None else
                 {"id": uuid.uuid4().hex, "started": _now(), "finished": None,
