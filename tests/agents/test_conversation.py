@@ -8,7 +8,13 @@ import pytest
 
 from statelab.agents import example_sets as sets
 from statelab.agents import make_agent
-from statelab.agents._conversation import YOUR_TURN, Conversation, format_note
+from statelab.agents._conversation import (
+    FORMAT_ERROR_REPLY,
+    YOUR_TURN,
+    Conversation,
+    decide,
+    format_note,
+)
 from statelab.core import ConfigError, Prompt
 
 
@@ -101,3 +107,32 @@ def test_an_example_set_is_honoured_only_by_the_conversation_and_must_be_registe
     with pytest.raises(ConfigError, match="unknown example set 'nope'"):
         make_agent("reflact:/prompt=conversation/examples=nope")
     assert make_agent("stateact:/prompt=conversation").options.examples is None
+
+
+class _Free:
+    """A backend that does not constrain decoding, replying with the texts it is given."""
+
+    constrained = False
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+
+    async def complete(self, messages, params):  # type: ignore[no-untyped-def]
+        from statelab.core import Completion
+
+        return Completion(text=self.replies.pop(0))
+
+
+def test_a_reply_with_no_action_line_is_a_format_error_answered_in_the_authors_words():
+    import asyncio
+
+    agent = make_agent("react:/prompt=conversation")
+    agent.reset()
+    llm = _Free("Thought: I should look around first.", "Thought: now\nAction: go to fridge 1")
+    got = asyncio.run(decide(agent, ctx(0, "V0", "Room. Your task is to: find apple."), llm))
+    assert got.action == "" and not got.parsed  # the empty action: a format error, not played
+    nxt = asyncio.run(decide(agent, ctx(1, "V1", "Nothing happens."), llm))
+    assert nxt.action == "go to fridge 1"
+    msgs = nxt.calls[-1].messages
+    assert msgs[-2]["content"] == "Thought: I should look around first."
+    assert msgs[-1]["content"] == f"Observation: {FORMAT_ERROR_REPLY}"

@@ -8,7 +8,9 @@ one few-shot example, and no admissible-action list in its text.
   with the first observation; then the turns alternate: the agent's reply (``Thought: ...``
   / ``Action: ...``; ReflAct ``Reflection: ...``; the action alone is allowed), and the
   user's ``Observation: ...`` (a query's answer and a world model's rejection come back as
-  observations too, within the step).
+  observations too, within the step). A reply with no action line is a format error: the
+  empty action, answered ``Observation: Error Input. Your input must contains 'Action: '``
+  (:data:`FORMAT_ERROR_REPLY`, the authors' words), never its text played as an action.
 - No admissible-action list in the text. With a backend that constrains decoding the action
   is still chosen among the admissible actions (and the world model's offered queries): the
   constraint is in decoding, not in the prompt.
@@ -99,6 +101,7 @@ class Conversation:
         self.base = ""
         self.notes = 0
         self.last = ""
+        self.format_error = False
 
     def messages(
         self, ctx: Any, keys: tuple[str, ...], examples: str | None = None
@@ -109,9 +112,10 @@ class Conversation:
         if not self.msgs:
             self.msgs = [{"role": "user", "content": head(ctx, keys, examples)}]
         elif ctx.step != self.step:  # the env answered the last reply
+            seen = FORMAT_ERROR_REPLY if self.format_error else ctx.observation.text.strip()
             self.msgs += [
                 {"role": "assistant", "content": self.last},
-                {"role": "user", "content": f"Observation: {ctx.observation.text.strip()}"},
+                {"role": "user", "content": f"Observation: {seen}"},
             ]
         else:  # decided again within the step: a query's answer or a rejection
             notes = view[len(self.base) :].split(f"\n\n{NOTE}")[1:]
@@ -126,10 +130,16 @@ class Conversation:
         self.step, self.base, self.notes = ctx.step, view, 0
         return list(self.msgs)
 
-    def said(self, reply: str) -> None:
-        """The agent's reply to the last messages (the next decision shows it)."""
+    def said(self, reply: str, format_error: bool = False) -> None:
+        """The agent's reply to the last messages (the next decision shows it); a reply with
+        no action line (``format_error``) is answered with :data:`FORMAT_ERROR_REPLY`."""
         self.last = reply.strip()
+        self.format_error = format_error
 
+
+#: what the authors' envs answer a reply with no ``Action:`` line (skumar-ml/belief-world-models,
+#: ``envs/alfworld_env.py`` ``step``): the step is a format error, the env is not asked
+FORMAT_ERROR_REPLY = "Error Input. Your input must contains 'Action: '"
 
 _ACTION_LINE = re.compile(r"(?:^|\n)[^\S\n]*action\s*[:：]", re.IGNORECASE)
 #: the action line's prefix under constrained choice
@@ -170,6 +180,10 @@ async def decide(agent: Any, ctx: Any, llm: LLM) -> Decision:
     got = await complete_past_reasoning(llm, msgs, params)
     thinking, said = split_reasoning(got[-1].completion.text)
     reply = truncate(said)
-    action, parsed = choose_action(reply, parse_turn(reply), actions)
+    turn = parse_turn(reply)
+    if turn.action is None:  # no action line: a format error (the empty action), as the authors
+        agent.conversation.said(reply, format_error=True)
+        return Decision("", f"{thinking}\n{reply}" if thinking else reply, got, parsed=False)
+    action, parsed = choose_action(reply, turn, actions)
     agent.conversation.said(reply)
     return Decision(action, f"{thinking}\n{reply}" if thinking else reply, got, parsed=parsed)

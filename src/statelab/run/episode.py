@@ -207,6 +207,8 @@ class Episode:
         while True:
             assert step.decision is not None
             d = step.decision
+            if not d.action.strip():  # no action at all: a format error, neither a query nor
+                break  # a proposal a world model could check; the env step records it
             answer = self.intercept(step)
             if answer is not None:
                 queries += 1
