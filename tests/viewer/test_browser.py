@@ -137,6 +137,18 @@ def test_the_table_has_a_cell_per_episode_linking_to_it(store: Path, page: Path,
     assert _errors(b) == []
 
 
+def test_the_episode_list_holds_only_its_table_when_all_fit(store: Path, page: Path, browser):  # type: ignore[no-untyped-def]
+    # replaceChildren(table, null) appended the text "null" under the table (issue 37)
+    b = _open(browser, page)
+    _wait(b, "#list table.episodes")
+    kids = b.execute_script(
+        "return Array.from(document.getElementById('list').childNodes)"
+        ".map((n) => n.nodeType === 1 ? n.tagName : 'text:' + n.textContent)"
+    )
+    assert kids == ["TABLE"]
+    assert _errors(b) == []
+
+
 def test_two_runs_side_by_side_align_by_step_and_mark_the_divergence(
     store: Path, page: Path, browser
 ):  # type: ignore[no-untyped-def]

@@ -174,5 +174,5 @@ function drawList(hit) {
       el("td", { style: "background:" + scoreColor(e.score) }, fmt(e.score)), el("td", {}, e.success ? "yes" : "no"),
       el("td", {}, e.steps), el("td", {}, stripOf(codeCells(e.strip))),
       el("td", { class: "status " + (e.status === "failed" ? "bad" : "") }, endBadge(e) || e.status,
-        e.error ? ": " + e.error : ""))))), more);
+        e.error ? ": " + e.error : ""))))), ...(more ? [more] : []));
 }
