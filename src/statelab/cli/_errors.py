@@ -4,6 +4,7 @@ its exit status (``STATELAB_DEBUG=1``: the traceback), in the group every comman
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import sys
 from typing import Any
@@ -55,6 +56,39 @@ def _mount(group: Any, ctx: Any) -> None:
         mount(group, ctx)
 
 
+_LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]\s|\d+[.)]\s|\s{4})")
+
+
+def reflow(text: str) -> str:
+    """A docstring's paragraphs as single lines, so the terminal wraps them at its own width
+    (a docstring's own line breaks, kept by the help formatter, broke sentences mid-way):
+    lines of a paragraph are joined, except list items and indented (code) lines."""
+    out: list[str] = []
+    for para in text.strip().split("\n\n"):
+        lines: list[str] = []
+        for line in para.splitlines():
+            if lines and line.strip() and not _LIST_ITEM.match(line):
+                lines[-1] = lines[-1].rstrip() + " " + line.strip()
+            else:
+                lines.append(line.rstrip())
+        out.append("\n".join(lines))
+    return "\n\n".join(out)
+
+
+def reflowed(cmd: Any) -> Any:
+    """``cmd`` (and, for a group, every command under it) with its help and its parameters'
+    help reflowed once (:func:`reflow`)."""
+    if cmd is None or getattr(cmd, "_reflowed", False):
+        return cmd
+    cmd._reflowed = True
+    for obj in (cmd, *getattr(cmd, "params", ())):
+        if isinstance(getattr(obj, "help", None), str):
+            obj.help = reflow(obj.help)
+    for sub in getattr(cmd, "commands", {}).values():
+        reflowed(sub)
+    return cmd
+
+
 class OneLine(TyperGroup):
     """Every error a command lets through is one line on stderr, never a traceback
     (``STATELAB_DEBUG=1`` lets it through whole)."""
@@ -66,7 +100,7 @@ class OneLine(TyperGroup):
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name not in self.commands:
             _mount(self, ctx)
-        return super().get_command(ctx, cmd_name)
+        return reflowed(super().get_command(ctx, cmd_name))
 
     def invoke(self, ctx: Any) -> Any:  # typer's own click Context
         guard_output()
