@@ -53,7 +53,7 @@ def test_unknown_top_level_key_is_named():
     assert err({**BASE, "seed": [1]}) == (
         "config error: unknown key 'seed'; allowed here: name, model, seeds, rollouts, replay, "
         "grid, baseline, params, expert, random, max_steps, concurrency, "
-        "max_consecutive_failures, timeout, retries, out, cache, report, limits"
+        "max_consecutive_failures, timeout, retries, out, cache, report, limits, after_selection"
     )
 
 

@@ -17,12 +17,12 @@ from statelab.run.config import parse_experiment
 from statelab.run.ledgers import (
     AMENDMENTS,
     AUDITS,
+    LEDGER,
     add_amendment,
     amendments,
     audit_entries,
     record_audit,
 )
-from statelab.run.opening import LEDGER
 from statelab.run.store import Store
 
 pytest.importorskip("textworld")

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from statelab.cli import app
 from statelab.core import ConfigError
 from statelab.run.config import parse_experiment
-from statelab.run.opening import LEDGER
+from statelab.run.ledgers import LEDGER
 from statelab.run.provenance import guard, named_paths, path_sha256, spelling_hash
 
 pytest.importorskip("textworld")
@@ -159,7 +159,7 @@ def test_the_ray_path_refuses_a_sealed_split_too(tmp_path, script):
 
 
 def _ledger(tmp_path):
-    from statelab.run.opening import read_ledger
+    from statelab.run.ledgers import read_ledger
 
     return read_ledger(tmp_path / "results")
 

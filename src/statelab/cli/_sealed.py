@@ -16,13 +16,22 @@ from statelab.core import ConfigError
 
 def open_test(
     config: Annotated[Path, typer.Argument(help="experiment YAML whose seeds are a test split")],
-    force: Annotated[bool, typer.Option("--force", help="open a split opened before")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="open a split opened before, or before the selection it is registered after"
+            " (after_selection); recorded as forced",
+        ),
+    ] = False,
     set_: Annotated[list[str] | None, typer.Option("--set", help="override key=value")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress lines")] = False,
 ) -> None:
     """The only way to run a sealed test split: records when, with which writers and their
     hashes, once its first episode is stored; a second opening is refused unless --force
-    (and the report says so)."""
+    (and the report says so), and so is an opening of an experiment with after_selection
+    before that selection is recorded with its gates evaluated on an unchanged validation
+    store."""
     from statelab.run.config import load_experiment
     from statelab.run.opening import Opening
     from statelab.run.runner import run_sync
@@ -35,8 +44,12 @@ def open_test(
         res = run_sync(exp, progress=progress, debug=debug_on(), open_test=True,
                        on_stored=opening.stored)  # fmt: skip
     for e in opening.recorded:
+        after = (f", after the selection {e['selection']['id']!r}: {e['selection']['selected']}"
+                 if e.get("selection") else "")  # fmt: skip
+        why = f" (forced: {e['selection_forced']})" if e.get("selection_forced") else ""
         typer.echo(f"opened the {e['split']!r} split of {e['family']!r}: opening {e['opening']}"
-                   f"{' (forced)' if e['forced'] else ''}, {e['opened']}")  # fmt: skip
+                   f"{' (forced)' if e['forced'] and not why else ''}{after}, {e['opened']}"
+                   f"{why}")  # fmt: skip
     if not opening.recorded:
         typer.echo("no episode was stored: the split was not opened (nothing recorded)", err=True)
     cut = f", {res.truncated} truncated by a limit" if res.truncated else ""

@@ -204,6 +204,12 @@ class Experiment(BaseModel):
     report: Layout | None = None
     #: per-episode limits: wall-clock seconds, tokens, dollars (:mod:`statelab.run.limits`)
     limits: Limits | None = None
+    #: the id of a selection made on validation (recorded in ``<out>/selections.jsonl`` by the
+    #: command that made it: :func:`statelab.run.ledgers.record_selection`) that this
+    #: experiment's test opening follows: ``statelab open-test`` refuses until it is recorded
+    #: with a gate evaluated on it and its validation store unchanged since (or ``--force``,
+    #: recorded); an experiment of no sealed split is refused with it
+    after_selection: str | None = Field(None, min_length=1, max_length=120)
 
     @model_validator(mode="after")
     def _values(self) -> Experiment:

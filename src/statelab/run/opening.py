@@ -12,8 +12,13 @@ From the check of earlier openings to the record of this one, the opening holds 
 in one line, so two openings started together never both count as the first; the lock dies
 with the process. A second opening of an env family's sealed split, by any experiment in that
 ``out``, is refused unless forced; a forced one is recorded as such, and the report says how
-many there were. A ledger line that is not a whole entry (a write cut off) is skipped with a
-warning; the next entry starts on a line of its own.
+many there were. An experiment with ``after_selection`` is opened only after that selection
+(recorded in ``<out>/selections.jsonl`` with a gate evaluated on it, its validation store
+unchanged since: :func:`~statelab.run.ledgers.selection_refusal`), or forced; the entry
+records the selection (or why it was forced). A plugin may add checks of its own
+(:func:`register_opening_check`), refused and forced alike. A ledger line that is not a
+whole entry (a write cut off) is skipped with a warning; the next entry starts on a line of
+its own.
 """
 
 from __future__ import annotations
@@ -23,50 +28,41 @@ import fcntl
 import json
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
 from statelab.core import ConfigError
 from statelab.run.config import Experiment
+from statelab.run.ledgers import LEDGER, read_ledger, selection_refusal
 from statelab.run.provenance import OPENINGS_TABLE, config_hash, family, hashes, sealed
 from statelab.run.records import EpisodeRecord
 from statelab.run.store import Store
 
-LEDGER = "test-openings.jsonl"
-#: keys every ledger entry has (a line without them is not an entry)
-_KEYS = ("opened", "experiment", "family", "split", "opening")
+#: a check a plugin adds to every opening (:func:`register_opening_check`): given the
+#: experiment and the selection it follows (its ledger entry, or None), why it must not open
+#: (one line), or None
+OpeningCheck = Callable[[Experiment, "dict[str, Any] | None"], "str | None"]
+_CHECKS: dict[str, OpeningCheck] = {}
+
+
+def register_opening_check(name: str, check: OpeningCheck) -> None:
+    """Add ``check`` to every opening (a plugin's: e.g. that the adapters it tests were trained
+    from the selection the opening follows); a refusal is one line, ``--force`` records it."""
+    _CHECKS[name] = check
+
+
+def opening_checks() -> dict[str, OpeningCheck]:
+    """Every registered check (the plugins loaded first)."""
+    from statelab.core import load_plugins
+
+    load_plugins()
+    return dict(_CHECKS)
 
 
 def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-
-
-def read_ledger(out: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """The ledger's entries, and one warning per line that is not a whole entry."""
-    path = out / LEDGER
-    if not path.is_file():
-        return [], []
-    entries: list[dict[str, Any]] = []
-    warnings: list[str] = []
-    text = path.read_text(encoding="utf-8", errors="replace")
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            e = json.loads(line)
-        except ValueError:
-            e = None
-        if isinstance(e, dict) and all(k in e for k in _KEYS):
-            entries.append(e)
-        else:
-            warnings.append(f"{path}: line {n} is not a whole entry (a write cut off?); skipped")
-    return entries, warnings
-
-
-def ledger_entries(out: Path) -> list[dict[str, Any]]:
-    """The ledger's whole entries (:func:`read_ledger` without its warnings)."""
-    return read_ledger(out)[0]
 
 
 class Opening:
@@ -120,8 +116,27 @@ class Opening:
             self.close()
             raise
 
+    def _selection(self) -> dict[str, Any]:
+        """What the opening records of the selection it follows (``after_selection``):
+        refused in one line when it is missing, unevaluated or stale, unless forced."""
+        entry, why = selection_refusal(self.exp)
+        if why is None:
+            for check in opening_checks().values():
+                why = check(self.exp, entry)
+                if why is not None:
+                    break
+        if why is not None and not self.force:
+            raise ConfigError(why)
+        if self.exp.after_selection is None:
+            return {"selection_forced": why} if why else {}
+        got = {"selection": None if entry is None else {
+            k: entry[k] for k in ("id", "selected", "recorded")
+        } | {"fingerprint": entry["source"]["fingerprint"]}}  # fmt: skip
+        return got | ({"selection_forced": why} if why else {})
+
     def _entries(self, before: list[dict[str, Any]]) -> list[dict[str, Any]]:
         entries = []
+        selection = self._selection()
         for env, split, seeds in self.touched:
             prior = [e for e in before if e["family"] == family(env) and e["split"] == split]
             if prior and not self.force:
@@ -143,8 +158,9 @@ class Opening:
                     "split": split,
                     "seeds": [seeds[0], seeds[-1], len(seeds)],
                     "opening": len(prior) + 1,
-                    "forced": bool(prior),
+                    "forced": bool(prior) or "selection_forced" in selection,
                     "writers": [json.loads(w) for w in writers],
+                    **selection,
                 }
             )
         return entries
@@ -194,4 +210,4 @@ class Opening:
             self._file = None
 
 
-__all__ = ["LEDGER", "Opening", "ledger_entries", "read_ledger"]
+__all__ = ["Opening", "OpeningCheck", "opening_checks", "register_opening_check"]

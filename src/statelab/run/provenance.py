@@ -149,6 +149,11 @@ def sealed(exp: Experiment) -> list[tuple[str, str, list[int]]]:
 def guard(exp: Experiment) -> None:
     """Refuse, in one line, an experiment that would run a sealed split."""
     touched = sealed(exp)
+    if not touched and exp.after_selection is not None:
+        raise ConfigError(
+            f"{exp.name}: after_selection orders a test opening after a selection, but its "
+            "seeds touch no sealed test split (drop the key, or run a test split)"
+        )
     if touched:
         env, split, seeds = touched[0]
         raise ConfigError(
