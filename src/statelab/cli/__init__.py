@@ -4,7 +4,8 @@ Each command group lives in its own module, registered here in the order ``--hel
 them: :mod:`~statelab.cli._listing` (envs, list), :mod:`~statelab.cli._play` (play),
 :mod:`~statelab.cli._run` (run, tune), :mod:`~statelab.cli._results` (report, view,
 export), :mod:`~statelab.cli._plan` (plan), :mod:`~statelab.cli._sealed` (open-test, amend:
-the sealed test split's ledgers) and :mod:`~statelab.cli._audit` (audit). Plugins add their
+the sealed test split's ledgers), :mod:`~statelab.cli._audit` (audit) and
+:mod:`~statelab.cli._cache` (cache stats, prune, clear). Plugins add their
 commands as groups (:mod:`statelab.cli.groups`: ``statelab seed003 gates``).
 :mod:`~statelab.cli._errors` turns every error a command lets through into one line.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import typer
 
-from statelab.cli import _audit, _sealed
+from statelab.cli import _audit, _cache, _sealed
 from statelab.cli._errors import OneLine
 from statelab.cli._listing import envs, list_axis
 from statelab.cli._plan import plan
@@ -42,6 +43,8 @@ app.command()(export)
 app.command("open-test")(_sealed.open_test)
 app.command()(_audit.audit)
 app.command()(_sealed.amend)
+# -- the response cache ---------------------------------------------------------------------
+app.add_typer(_cache.app, name="cache")
 
 
 def main() -> None:  # pragma: no cover

@@ -24,7 +24,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from statelab.core import LLM, CompleteRequest, Completion, GenParams, Message, ScoreRequest
+from statelab.core import (
+    LLM,
+    CompleteRequest,
+    Completion,
+    ConfigError,
+    GenParams,
+    Message,
+    ScoreRequest,
+)
 from statelab.llm._safe import storable
 
 #: seconds the current task spent in the cache (key, lookup, queueing the write): statelab's
@@ -144,6 +152,105 @@ def not_a_cache(path: Path) -> str | None:
     if tables and "completions" not in tables:
         return "is an SQLite file but not a response cache"
     return None
+
+
+# -- managing the cache file (``statelab cache``) -----------------------------------------------
+def _open_cache(path: Path, readonly: bool) -> sqlite3.Connection:
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"{p}: no response cache there")
+    why = not_a_cache(p)
+    if why is not None:
+        raise ConfigError(f"{p} {why}")
+    if readonly:
+        return sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True, timeout=30)
+    return _connect(p)
+
+
+def cache_stats(path: Path) -> list[dict[str, Any]]:
+    """Per model id: entries, entries per kind (``complete``, ``score``...), the bytes of its
+    requests and replies, and its oldest and newest entry (UTC, ISO); read-only, so safe
+    while a run writes the cache (WAL readers see its last commit)."""
+    db = _open_cache(path, readonly=True)
+    try:
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE name='completions'").fetchone():
+            return []
+        rows = db.execute(
+            "SELECT model, kind, COUNT(*), SUM(LENGTH(request) + LENGTH(response)),"
+            " MIN(created), MAX(created) FROM completions GROUP BY model, kind ORDER BY model, kind"
+        ).fetchall()
+    finally:
+        db.close()
+    out: dict[str, dict[str, Any]] = {}
+    for model, kind, n, size, lo, hi in rows:
+        m = out.setdefault(model, {"model": model, "entries": 0, "kinds": {}, "bytes": 0,
+                                   "oldest": lo, "newest": hi})  # fmt: skip
+        m["entries"] += n
+        m["kinds"][kind] = n
+        m["bytes"] += int(size or 0)
+        m["oldest"], m["newest"] = min(m["oldest"], lo), max(m["newest"], hi)
+    for m in out.values():
+        m["oldest"], m["newest"] = _iso(m["oldest"]), _iso(m["newest"])
+    return list(out.values())
+
+
+def _iso(julian: float | None) -> str | None:
+    if julian is None:
+        return None
+    unix = (julian - 2440587.5) * 86400.0
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(unix))
+
+
+def prune_cache(
+    path: Path, *, older_than_s: float | None = None, model: str | None = None,
+    everything: bool = False,
+) -> tuple[int, int]:  # fmt: skip
+    """Delete the entries older than ``older_than_s`` seconds and/or of model ids matching
+    ``model`` (an SQLite GLOB: ``openai-compat:*``), or ``everything``; returns (deleted,
+    left). One transaction under SQLite's locking, so safe while a run uses the cache: its
+    batches wait for it (30 s), its lookups of a deleted entry ask the model again, and its
+    entries written after stay."""
+    if not everything and older_than_s is None and model is None:
+        raise ConfigError("prune what? name --older-than, --model, or both")
+    where: list[str] = []
+    args: list[float | str] = []
+    if older_than_s is not None:
+        where.append("created < julianday('now') - ?")
+        args.append(older_than_s / 86400.0)
+    if model is not None:
+        where.append("model GLOB ?")
+        args.append(model)
+    sql = "DELETE FROM completions" + (" WHERE " + " AND ".join(where) if where else "")
+    db = _open_cache(path, readonly=False)
+    try:
+        db.executescript(SCHEMA)
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            gone = db.execute(sql, args).rowcount
+            db.execute("COMMIT")
+        except sqlite3.OperationalError as e:
+            raise ConfigError(f"{path}: cannot prune now ({e}); try again") from None
+        (left,) = db.execute("SELECT COUNT(*) FROM completions").fetchone()
+    finally:
+        db.close()
+    return int(gone), int(left)
+
+
+def vacuum_cache(path: Path) -> int:
+    """Compact the file after a prune (SQLite's VACUUM, between a run's batches: it waits for
+    no writer and is refused in one line when one is mid-batch); the bytes it saved."""
+    before = Path(path).stat().st_size
+    db = _open_cache(path, readonly=False)
+    try:
+        db.execute("PRAGMA busy_timeout = 0")
+        db.execute("VACUUM")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.OperationalError as e:
+        msg = f"{path}: cannot compact it now, a run is writing it ({e}); try again"
+        raise ConfigError(msg) from None
+    finally:
+        db.close()
+    return before - Path(path).stat().st_size
 
 
 def _connect(path: Path) -> sqlite3.Connection:
