@@ -56,7 +56,33 @@ def parse_hf(arg: str, *, planned: bool = False) -> HFSpec:
             raise ConfigError(f"hf: adapter {adapter!r} not found (has its training run?)")
         if where.exists() and not (where / "adapter_config.json").is_file():
             raise ConfigError(f"hf: adapter {adapter!r} is not a peft adapter directory")
+        trained_on = _trained_on(where)
+        if trained_on is not None and not _same_model(trained_on, model):
+            raise ConfigError(
+                f"hf: adapter {adapter!r} was trained on {trained_on!r}, not {model!r}: "
+                f"load it as hf:{trained_on}?adapter={adapter}"
+            )
     return HFSpec(model, adapter)
+
+
+def _trained_on(adapter: Path) -> str | None:
+    """The base model an adapter's ``statelab.json`` records (None: none recorded)."""
+    meta = adapter / ADAPTER_META
+    if not meta.is_file():
+        return None
+    try:
+        base = json.loads(meta.read_text()).get("base")
+    except (ValueError, OSError, AttributeError):
+        return None
+    return str(base).removeprefix("hf:") if base else None
+
+
+def _same_model(a: str, b: str) -> bool:
+    """Two spellings of one base: equal, or paths to one directory."""
+    if a == b:
+        return True
+    pa, pb = Path(a).expanduser(), Path(b).expanduser()
+    return pa.exists() and pb.exists() and pa.resolve() == pb.resolve()
 
 
 def cache_root() -> Path:
