@@ -59,21 +59,39 @@ def gates(
     """Seed 003's pre-registered gates (G1 on validation, G2 on the opened test split) with
     their verdicts, and the selection rule's ranking on validation. Before the test opening,
     G1 and the selection are evaluated and each G2 line says it is pending."""
-    from statelab_seed003.analysis.gates import evaluate_gates, select, test_pending
-    from statelab_seed003.analysis.plan import load_plan
+    from statelab.run.ledgers import SELECTIONS
+    from statelab_seed003.analysis.gates import choose, evaluate_gates, record_choice, test_pending
+    from statelab_seed003.analysis.plan import ledger_dir, load_plan
 
     p = load_plan(plan)
     pending = test_pending(p)
-    for r in evaluate_gates(p, ("validation",) if pending else ("validation", "test")):
+    choice = choose(p) if p.selection is not None else None
+    selected = choice.selected if choice else None
+    results = evaluate_gates(p, ("validation",) if pending else ("validation", "test"), selected)
+    for r in results:
         typer.echo(r.line())
     for g in (g for g in p.gates if pending and g.split == "test"):
         typer.echo(f"{g.id} ({g.split}) {g.what}: not evaluated: {pending}")
-    if p.selection is not None:
-        ranked = select(p)
-        typer.echo(f"selection (validation, B = {p.selection.budget}, mean over F' "
-                   f"{p.selection.lags}): selected {ranked[0][0]}")  # fmt: skip
-        for name, mean, games in ranked:
-            typer.echo(f"  {name}: {100 * mean:.1f}% over {games} games")
+    if p.selection is None or choice is None:
+        return
+    typer.echo(f"selection (validation, B = {p.selection.budget}, mean over F' "
+               f"{p.selection.lags}): selected {choice.selected}")  # fmt: skip
+    for name, mean, games in choice.ranking:
+        typer.echo(f"  {name}: {100 * mean:.1f}% over {games} games")
+    if choice.recorded is not None:
+        typer.echo(f"the selection recorded before the test opening stands: {choice.selected} "
+                   f"({choice.recorded['recorded']})" + (f"; {choice.note}" if choice.note else ""))
+        return
+    got = record_choice(p, choice, results, by=f"statelab seed003 gates {plan}")
+    if got is None:
+        typer.echo("selection not recorded: the plan names no test (`test:`)")
+        return
+    entry, wrote = got
+    where = ledger_dir(p) / SELECTIONS  # type: ignore[operator]
+    evaluated = ", ".join(f"{e['id']} {e['verdict']}" for e in entry["evaluated"]) or "no gate"
+    typer.echo(f"selection {'recorded' if wrote else 'unchanged since'} {entry['recorded']} in "
+               f"{where}: {entry['selected']} ({evaluated} on it; validation "
+               f"{entry['source']['fingerprint']})")  # fmt: skip
 
 
 @app.command()

