@@ -11,10 +11,13 @@ from typing import Any
 #: largest look-ahead K, the budget B, and the reader/writer size
 SEED = {"points": 2529, "candidates": 12, "k": 12, "budget": 128, "params": "about 4B"}
 #: stated, not measured (no GPU here): a 4B decoder in bfloat16 through transformers on one
-#: H200 runs ``passes_per_s`` small forward passes a second whatever the batch up to 32 rows
-#: (latency-bound: Python and kernel launches; the doc's "a few tens of tokens a second" at
-#: batch 1) and prefills ``prefill_tokens_per_s`` prompt tokens a second (compute-bound);
-#: a scoring group carries at most ``group_tokens`` padded tokens (STATELAB_HF_BATCH_TOKENS)
+#: H200 runs ``passes_per_s`` small forward passes a second whatever the batch, up to ``rows``
+#: rows (latency-bound: Python and kernel launches; the doc's "a few tens of tokens a second" at
+#: batch 1), and prefills ``prefill_tokens_per_s`` prompt tokens a second (compute-bound); a
+#: scoring group carries at most ``group_tokens`` padded tokens (STATELAB_HF_BATCH_TOKENS), a
+#: generation batch at most ``rows`` sequences (STATELAB_HF_BATCH: 256 by default on a GPU,
+#: so 16 points x 12 forks are one batch); merged, ``in_flight_points`` write points are in
+#: flight and their batches one
 GPU = {
     "passes_per_s": 25.0,
     "prefill_tokens_per_s": 20000.0,
@@ -22,11 +25,23 @@ GPU = {
     "rows": 256,
     "in_flight_points": 16,
 }
-#: ... and, merged (P = ``in_flight_points`` write points in flight, their batches one), a
-#: generation batch holds at most ``rows`` sequences (STATELAB_HF_BATCH, 256 by default on a
-#: GPU: 16 x 12 forks are one batch); the stated pass rate is assumed to hold up to that many
-#: rows (a pass of a 4B model on an H200 stays latency-bound: weights 8 GB and, at 192 rows x
-#: ~460 tokens, about 13 GB of KV cache read per pass, ~4.5 ms at 4.8 TB/s, against 40 ms)
+
+#: what bounds a tuned server on one H200 (stated: the card's data sheet and the model's shape,
+#: not measured): a pass must read the weights (4.02 B parameters, bfloat16) and the KV cache of
+#: the rows in flight (192 rows x ~460 tokens x 36 layers x 2 x 8 KV heads x 128 x 2 bytes) at
+#: 4.8 TB/s; a prompt token costs 2 FLOPs a parameter at 989 TFLOP/s of dense bfloat16, of
+#: which a tuned server reaches ``mfu`` (our assumption, 40%)
+H200 = {"bandwidth": 4.8e12, "flops": 989e12, "mfu": 0.40, "parameters": 4_022_468_096,
+        "rows": 192, "row_tokens": 460, "kv_bytes_per_token": 36 * 2 * 8 * 128 * 2}  # fmt: skip
+
+
+def tuned_rates(h: dict[str, float] = H200) -> dict[str, float]:
+    """:data:`GPU` with the pass and prefill rates at a tuned server's floors (:data:`H200`):
+    a pass in the time its bytes take to read, a prompt token in its FLOPs at ``mfu``."""
+    weights = 2 * h["parameters"]
+    kv = h["rows"] * h["row_tokens"] * h["kv_bytes_per_token"]
+    return {**GPU, "passes_per_s": h["bandwidth"] / (weights + kv),
+            "prefill_tokens_per_s": h["mfu"] * h["flops"] / (2 * h["parameters"])}  # fmt: skip
 
 
 def per_call(n: dict[str, int], toy_budget: int) -> dict[str, float]:
@@ -43,32 +58,56 @@ def per_call(n: dict[str, int], toy_budget: int) -> dict[str, float]:
 
 
 def seed_round(tok: dict[str, float], gpu: dict[str, float] = GPU) -> dict[str, Any]:
-    """GPU-hours of one round at :data:`SEED` (a Phase-B point with K decisions: C forks and
-    C x (K - 1) roll-forward writes; C x K x 2 scorings) one call at a time vs batched (the
-    C forks, then each roll-forward step, as one batch; all scorings of a point in groups)
-    vs merged (P points in flight, each step of theirs one batch; a point's share of its
-    passes is 1/P), with the arithmetic spelled out. Prefill is the same work every way."""
+    """GPU-hours of one round at :data:`SEED` with every point alike (a Phase-B point with K
+    decisions after it: C forks and C x (K - 1) roll-forward writes, C x K x 2 scorings, each
+    call of ``tok``'s tokens): :func:`round_cost` of that work."""
     c, k = SEED["candidates"], SEED["k"]
     writes, scorings = c * k, c * k * 2  # type: ignore[operator]
-    prefill = writes * tok["write_prompt"] + scorings * (tok["score_prompt"] + tok["cont_tokens"])
+    work = {"writes": writes, "write_steps": k, "fork_prompt": tok["write_prompt"],
+            "write_prompt": writes * tok["write_prompt"], "reply": tok["write_reply"],
+            "scorings": scorings, "score_prompt": scorings * tok["score_prompt"],
+            "option_rows": scorings * tok["conts"], "option_tokens": scorings * tok["cont_tokens"],
+            "shared": tok.get("score_shared", 0.0)}  # fmt: skip
+    return round_cost(work, SEED["points"], gpu)  # type: ignore[arg-type]
+
+
+def round_cost(
+    work: dict[str, float], points: float, gpu: dict[str, float] = GPU
+) -> dict[str, Any]:
+    """GPU-hours of ``points`` write points of the mean work ``work`` (a point's C candidates
+    together: ``writes`` and their ``write_prompt`` tokens, the fork's own prompt
+    ``fork_prompt``, ``write_steps`` writes one after another (the fork and the roll-forward),
+    ``reply`` tokens a write; ``scorings`` with their ``score_prompt`` tokens, ``option_rows``
+    options of ``option_tokens`` tokens in all, ``shared`` tokens a scoring group's prompts
+    share) one call at a time vs batched (the C forks, then each roll-forward step, as one
+    batch; all scorings of a point in groups) vs merged (P points in flight, each step of
+    theirs one batch; a point's share of its passes is 1/P), with the arithmetic spelled out.
+    Prefill is the same work every way, but for what a batch runs once."""
+    c = SEED["candidates"]
+    prefill = work["write_prompt"] + work["score_prompt"] + work["option_tokens"]
     # batched, the C forks share one prompt, and a prompt asked several times is run once
-    prefill_batched = prefill - (c - 1) * tok["write_prompt"]
-    one_passes = writes * (1 + tok["write_reply"]) + scorings * (1 + tok["conts"])
-    rows = scorings * tok["conts"]
-    width = tok["score_prompt"] + tok["cont_tokens"] / max(1.0, tok["conts"])
+    prefill_batched = prefill - (c - 1) * work["fork_prompt"]  # type: ignore[operator]
+    reply = work["reply"]
+    one_passes = work["writes"] * (1 + reply) + work["scorings"] + work["option_rows"]
+    rows = work["option_rows"]
+    width = work["score_prompt"] / max(1.0, work["scorings"]) + work["option_tokens"] / max(
+        1.0, rows
+    )  # a row's tokens: a scoring's prompt and one option
     groups = max(1.0, -(-rows * width // gpu["group_tokens"]))
-    shared = tok.get("score_shared", 0.0)  # a group's prompts share it: run once, one pass more
-    batch_passes = k * (1 + tok["write_reply"]) + (2 + bool(shared)) * groups
+    shared = work["shared"]  # a group's prompts share it: run once, one pass more
+    batch_passes = work["write_steps"] * (1 + reply) + (2 + bool(shared)) * groups
     p = gpu["in_flight_points"]
     gen_batches = -(-p * c // gpu["rows"])  # P points' forks in batches of at most `rows`
     merged_groups = max(1.0, -(-p * rows * width // gpu["group_tokens"]))
-    merged_passes = (gen_batches * k * (1 + tok["write_reply"])
+    merged_passes = (gen_batches * work["write_steps"] * (1 + reply)
                      + (2 + bool(shared)) * merged_groups) / p  # fmt: skip
-    prefill_merged = prefill_batched - (scorings - merged_groups / p) * shared
-    prefill_batched -= (scorings - groups) * shared
-    out: dict[str, Any] = {"writes_per_point": writes, "scorings_per_point": scorings,
+    prefill_merged = prefill_batched - (work["scorings"] - merged_groups / p) * shared
+    prefill_batched -= (work["scorings"] - groups) * shared
+    out: dict[str, Any] = {"writes_per_point": round(work["writes"], 1),
+                           "scorings_per_point": round(work["scorings"], 1),
                            "prefill_tokens_per_point": round(prefill),
-                           "prefill_tokens_per_point_batched": round(prefill_batched)}  # fmt: skip
+                           "prefill_tokens_per_point_batched": round(prefill_batched),
+                           "points": round(points)}  # fmt: skip
     for name, passes, tokens in (("unbatched", one_passes, prefill),
                                  ("batched", batch_passes, prefill_batched),
                                  ("merged", merged_passes, prefill_merged)):  # fmt: skip
@@ -76,7 +115,7 @@ def seed_round(tok: dict[str, float], gpu: dict[str, float] = GPU) -> dict[str, 
         out[name] = {
             "passes_per_point": round(passes),
             "gpu_s_per_point": round(point_s, 1),
-            "gpu_hours_per_round": round(point_s * SEED["points"] / 3600, 1),  # type: ignore[operator]
+            "gpu_hours_per_round": round(point_s * points / 3600, 1),
         }
     return out
 
