@@ -30,10 +30,16 @@ REPLIES = [
 ]
 
 
-def build(tmp: Path, **over: Any) -> Path:
-    """A finished experiment (full, summary, oracle-summary on Hanoi); its store's path."""
+#: a loop on Hanoi (its small disk from rod A to B and back, then one illegal move twice):
+#: steps 2-4 return to earlier states, steps 5 and 6 repeat step 4's action and change nothing
+LOOP = [MOVE.format("A", "B"), MOVE.format("B", "A"), MOVE.format("A", "B"), MOVE.format("B", "A")]
+
+
+def build(tmp: Path, replies: list[str] | None = None, **over: Any) -> Path:
+    """A finished experiment (full, summary, oracle-summary on Hanoi, the model replying
+    ``replies``, :data:`REPLIES` by default); its store's path."""
     script = tmp / "r.json"
-    script.write_text(json.dumps(REPLIES))
+    script.write_text(json.dumps(REPLIES if replies is None else replies))
     cfg: dict[str, Any] = {
         "name": "v",
         "model": f"scripted:{script}",
@@ -104,6 +110,11 @@ def index_of(page: Path) -> dict[str, Any]:
     assert m
     return json.loads(m.group(1))
 
+
+def loop_store(tmp: Path) -> Path:
+    """One Hanoi episode of 6 steps replaying :data:`LOOP` (its last reply repeats)."""
+    grid = {"env": ["hanoi"], "history": ["full"]}
+    return build(tmp, LOOP, name="loop", seeds=[0], rollouts=1, max_steps=6, grid=grid)
 
 
 def stored_rows(store: Path, sql: str, *args: object) -> list[tuple]:

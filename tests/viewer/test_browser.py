@@ -276,3 +276,180 @@ def test_find_in_an_episode_marks_the_steps_that_hold_the_text(store: Path, page
     assert got == want == [3, 4]  # its reply at 3, then in the history
     assert [int(c.get_attribute("data-t")) for c in _css(b, "#ep-strip span.found")] == want
     assert _css(b, "#ep-found")[0].text == f"{len(want)} of 4 steps hold it"
+
+
+# -- issue 37: sortable columns, loop marks, every call on demand, ended episodes marked ----
+@pytest.fixture(scope="module")
+def priced_page(store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The page of a copy of the store whose episodes cost $9 (seed 0, rollout 0), $10
+    (seed 0, rollout 1), $100 (seed 1, rollout 0) and nothing known (seed 1, rollout 1)."""
+    import sqlite3
+
+    tmp = tmp_path_factory.mktemp("priced")
+    src, dst = sqlite3.connect(store), sqlite3.connect(tmp / "store.sqlite")
+    src.backup(dst)
+    src.close()
+    dst.execute("UPDATE calls SET cost = NULL")
+    dst.execute(
+        "UPDATE calls SET cost = CASE WHEN seed = 0 AND rollout = 0 THEN 9 WHEN seed = 0 THEN 10"
+        " WHEN rollout = 0 THEN 100 END WHERE t = 1 AND i = 0"
+    )
+    dst.commit()
+    dst.close()
+    return write_viewer(tmp / "store.sqlite", tmp / "v").page
+
+
+def _row_order(b: Any) -> list[int]:
+    return [int(i) for i in b.execute_script(
+        "return [...document.querySelectorAll('tr.ep-row')].map(r => r.dataset.i)"
+    )]  # fmt: skip
+
+
+def test_a_header_click_sorts_the_episode_list(priced_page: Path, browser):  # type: ignore[no-untyped-def]
+    from tests.viewer._store import index_of
+
+    rows = index_of(priced_page)["episodes"]
+    cost = [r[12][2] for r in rows]
+    assert sorted({c for c in cost if c is not None}) == [9, 10, 100] and cost.count(None) == 3
+    b = _open(browser, priced_page)
+    _wait(b, "tr.ep-row")
+    assert _row_order(b) == list(range(12))  # the store's order until a header is clicked
+    head = _css(b, 'th[data-col="cost"]')[0]
+    assert head.get_attribute("aria-sort") == "none"
+    head.click()
+    known = [i for i in range(12) if cost[i] is not None]
+    unknown = [i for i in range(12) if cost[i] is None]
+    # numeric ($9 before $10 before $100, where text would put $10 first); unknown cost last
+    assert _row_order(b) == sorted(known, key=lambda i: (cost[i], i)) + unknown
+    assert _css(b, 'th[data-col="cost"]')[0].get_attribute("aria-sort") == "ascending"
+    cells = [c.text for c in _css(b, "tr.ep-row td:nth-child(11)")]
+    assert cells[0] == "$9.00" and cells[-1] == "–"
+    _css(b, 'th[data-col="cost"]')[0].click()
+    assert _row_order(b) == sorted(known, key=lambda i: (-cost[i], i)) + unknown
+    assert _css(b, 'th[data-col="cost"]')[0].get_attribute("aria-sort") == "descending"
+    # a text column sorts by its text; ties keep the store's order
+    _css(b, 'th[data-col="run"]')[0].click()
+    short = [index_of(priced_page)["runs"][r[0]]["short"] for r in rows]
+    assert _row_order(b) == sorted(range(12), key=lambda i: (short[i], i))
+    assert short[_row_order(b)[0]] == "full" and short[_row_order(b)[-1]] == "summary"
+    # the order holds through a filter
+    _css(b, "#f-min")[0].send_keys("0.3")
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(b, 10).until(lambda d: len(_css(d, "tr.ep-row")) == 4)
+    assert _css(b, 'th[data-col="run"]')[0].get_attribute("aria-sort") == "ascending"
+    assert _errors(b) == []
+
+
+def test_the_strip_marks_repeated_actions_and_returns(looping: Path, tmp_path: Path, browser):  # type: ignore[no-untyped-def]
+    # LOOP: A->B, B->A, A->B, B->A, then B->A twice more (illegal: nothing changes)
+    page = write_viewer(looping, tmp_path / "v").page
+    b = _open(browser, page)
+    cells = _wait(b, "tr.ep-row .strip") and _css(b, "tr.ep-row .strip span")
+    classes = [set((c.get_attribute("class") or "").split()) for c in cells]
+    assert [("repeat" in c, "revisit" in c) for c in classes] == [
+        (False, False), (False, True), (False, True), (False, True), (True, True), (True, True),
+    ]  # fmt: skip
+    assert "the same action as the step before" in cells[4].get_attribute("title")
+    assert "back to an earlier state" in cells[1].get_attribute("title")
+    assert _css(b, ".legend span.repeat") and _css(b, ".legend span.revisit")
+    assert _css(b, "tr.ep-row td:nth-child(8)")[0].text == "×3"  # longest repeat
+    assert _css(b, "tr.ep-row td:nth-child(9)")[0].text == "5"  # returns
+    _css(b, "tr.ep-row a")[0].click()
+    _wait(b, "#ep-strip .strip span")
+    title = {
+        int(c.get_attribute("data-t")): c.get_attribute("title")
+        for c in _css(b, "#ep-strip .strip span")
+    }
+    assert title[1] == "step 1: valid"
+    assert title[2] == "step 2: valid; back to the start state (a loop of 2 steps)"
+    assert title[4] == "step 4: valid; back to the state after step 2 (a loop of 2 steps)"
+    assert title[5] == (
+        "step 5: invalid, penalty; the same action as the step before (2 in a row);"
+        " no change: the state after step 4 again"
+    )
+    assert "the same action as the 2 steps before (3 in a row)" in title[6]
+    six = _css(b, 'details.step[data-t="6"] summary')[0]
+    assert [x.text for x in six.find_elements("css selector", ".badge.loop")] == [
+        "repeat ×3", "back to t=5",
+    ]  # fmt: skip
+    assert "longest repeat ×3 · 5 returns to an earlier state" in _css(b, "#ep-figures")[0].text
+    assert _errors(b) == []
+
+
+def test_every_model_call_of_a_step_shows_on_demand(store: Path, page: Path, browser):  # type: ignore[no-untyped-def]
+    run = _run(store, "summary")
+    b = _open(browser, page, f"#run={run}&seed=0&rollout=1")
+    step = _wait(b, 'details.step[data-t="3"]')
+    step.find_element("css selector", "summary").click()
+    assert step.find_elements("css selector", "details.call") == []  # not until asked
+    step.find_element("css selector", "button.show-calls").click()
+    calls = step.find_elements("css selector", "details.call")
+    want = _q(
+        store,
+        "SELECT i, kind, messages, text, input_tokens, output_tokens FROM calls"
+        " WHERE run=? AND seed=0 AND rollout=1 AND t=3 ORDER BY i",
+        run,
+    )
+    assert [(c.get_attribute("data-i"), c.get_attribute("data-kind")) for c in calls] == [
+        (str(i), k) for i, k, *_ in want
+    ]
+    assert [k for _, k, *_ in want] == ["act", "summary"]  # the acting call and the writer's
+    for call, (_, kind, msgs, text, tin, tout) in zip(calls, want, strict=True):
+        line = call.find_element("css selector", "summary")
+        assert f"{kind} · {tin} tokens in, {tout} out" in line.text
+        assert "decoding free" in line.text
+        line.click()
+        shown = [
+            (r.text, p.get_attribute("textContent"))
+            for r, p in zip(
+                call.find_elements("css selector", ".msg-role"),
+                call.find_elements("css selector", "pre.msg"),
+                strict=True,
+            )
+        ]
+        assert shown == [(m["role"], clean(m["content"])) for m in json.loads(msgs)]
+        reply = call.find_element("css selector", "pre.reply").get_attribute("textContent")
+        assert reply == clean(text)
+    assert _errors(b) == []
+
+
+@pytest.fixture(scope="module")
+def ended_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Seeds 0 and 2 truncated by a token limit, seed 1 failed (test_episode_ends.py)."""
+    from tests.viewer.test_episode_ends import SeedOneFails
+
+    from statelab.run.config import parse_experiment
+    from statelab.run.runner import run_sync
+
+    tmp = tmp_path_factory.mktemp("ended")
+    cfg = {
+        "name": "ends", "model": "scripted:x", "seeds": [0, 1, 2], "max_steps": 6,
+        "grid": {"env": ["hanoi"]}, "out": str(tmp), "cache": None, "expert": False,
+        "random": False, "limits": {"tokens": 45},
+    }  # fmt: skip
+    exp = parse_experiment(cfg)
+    run_sync(exp, progress=None, llm_factory=lambda spec: SeedOneFails())
+    return write_viewer(exp.out_dir / "store.sqlite", tmp / "v").page
+
+
+def test_a_truncated_or_failed_episode_is_marked_in_the_list_and_on_its_page(
+    ended_page: Path, browser
+):  # type: ignore[no-untyped-def]
+    b = _open(browser, ended_page)
+    _wait(b, "tr.ep-row")
+    rows = _css(b, "tr.ep-row")
+    assert [r.get_attribute("class").split() for r in rows] == [
+        ["ep-row", "end", "truncated"], ["ep-row", "end", "failed"], ["ep-row", "end", "truncated"],
+    ]  # fmt: skip
+    badges = [r.find_element("css selector", ".badge.end").text for r in rows]
+    assert badges == [
+        "truncated by tokens after 3 steps", "failed after 2 steps (model)",
+        "truncated by tokens after 3 steps",
+    ]  # fmt: skip
+    rows[1].find_element("css selector", "a").click()
+    head = _wait(b, "h1 .badge.end.failed")
+    assert head.text == "failed after 2 steps (model)"
+    assert head.get_attribute("title") == "ModelError: server went away"
+    assert _css(b, "#ep-strip .badge.end.failed")
+    assert _errors(b) == []

@@ -1,4 +1,5 @@
-"""One episode as the page loads it: its steps, every call's messages, queries, rejections.
+"""One episode as the page loads it: its steps, every call's messages, queries, rejections,
+and its loops (a step that repeats the action before it, or returns to an earlier state).
 
 Rows come from :meth:`statelab.run.store.Store.episode_rows` (one episode at a time, so the
 memory of ``statelab view`` does not grow with the store); every text goes into the
@@ -52,12 +53,58 @@ def _calls(rows: list[dict[str, Any]], texts: TextTable) -> list[dict[str, Any]]
             {
                 "kind": clean(kind),
                 "text": texts.add(c.get("text"), f"c/{kind}/{k}"),
+                "i": int(c.get("i") or 0),
                 "in": c.get("input_tokens") or 0,
                 "out": c.get("output_tokens") or 0,
                 "cached": bool(c.get("cached")),
+                # model seconds (0 for a cache hit), how the reply was decoded ("" where the
+                # store predates the column), dollars (None: no price known)
+                "latency": _number(c.get("latency")) or 0.0,
+                "decoding": clean(c.get("decoding") or ""),
+                "cost": _number(c.get("cost")),
                 "messages": msgs,
             }
         )
+    return out
+
+
+def _number(x: Any) -> float | None:
+    """``x`` as a float, ``None`` for a missing (NULL, NaN) value."""
+    if x is None:
+        return None
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return None
+    return None if f != f else f
+
+
+def loops(
+    steps: list[dict[str, Any]], start_state: str | None = None
+) -> list[tuple[int, int | None, str]]:
+    """For each stored step: how many steps in a row up to it played its action (1: not a
+    repeat), the step whose state it returns to (``0``: the start; ``None``: a new one), and
+    what that return compares (``"state"``: the env's state fingerprints, where the store
+    has them; else ``"observation"``: the observation after the step, the same text as
+    after an earlier step). The latest earlier match is named (a loop's length is
+    ``t - back``); a step that changes nothing returns to the step before it."""
+    by_state = any(s.get("env_state") for s in steps)
+    basis = "state" if by_state else "observation"
+    seen: dict[str, int] = {}
+    if by_state and start_state:
+        seen[str(start_state)] = 0
+    out: list[tuple[int, int | None, str]] = []
+    run, prev = 0, None
+    for s in steps:
+        t, action = int(s["t"]), s.get("action")
+        run = run + 1 if out and action == prev else 1
+        prev = action
+        key = s.get("env_state") if by_state else s.get("observation")
+        back = None
+        if key:
+            back = seen.get(str(key))
+            seen[str(key)] = t
+        out.append((run, back, basis))
     return out
 
 
@@ -72,9 +119,11 @@ def _meta(raw: Any) -> dict[str, Any]:
 
 
 def episode_data(
-    store: Store, run: str, seed: int, rollout: int
+    store: Store, run: str, seed: int, rollout: int, start_state: str | None = None
 ) -> tuple[dict[str, Any], TextTable]:
-    """The page's data for one episode, and its text table."""
+    """The page's data for one episode, and its text table. ``start_state`` is the env's
+    state fingerprint at reset (the episode's ``start_state``): a step that returns to it
+    is marked as a return to the start."""
     key = (run, seed, rollout)
     steps = store.episode_rows("steps", *key)
     calls: dict[int, list[dict[str, Any]]] = defaultdict(list)
@@ -85,7 +134,7 @@ def episode_data(
         queries[int(q["t"])].append(q)
     texts = TextTable()
     out = []
-    for s in steps:
+    for s, (repeat, back, basis) in zip(steps, loops(steps, start_state), strict=True):
         t = int(s["t"])
         row: dict[str, Any] = {f: texts.add(s.get(f), f) for f in STEP_TEXTS}
         row.update(
@@ -95,6 +144,10 @@ def episode_data(
             reward=float(s["reward"] or 0.0),
             tokens=[int(s.get(c) or 0) for c in ("agent_in", "agent_out", "aux_in", "aux_out")],
             agent_calls=int(s.get("agent_calls") or 0),
+            latency=_number(s.get("latency")) or 0.0,
+            repeat=repeat,
+            back=back,
+            back_by=basis,
             meta=_meta(s.get("meta")),
             queries=[[texts.add(q["query"], "q"), texts.add(q["answer"], "a")] for q in queries[t]],
             calls=_calls(calls[t], texts),

@@ -20,6 +20,9 @@ from statelab.viewer._text import clean
 
 #: the bits of one strip cell (a step); the page reads them with the same names
 INVALID, UNPARSED, REWARD, QUERY, REJECTED, PENALTY = 1, 2, 4, 8, 16, 32
+#: the bits of one step's loop mark (the index's second strip, one character per step): the
+#: step plays the action of the step before it; it returns to an earlier state (observation)
+REPEAT, REVISIT = 1, 2
 #: 64 printable characters, one per cell value (a step's bits)
 ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_"
 
@@ -124,6 +127,52 @@ def strip_of(steps: Sequence[dict[str, Any]]) -> str:
     return "".join(out)
 
 
+def marks_of(steps: Sequence[dict[str, Any]]) -> str:
+    """One character per step: its loop bits (:data:`REPEAT`: the same action as the step
+    before; :data:`REVISIT`: back to an earlier state) in :data:`ALPHABET`."""
+    return "".join(
+        ALPHABET[(REPEAT if st["repeat"] > 1 else 0) | (REVISIT if st["back"] is not None else 0)]
+        for st in steps
+    )
+
+
+def stats_of(steps: Sequence[dict[str, Any]]) -> list[Any]:
+    """An episode's figures from its steps' calls, as the index row holds them: tokens in,
+    tokens out, dollars (``None`` while no call has a price; a cache hit costs nothing),
+    model seconds (a cache hit spent none), decoding (its calls' distinct decodings, the most
+    used first, joined by ``+``; ``""`` where the store did not record them), decoding by
+    call kind (``"acting: trie 4; summary: free 4"``), calls, calls from the cache, the
+    longest run of one action, and the steps that return to an earlier state."""
+    calls = [c for st in steps for c in st["calls"]]
+    priced = [c for c in calls if c["cost"] is not None]
+    cost = round(sum(c["cost"] for c in priced if not c["cached"]), 8) if priced else None
+    kinds: dict[str, dict[str, int]] = {}
+    totals: dict[str, int] = {}
+    for c in calls:
+        d = c["decoding"]
+        by = kinds.setdefault(c["kind"], {})
+        by[d] = by.get(d, 0) + 1
+        if d:
+            totals[d] = totals.get(d, 0) + 1
+    order = sorted(totals, key=lambda d: (-totals[d], d))
+    detail = "; ".join(
+        f"{k}: " + ", ".join(f"{d or 'not recorded'} {n}" for d, n in sorted(by.items()))
+        for k, by in kinds.items()
+    )
+    return [
+        sum(int(c["in"]) for c in calls),
+        sum(int(c["out"]) for c in calls),
+        cost,
+        round(sum(float(c["latency"]) for c in calls), 4),
+        "+".join(order),
+        detail,
+        len(calls),
+        sum(bool(c["cached"]) for c in calls),
+        max((int(st["repeat"]) for st in steps), default=0),
+        sum(st["back"] is not None for st in steps),
+    ]
+
+
 def short_labels(labels: Sequence[str]) -> list[str]:
     """Each label (``a | b | c``) cut to what tells it apart: among labels with as many
     parts, the parts that vary; alone, the parts not in every label. A cut that two labels
@@ -147,11 +196,17 @@ def short_labels(labels: Sequence[str]) -> list[str]:
 
 
 def index_data(
-    chosen: Chosen, strip: dict[tuple[str, int, int], str], files: list[str]
+    chosen: Chosen,
+    strip: dict[tuple[str, int, int], str],
+    files: list[str],
+    marks: dict[tuple[str, int, int], str] | None = None,
+    stats: dict[tuple[str, int, int], list[Any]] | None = None,
 ) -> dict[str, Any]:
     """The page's index: runs, seeds, and one row per episode (``files[i]`` its data file):
     run, seed, rollout, status (``done``, ``truncated``, ``failed``), score, success, steps,
-    strip, data file, error, and why it ended (``reason``)."""
+    strip, data file, error, why it ended (``reason``), its loop marks (:func:`marks_of`)
+    and its figures (:func:`stats_of`; ``[]`` when not given)."""
+    marks, stats = marks or {}, stats or {}
     runs = chosen.runs
     run_pos = {r: i for i, r in enumerate(runs["run"])}
     seeds = sorted({int(s) for s in chosen.episodes["seed"]})
@@ -172,6 +227,8 @@ def index_data(
                 clean(ep.error) if isinstance(ep.error, str) else "",
                 # why it ended (a truncated episode's limit; "" in a store without reasons)
                 clean(reason) if isinstance(reason := getattr(ep, "reason", None), str) else "",
+                marks.get(key, ""),
+                stats.get(key, []),
             ]
         )
     return {
@@ -202,5 +259,6 @@ def index_data(
             "rejected": REJECTED,
             "penalty": PENALTY,
         },
+        "marks": {"repeat": REPEAT, "revisit": REVISIT},
         "alphabet": ALPHABET,
     }

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from statelab.run.store import Store
 from statelab.viewer._episode import TextIndex, episode_data
-from statelab.viewer._index import choose, index_data, strip_of
+from statelab.viewer._index import choose, index_data, marks_of, stats_of, strip_of
 from statelab.viewer._text import js_call, json_for_html
 
 #: the page's scripts, in order (one scope: later files use the earlier ones' names)
@@ -113,18 +113,22 @@ def write_viewer(
             (r, int(s), int(k))
             for r, s, k in zip(eps["run"], eps["seed"], eps["rollout"], strict=True)
         ]
+        starts = list(eps["start_state"]) if "start_state" in eps else [None] * len(keys)
         files = [f"c{i // CHUNK}.js" for i in range(len(keys))]
         text = TextIndex()
-        strip = {}
+        strip, marks, stats = {}, {}, {}
         chunk: list[str] = []
         for i, key in enumerate(keys):
-            data, texts = episode_data(store, *key)
+            start = starts[i] if isinstance(starts[i], str) else None
+            data, texts = episode_data(store, *key, start_state=start)
             chunk.append(js_call("statelabEpisode", data["key"], data))
             if i % CHUNK == CHUNK - 1 or i == len(keys) - 1:
                 (data_dir / files[i]).write_text("".join(chunk))
                 chunk = []
             text.add(i, data, texts)
             strip[key] = strip_of(data["steps"])
+            marks[key] = marks_of(data["steps"])
+            stats[key] = stats_of(data["steps"])
     finally:
         store.close()
     (data_dir / "text.js").write_text(js_call("statelabText", text.data()))
@@ -133,7 +137,8 @@ def write_viewer(
         if old.name not in keep:
             old.unlink()
     version = secrets.token_hex(6)
-    page.write_text(page_html(index_data(chosen, strip, files), version, folder), encoding="utf-8")
+    index = index_data(chosen, strip, files, marks, stats)
+    page.write_text(page_html(index, version, folder), encoding="utf-8")
     return ViewResult(
         page=page,
         shown=len(keys),

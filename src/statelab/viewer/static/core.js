@@ -10,6 +10,7 @@ const VERSION = ME.dataset.v;
 const NONCE = ME.nonce;
 const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 const BITS = INDEX.bits;
+const MARKS = INDEX.marks || { repeat: 1, revisit: 2 };
 
 /** Text safe to show: every bidirectional control shown by its name (the writer did so
  * too; this is the second lock). */
@@ -36,10 +37,19 @@ function el(tag, props, ...kids) {
 }
 
 const RUNS = INDEX.runs;
-const EPS = INDEX.episodes.map((r, i) => ({
-  i, run: RUNS[r[0]], seed: r[1], rollout: String(r[2]), status: r[3], score: r[4],
-  success: r[5], steps: r[6], strip: r[7], file: r[8], error: r[9], reason: r[10] || "",
-}));
+const EPS = INDEX.episodes.map((r, i) => {
+  const x = r[12] || [];
+  return {
+    i, run: RUNS[r[0]], seed: r[1], rollout: String(r[2]), status: r[3], score: r[4],
+    success: r[5], steps: r[6], strip: r[7], file: r[8], error: r[9], reason: r[10] || "",
+    marks: r[11] || "",
+    // the episode's figures (stats_of in _index.py); null where the page has none
+    tokensIn: x.length ? x[0] : null, tokensOut: x.length ? x[1] : null,
+    cost: x.length ? x[2] : null, latency: x.length ? x[3] : null,
+    decoding: x[4] || "", decodingDetail: x[5] || "", calls: x.length ? x[6] : null,
+    cached: x.length ? x[7] : null, longestRepeat: x.length ? x[8] : null, revisits: x.length ? x[9] : null,
+  };
+});
 const BY_KEY = new Map(EPS.map((e) => [epKey(e.run.id, e.seed, e.rollout), e]));
 
 function epKey(run, seed, rollout) { return run + "|" + seed + "|" + rollout; }
@@ -54,6 +64,18 @@ function scoreColor(s) {
   return "hsl(" + Math.round(x * 120) + ",62%," + Math.round(80 - 8 * x) + "%)";
 }
 function fmt(x) { return (Math.round(x * 1000) / 1000).toString(); }
+/** Dollars: "–" when no price is known, else as many digits as a small cost needs. */
+function fmtCost(x) {
+  if (x === null || x === undefined) return "–";
+  if (x === 0) return "$0";
+  return "$" + (x >= 0.01 ? x.toFixed(2) : x.toPrecision(2));
+}
+/** Seconds, to a tenth (a millisecond under one second; "<1 ms" for less but some). */
+function fmtSec(x) {
+  if (x === null || x === undefined) return "–";
+  if (x > 0 && x < 0.0005) return "<1 ms";
+  return (x < 1 ? Math.round(x * 1000) / 1000 : Math.round(x * 10) / 10) + " s";
+}
 
 /** How an episode ended, when not played to its end: "" for a done one. A truncated one was
  * cut by a per-episode limit (scored as it stands at the cut); a failed one by an error. */

@@ -1,4 +1,5 @@
-// One episode: its action strip, its steps, the acting prompt of a step on demand.
+// One episode: its action strip (with its loops), its figures, its steps, and on demand the
+// acting prompt of a step and every model call it made (prompt and reply).
 "use strict";
 
 let renderToken = 0; // a view drawn after an await checks that no other view started meanwhile
@@ -13,7 +14,24 @@ function stepBits(st) {
   if (st.meta && st.meta.rejected) b |= BITS.rejected;
   return b;
 }
-function dataCells(steps) { return steps.map((st) => ({ t: st.t, bits: stepBits(st) })); }
+/** A step's loop marks (repeat: the action of the step before; revisit: back to an earlier
+ * state), from its data. */
+function stepMarks(st) {
+  return (st.repeat > 1 ? MARKS.repeat : 0) | (st.back !== null && st.back !== undefined ? MARKS.revisit : 0);
+}
+/** What a step's loop marks say: how long its run of one action is, where it returns to. */
+function loopNote(st) {
+  const out = [];
+  if (st.repeat > 1) out.push("the same action as the " + (st.repeat === 2 ? "step" : (st.repeat - 1) + " steps") + " before (" + st.repeat + " in a row)");
+  if (st.back !== null && st.back !== undefined) {
+    const what = st.back_by === "observation" ? "observation" : "state";
+    out.push(st.back === st.t - 1 ? "no change: the " + what + " after step " + st.back + " again"
+      : st.back === 0 ? "back to the start " + what + " (a loop of " + st.t + " steps)"
+      : "back to the " + what + " after step " + st.back + " (a loop of " + (st.t - st.back) + " steps)");
+  }
+  return out.join("; ");
+}
+function dataCells(steps) { return steps.map((st) => ({ t: st.t, bits: stepBits(st), marks: stepMarks(st), note: loopNote(st) })); }
 
 /** The acting calls of a step (the agent's; the memory writer's and others' follow). */
 function actingCalls(st) { return st.calls.slice(0, st.agent_calls); }
@@ -46,6 +64,9 @@ function badges(st) {
     st.reward ? el("span", { class: "badge " + (st.reward > 0 ? "rew" : "bad") }, "reward " + fmt(st.reward)) : null,
     st.queries.length ? el("span", { class: "badge q" }, st.queries.length + " world-model " + (st.queries.length > 1 ? "queries" : "query")) : null,
     rej.length ? el("span", { class: "badge rej" }, rej.length + " rejected") : null,
+    st.repeat > 1 ? el("span", { class: "badge loop repeat", title: loopNote(st) }, "repeat ×" + st.repeat) : null,
+    st.back !== null && st.back !== undefined ? el("span", { class: "badge loop revisit", title: loopNote(st) },
+      st.back === 0 ? "back to start" : "back to t=" + st.back) : null,
   ];
 }
 
@@ -60,6 +81,43 @@ function promptToggle(st) {
     btn.textContent = open ? label : "hide the acting prompt";
   });
   return [btn, holder];
+}
+
+/** What a call was: its kind, tokens, model time, decoding, cost, whether from the cache. */
+function callLine(c, k, n) {
+  return "call " + (k + 1) + " of " + n + ": " + c.kind + " · " + c.in + " tokens in, " + c.out + " out · "
+    + fmtSec(c.latency) + " · decoding " + (c.decoding || "not recorded") + " · " + fmtCost(c.cost)
+    + (c.cached ? " · from the cache" : "");
+}
+
+/** Every model call of a step (acting, the memory writer's, a world model's ...): each opens
+ * on its prompt (every message) and its reply. */
+function callsBlock(st) {
+  if (!st.calls.length) return [el("p", { class: "meta" }, "no model call at this step")];
+  return st.calls.map((c, k) => {
+    const d = el("details", { class: "call " + (k < st.agent_calls ? "acting" : "aux"), data: { kind: c.kind, i: c.i } },
+      el("summary", {}, callLine(c, k, st.calls.length)));
+    d.addEventListener("toggle", () => {
+      if (!d.open || d.childNodes.length > 1) return;
+      d.append(el("div", { class: "call-body" },
+        el("p", { class: "label" }, "its prompt: " + c.messages.length + " message" + (c.messages.length === 1 ? "" : "s")),
+        c.messages.map((m) => [el("div", { class: "msg-role" }, m.role), el("pre", { class: "msg" }, m.content)]),
+        el("p", { class: "label" }, "its reply"), el("pre", { class: "reply" }, c.text)));
+    });
+    return d;
+  });
+}
+
+function callsToggle(st) {
+  const holder = el("div", { class: "calls-holder" });
+  const label = "show every model call (" + st.calls.length + ")";
+  const btn = el("button", { type: "button", class: "show-calls" }, label);
+  btn.addEventListener("click", () => {
+    const open = holder.firstChild !== null;
+    holder.replaceChildren(...(open ? [] : callsBlock(st)));
+    btn.textContent = open ? label : "hide the model calls";
+  });
+  return [btn, " ", holder];
 }
 
 function stepBody(st) {
@@ -78,13 +136,14 @@ function stepBody(st) {
     section("grounding", st.grounding),
     st.calls.slice(st.agent_calls).map((c) => section(c.kind + " call (" + c.in + " tokens in): its reply", c.text)),
     Object.keys(meta).length ? section("component metadata", JSON.stringify(meta, null, 1)) : null,
-    promptToggle(st));
+    promptToggle(st), " ", callsToggle(st));
 }
 
 function stepBlock(st) {
   const d = el("details", { class: "step", data: { t: st.t } }, el("summary", {},
     "t=" + st.t + " ", el("b", { class: "action" }, st.action), badges(st),
-    el("span", { class: "meta" }, " · in " + st.tokens[0] + " / out " + st.tokens[1] + " tokens" + (st.tokens[2] ? ", aux in " + st.tokens[2] : ""))));
+    el("span", { class: "meta" }, " · in " + st.tokens[0] + " / out " + st.tokens[1] + " tokens" + (st.tokens[2] ? ", aux in " + st.tokens[2] : "")
+      + (st.latency ? " · " + fmtSec(st.latency) : ""))));
   d.addEventListener("toggle", () => { if (d.open && d.childNodes.length === 1) d.append(stepBody(st)); });
   return d;
 }
@@ -92,6 +151,16 @@ function stepBlock(st) {
 function epLine(ep) {
   return "status " + ep.status + (ep.reason ? " (" + ep.reason + ")" : "") + " · score " + fmt(ep.score)
     + " · success " + (ep.success ? "yes" : "no") + " · " + ep.steps + " steps" + (ep.error ? " · " + ep.error : "");
+}
+
+/** The episode's figures: tokens, cost, model time, decoding, calls, loops. */
+function figuresLine(ep) {
+  if (ep.tokensIn === null) return null;
+  return el("p", { class: "meta", id: "ep-figures" },
+    "tokens " + ep.tokensIn + " in / " + ep.tokensOut + " out · cost " + fmtCost(ep.cost)
+    + " · model time " + fmtSec(ep.latency) + " · decoding " + (ep.decoding || "not recorded")
+    + (ep.decodingDetail ? " (" + ep.decodingDetail + ")" : "") + " · " + ep.calls + " calls, " + ep.cached + " from the cache"
+    + " · longest repeat ×" + ep.longestRepeat + " · " + ep.revisits + " return" + (ep.revisits === 1 ? "" : "s") + " to an earlier state");
 }
 
 /** The text a search in an episode looks through, lowercased. */
@@ -134,8 +203,8 @@ async function showEpisode(app, runName, seed, rollout) {
   const compare = others.length ? [" · compare with ", vs, " ", el("button", { type: "button", id: "ep-compare",
     onclick: () => { location.hash = hashOf({ run: run.id, vs: vs.value, seed, rollout }); } }, "side by side")] : null;
   const body = el("div", { id: "episode" }, el("p", { class: "meta" }, "loading…"));
-  app.replaceChildren(navBar(compare), el("h1", {}, run.short + " · seed " + seed + " · rollout " + rollout),
-    el("p", { class: "meta" }, run.label), el("p", { class: "meta" }, epLine(ep)), body);
+  app.replaceChildren(navBar(compare), el("h1", {}, run.short + " · seed " + seed + " · rollout " + rollout, endBadge(ep)),
+    el("p", { class: "meta" }, run.label), el("p", { class: "meta", id: "ep-line" }, epLine(ep)), figuresLine(ep), body);
   let data;
   try { data = await loadEpisode(ep); } catch (e) { body.replaceChildren(el("p", { class: "bad" }, e.message)); return; }
   if (token !== renderToken) return;

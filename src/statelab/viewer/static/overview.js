@@ -45,26 +45,49 @@ function bitNames(b) {
   return out;
 }
 
-/** A strip: one cell per step; ``cells`` is a list of {t, bits}. */
+function markNames(m) {
+  const out = [];
+  for (const name of ["repeat", "revisit"]) if (m & MARKS[name]) out.push(name);
+  return out;
+}
+
+/** What a cell's loop marks say, for its tooltip (``note``: the episode page's details). */
+function markText(names, note) {
+  if (note) return note;
+  const out = [];
+  if (names.includes("repeat")) out.push("the same action as the step before");
+  if (names.includes("revisit")) out.push("back to an earlier state");
+  return out.join("; ");
+}
+
+/** A strip: one cell per step; ``cells`` is a list of {t, bits, marks, note}: ``bits`` the
+ * step's outcome (invalid, reward, ...), ``marks`` its loop marks (a repeated action, a
+ * return to an earlier state), ``note`` what those say in words. */
 function stripOf(cells, onPick) {
-  return el("span", { class: "strip" }, cells.map(({ t, bits }) => {
-    const names = bitNames(bits);
+  return el("span", { class: "strip" }, cells.map(({ t, bits, marks, note }) => {
+    const names = bitNames(bits), loops = markNames(marks || 0);
+    const said = markText(loops, note);
     return el("span", {
-      class: names.join(" "), data: { t },
-      title: "step " + t + ": " + (names.length ? names.join(", ") : "valid"),
+      class: names.concat(loops).join(" "), data: { t },
+      title: "step " + t + ": " + (names.length ? names.join(", ") : "valid") + (said ? "; " + said : ""),
       onclick: onPick ? () => onPick(t) : null,
     });
   }));
 }
-function codeCells(code) {
-  return [...code].map((ch, i) => ({ t: i + 1, bits: INDEX.alphabet.indexOf(ch) }));
+function codeCells(code, marks) {
+  return [...code].map((ch, i) => ({
+    t: i + 1, bits: INDEX.alphabet.indexOf(ch),
+    marks: marks && i < marks.length ? INDEX.alphabet.indexOf(marks[i]) : 0,
+  }));
 }
 function legend() {
   const key = (cls, text) => el("span", { class: "key" }, el("span", { class: cls }), " " + text);
   return el("p", { class: "meta legend" }, "strip, one cell per step: ",
     el("span", { class: "strip" }, key("", "valid"), key("invalid", "invalid"), key("unparsed", "unparsed"),
       key("reward", "reward"), key("penalty", "negative reward (valid)"), key("query", "world-model query"),
-      key("rejected", "rejected proposal")));
+      key("rejected", "rejected proposal"),
+      key("repeat", "repeats the step before's action (a bar under a run of them)"),
+      key("revisit", "back to an earlier state (hatched; by observation where the store has no state fingerprints)")));
 }
 
 function showOverview(app) {
@@ -162,17 +185,76 @@ function drawGrid(hit) {
     el("tbody", {}, rows)));
 }
 
+// -- the episode list: sortable columns ---------------------------------------------------
+/** Seeds are decimal strings (they may exceed 2**53): compared as integers. */
+function bigCompare(a, b) {
+  try { const x = BigInt(a), y = BigInt(b); return x < y ? -1 : x > y ? 1 : 0; } catch (e) { return String(a).localeCompare(String(b)); }
+}
+/** The list's columns: name, the value a sort compares (``num``: as numbers, a missing one
+ * last either way; else as text), and the cell. */
+const COLUMNS = [
+  { name: "run", key: (e) => e.run.short, cell: (e) => el("td", { title: e.run.label }, el("a", { href: epHash(e) }, e.run.short)) },
+  { name: "seed", cmp: (a, b) => bigCompare(a.seed, b.seed), cell: (e) => el("td", {}, e.seed) },
+  { name: "rollout", num: true, key: (e) => Number(e.rollout), cell: (e) => el("td", {}, e.rollout) },
+  { name: "score", num: true, key: (e) => e.score, cell: (e) => el("td", { style: "background:" + scoreColor(e.score) }, fmt(e.score)) },
+  { name: "success", num: true, key: (e) => (e.success ? 1 : 0), cell: (e) => el("td", {}, e.success ? "yes" : "no") },
+  { name: "steps", num: true, key: (e) => e.steps, cell: (e) => el("td", {}, e.steps) },
+  { name: "actions", sort: false, cell: (e) => el("td", {}, stripOf(codeCells(e.strip, e.marks))) },
+  { name: "repeat", title: "the longest run of one action, in steps", num: true, key: (e) => e.longestRepeat,
+    cell: (e) => el("td", { class: "num" + (e.longestRepeat > 2 ? " loopy" : "") }, e.longestRepeat === null ? "–" : "×" + e.longestRepeat) },
+  { name: "revisits", title: "steps that return to an earlier state", num: true, key: (e) => e.revisits,
+    cell: (e) => el("td", { class: "num" }, e.revisits === null ? "–" : e.revisits) },
+  { name: "tokens", title: "tokens in + out over every model call (in / out shown)", num: true,
+    key: (e) => (e.tokensIn === null ? null : e.tokensIn + e.tokensOut),
+    cell: (e) => el("td", { class: "num", title: e.calls === null ? null : e.calls + " calls, " + e.cached + " from the cache" },
+      e.tokensIn === null ? "–" : e.tokensIn + " / " + e.tokensOut) },
+  { name: "cost", title: "US dollars of the calls not served from the cache (– : no price known)", num: true,
+    key: (e) => e.cost, cell: (e) => el("td", { class: "num" }, fmtCost(e.cost)) },
+  { name: "latency", title: "model seconds over the episode's calls (a cache hit spends none)", num: true,
+    key: (e) => e.latency, cell: (e) => el("td", { class: "num" }, fmtSec(e.latency)) },
+  { name: "decoding", title: "how replies were decoded (trie, grammar, choice ...: held to the actions; free: not)",
+    key: (e) => e.decoding, cell: (e) => el("td", { title: e.decodingDetail || null }, e.decoding || "–") },
+  { name: "status", key: (e) => e.status, cell: (e) => el("td", { class: "status " + (e.status === "failed" ? "bad" : "") }, endBadge(e) || e.status,
+    e.error ? ": " + e.error : "") },
+];
+const SORT = { col: null, dir: 1 };
+
+function sortRows(rows) {
+  const col = COLUMNS.find((c) => c.name === SORT.col);
+  if (!col) return rows;
+  const d = SORT.dir;
+  const cmp = col.cmp || ((a, b) => {
+    const x = col.key(a), y = col.key(b);
+    const mx = x === null || x === undefined || (col.num && Number.isNaN(x));
+    const my = y === null || y === undefined || (col.num && Number.isNaN(y));
+    if (mx || my) return mx && my ? 0 : mx ? 1 - 2 * (d < 0) : -1 + 2 * (d < 0); // missing last
+    return col.num ? x - y : String(x).localeCompare(String(y));
+  });
+  return rows.slice().sort((a, b) => d * cmp(a, b) || a.i - b.i);
+}
+
+function header(col, hit) {
+  if (col.sort === false) return el("th", { title: col.title || null }, col.name);
+  const on = SORT.col === col.name;
+  const arrow = on ? (SORT.dir > 0 ? " ▲" : " ▼") : "";
+  return el("th", {
+    class: "sortable" + (on ? " sorted" : ""), data: { col: col.name }, title: (col.title ? col.title + "; " : "") + "click to sort",
+    "aria-sort": on ? (SORT.dir > 0 ? "ascending" : "descending") : "none",
+    onclick: () => {
+      if (SORT.col === col.name) SORT.dir = -SORT.dir; else { SORT.col = col.name; SORT.dir = 1; }
+      drawList(hit);
+    },
+  }, col.name + arrow);
+}
+
 function drawList(hit) {
-  const shown = hit.slice(0, listShown);
+  const rows = sortRows(hit);
+  const shown = rows.slice(0, listShown);
   const more = hit.length > shown.length
     ? el("button", { type: "button", onclick: () => { listShown += PAGE * 5; drawList(hit); } }, "show more (" + (hit.length - shown.length) + " left)")
     : null;
   document.getElementById("list").replaceChildren(el("table", { class: "episodes" },
-    el("thead", {}, el("tr", {}, ["run", "seed", "rollout", "score", "success", "steps", "actions", "status"].map((h) => el("th", {}, h)))),
-    el("tbody", {}, shown.map((e) => el("tr", { class: "ep-row", data: { i: e.i } },
-      el("td", { title: e.run.label }, el("a", { href: epHash(e) }, e.run.short)), el("td", {}, e.seed), el("td", {}, e.rollout),
-      el("td", { style: "background:" + scoreColor(e.score) }, fmt(e.score)), el("td", {}, e.success ? "yes" : "no"),
-      el("td", {}, e.steps), el("td", {}, stripOf(codeCells(e.strip))),
-      el("td", { class: "status " + (e.status === "failed" ? "bad" : "") }, endBadge(e) || e.status,
-        e.error ? ": " + e.error : ""))))), ...(more ? [more] : []));
+    el("thead", {}, el("tr", {}, COLUMNS.map((c) => header(c, hit)))),
+    el("tbody", {}, shown.map((e) => el("tr", { class: "ep-row" + (endClass(e) ? " end " + endClass(e) : ""), data: { i: e.i } },
+      COLUMNS.map((c) => c.cell(e)))))), ...(more ? [more] : []));
 }
