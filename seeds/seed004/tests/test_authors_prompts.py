@@ -133,7 +133,7 @@ def test_the_first_prompt_is_the_authors_template_with_their_instruction(turn, v
         examples = their_examples(their_icl(TASKS[task]))
     else:  # the example the lab shows (ours: docs/seed004.md, "The example")
         text = msgs[0]["content"].split("Here is an example.\n\n", 1)[1].split("\n---\n\n", 1)[0]
-        examples = text + "\n"
+        examples = text
         assert examples.endswith("\n\n") and "\nAction: " in examples
         assert ("\nReflection: " in examples) == (turn == "reflact")
     want = TEMPLATE.format(instruction=theirs(FILES[turn, variant]),
@@ -240,7 +240,7 @@ def test_where_is_a_numbered_receptacle_is_answered_as_theirs():
     text = ("You are in the middle of a room. Looking quickly around you, you see a cabinet 1, "
             "a countertop 1, and a toilet 1.\n\nYour task is to: put some soapbottle on "
             "toilet.")  # fmt: skip
-    adapter = HouseholdAdapter(Observation(text=text))
+    adapter = HouseholdAdapter(Observation(text, None, None, "put some soapbottle on toilet"))
     want = ("toilet is a receptacle, not an object. Try 'query what is in toilet 1' or "
             "'query searched toilet 1'.")  # fmt: skip
     for mode in ("belief", "noprob", "memory"):
