@@ -63,7 +63,8 @@ NOTE = "You took action: "
 
 
 #: the authors' turns: the reasoning field -> the turn's name in their instruction files
-TURNS = {("thought", "action"): "react", ("reflection", "action"): "reflact"}
+TURNS: dict[tuple[str, ...], str] = {("thought", "action"): "react",
+                                     ("reflection", "action"): "reflact"}  # fmt: skip
 
 
 def format_note(keys: tuple[str, ...]) -> str:
