@@ -2,22 +2,31 @@
 ``reflact`` and ``stateact``): the acting prompt as a multi-turn conversation that opens with
 one few-shot example, and no admissible-action list in its text.
 
-- One user message holds the instruction (the env's manual, which lists the action
-  templates, the hooked components' notes, e.g. a world model's query forms, and the turn
-  format), one example (:func:`example`), and "Now, it's your turn and here is the task."
-  with the first observation; then the turns alternate: the agent's reply (``Thought: ...``
-  / ``Action: ...``; ReflAct ``Reflection: ...``; the action alone is allowed), and the
-  user's ``Observation: ...`` (a query's answer and a world model's rejection come back as
-  observations too, within the step). A reply with no action line is a format error: the
-  empty action, answered ``Observation: Error Input. Your input must contains 'Action: '``
-  (:data:`FORMAT_ERROR_REPLY`, the authors' words), never its text played as an action.
+- One user message holds the instruction, one example (:func:`example`), and "Now, it's your
+  turn and here is the task." with the first observation; then the turns alternate: the
+  agent's reply and the user's ``Observation: ...`` (a query's answer and a world model's
+  rejection come back as observations too, within the step). A reply with no action line
+  is a format error: the empty action, answered ``Observation: Error Input. Your input must
+  contains 'Action: '`` (:data:`FORMAT_ERROR_REPLY`, the authors' words), never its text
+  played as an action; a reply with an action line plays its action, whatever precedes it
+  (the authors' parser reads the text after ``Action:`` only).
+- The instruction: where the example set ``examples=<name>`` carries its authors'
+  instruction for the turn (``react``: ``Thought: ...`` / ``Action: ...``; ``reflact``:
+  ``Reflection: ...`` / ``Action: ...``) and the run's world-model variant
+  (``ctx.world.variant()``; :func:`statelab.agents.example_sets.instruction_text`), that
+  text, and the prompt is laid out exactly as the authors' template (:func:`authors_head`);
+  else the lab's: the env's manual (which lists the action templates), the hooked
+  components' notes (e.g. a world model's query forms) and the turn format
+  (:func:`format_note`: ReAct may give the action alone, ReflAct reflects every turn).
 - No admissible-action list in the text. With a backend that constrains decoding the action
   is still chosen among the admissible actions (and the world model's offered queries): the
   constraint is in decoding, not in the prompt.
-- The example: the one the run's world model offers (``ctx.world.example()``), else the
-  text of the episode's task in the example set ``examples=<name>``
+- The example: the one the run's world model offers (``ctx.world.example()``), else, for
+  ReflAct, the text of the episode's task in the set ``<name>:reflact`` (the authors'
+  reflecting examples), else the text in the set ``examples=<name>``
   (:mod:`statelab.agents.example_sets`, keyed by the context's ``task_family`` and
-  ``task``); none where neither has one.
+  ``task``); none where none has one. A ReAct example shown to ReflAct has its thoughts
+  labelled ``Reflection:``.
 
 Seed 004's authors lay out their prompt so (skumar-ml/belief-world-models,
 ``prompt/templates.py``, ``icl_format: first``); docs/seed004.md.
@@ -32,7 +41,7 @@ from typing import Any
 from statelab.agents._parse import parse_action, split_reasoning
 from statelab.agents._prompting import complete_past_reasoning
 from statelab.agents._turn import choose_action, parse_turn, truncate
-from statelab.agents.example_sets import example_text
+from statelab.agents.example_sets import example_text, instruction_text
 from statelab.core import LLM, Call, Decision, Message
 
 #: reasoning turns need room (as StateAct's)
@@ -53,16 +62,34 @@ WHAT = {"goal": "the goal, in your own words", "locations visited": "the places 
 NOTE = "You took action: "
 
 
+#: the authors' turns: the reasoning field -> the turn's name in their instruction files
+TURNS: dict[tuple[str, ...], str] = {("thought", "action"): "react",
+                                     ("reflection", "action"): "reflact"}  # fmt: skip
+
+
 def format_note(keys: tuple[str, ...]) -> str:
-    """How a turn is written (the authors' instruction: think, or act directly)."""
+    """How a turn is written, in the lab's words: ReAct thinks or acts directly (the authors'
+    ReAct instruction), ReflAct reflects every turn (theirs), other turns write every field."""
     full = "\n".join(f"{LABEL[k]}: <{WHAT[k]}>" for k in keys)
-    return (
-        "At each turn you are given the observation of your last action. Reply in exactly "
-        f"this form:\n{full}\nor, when nothing needs thinking, with the action alone:\n"
-        "Action: <your next action>\nThe action must follow one of the commands above, with "
-        "the names of the objects and receptacles you see; think when it helps, and act "
-        "directly most of the time."
-    )
+    head = ("At each turn you are given the observation of your last action. Reply in exactly "
+            f"this form:\n{full}\n")  # fmt: skip
+    tail = "The action must follow one of the commands above, with the names of the objects " \
+        "and receptacles you see"
+    if "reflection" in keys:
+        return f"{head}{tail}; reflect on your state in relation to the goal every turn."
+    return (f"{head}or, when nothing needs thinking, with the action alone:\n"
+            f"Action: <your next action>\n{tail}; think when it helps, and act directly most "
+            "of the time.")  # fmt: skip
+
+
+def authors_instruction(ctx: Any, keys: tuple[str, ...], examples: str | None) -> str | None:
+    """The authors' instruction of the example set ``examples`` for this turn and the run's
+    world-model variant, None where it holds none (then the lab's instruction is used)."""
+    turn = TURNS.get(keys)
+    if examples is None or turn is None:
+        return None
+    world = ctx.world.variant() if hasattr(ctx.world, "variant") else "none"
+    return instruction_text(examples, ctx.task_family, f"{turn}:{world}")
 
 
 def example(ctx: Any, keys: tuple[str, ...], examples: str | None) -> str | None:
@@ -70,25 +97,48 @@ def example(ctx: Any, keys: tuple[str, ...], examples: str | None) -> str | None
     set ``examples`` (None: no set)."""
     offered = ctx.world.example() if hasattr(ctx.world, "example") else None
     text = offered
+    if text is None and examples is not None and "reflection" in keys:
+        text = example_text(f"{examples}:reflact", ctx.task_family, ctx.task)
+        if text is not None:  # the authors' reflecting example, as it is
+            return text
     if text is None and examples is not None:
         text = example_text(examples, ctx.task_family, ctx.task)
-    if text is not None and "reflection" in keys:  # ReflAct's examples reflect
+    if text is not None and "reflection" in keys:  # a ReAct example shown to ReflAct
         text = text.replace("\nThought: ", "\nReflection: ")
     return text
 
 
-def head(ctx: Any, keys: tuple[str, ...], examples: str | None) -> str:
-    """The first user message: instruction, example (from the set ``examples``), the task."""
-    instruction = "\n\n".join(p for p in (ctx.prompt.manual, format_note(keys)) if p)
-    shown = example(ctx, keys, examples)
-    parts = [instruction, "---"]
-    if shown:
-        parts += [f"{EXAMPLE_INTRO}\n\n{shown.rstrip()}\n", "---"]
+def task_text(ctx: Any) -> str:
+    """The task paragraph: the first observation, with the goal where it does not say it."""
     task = ctx.observation.text.strip()
     goal = ctx.prompt.goal.strip().rstrip(".")
     if goal and goal not in task:
         task = f"{task}\nYour task is to: {goal}."
-    return "\n".join(parts) + f"\n\n{YOUR_TURN}\n{task}"
+    return task
+
+
+def authors_head(instruction: str, shown: str | None, task: str) -> str:
+    """The first user message as the authors' template writes it (``prompt/templates.py``,
+    ``PROMPT_WITH_ICL_TEMPLATE``, one example): the instruction as its file holds it, the
+    example's turns each on their line and each observation followed by a blank line, the
+    task's paragraphs on consecutive lines (their runner joins ALFWorld's paragraphs so)."""
+    examples = f"{shown.rstrip(chr(10))}\n\n" if shown else ""
+    task = "\n".join(task.split("\n\n"))
+    return (f"{instruction}\n---\n{EXAMPLE_INTRO}\n\n{examples}\n---\n\n{YOUR_TURN}\n"
+            f"{task}")  # fmt: skip
+
+
+def head(ctx: Any, keys: tuple[str, ...], examples: str | None) -> str:
+    """The first user message: instruction, example (from the set ``examples``), the task."""
+    shown = example(ctx, keys, examples)
+    authors = authors_instruction(ctx, keys, examples)
+    if authors is not None:
+        return authors_head(authors, shown, task_text(ctx))
+    instruction = "\n\n".join(p for p in (ctx.prompt.manual, format_note(keys)) if p)
+    parts = [instruction, "---"]
+    if shown:
+        parts += [f"{EXAMPLE_INTRO}\n\n{shown.rstrip()}\n", "---"]
+    return "\n".join(parts) + f"\n\n{YOUR_TURN}\n{task_text(ctx)}"
 
 
 class Conversation:

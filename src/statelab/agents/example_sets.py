@@ -10,6 +10,11 @@ read loads the plugins first.
 
 A world model offers the agent its own example from the set named after its variant
 (``worldmodel:<variant>``, e.g. ``worldmodel:belief``), where one is registered.
+
+A set may also carry its authors' instructions (:func:`register_instructions`): per task
+family, a function from ``<turn>:<world model variant>`` (``react:none``, ``reflact:memory``,
+...) to the instruction text that opens the prompt in place of the lab's (the env's manual,
+the components' notes and the turn format), None where the authors wrote none.
 """
 
 from __future__ import annotations
@@ -48,4 +53,31 @@ def example_text(name: str, family: str, task: str | None) -> str | None:
     return None if texts is None or task is None else texts(task)
 
 
-__all__ = ["Texts", "example_set_names", "example_text", "register_examples"]
+_INSTRUCTIONS: dict[str, dict[str, Texts]] = {}
+
+
+def register_instructions(name: str, family: str, texts: Texts) -> None:
+    """Register ``texts`` (``<turn>:<variant>`` -> instruction) as the instructions of the
+    example set ``name`` on task family ``family`` (the same function again: a no-op)."""
+    held = _INSTRUCTIONS.setdefault(name, {})
+    if held.get(family, texts) is not texts:
+        raise ValueError(f"example set {name!r} already has instructions for {family!r}")
+    held[family] = texts
+
+
+def instruction_text(name: str, family: str, key: str) -> str | None:
+    """The instruction set ``name`` holds for ``key`` (``<turn>:<variant>``) on task family
+    ``family``; None when it holds none (plugins loaded)."""
+    load_plugins()
+    texts = _INSTRUCTIONS.get(name, {}).get(family)
+    return None if texts is None else texts(key)
+
+
+__all__ = [
+    "Texts",
+    "example_set_names",
+    "example_text",
+    "instruction_text",
+    "register_examples",
+    "register_instructions",
+]

@@ -69,6 +69,15 @@ class WorldHandle:
                 return str(text)
         return None
 
+    def variant(self) -> str:
+        """The run's world-model variant as its spelling names it (``memory``, ``belief``,
+        ``walle`` ...: the first answering component's ``variant``), ``none`` without one."""
+        for component, _ in self._answerers:
+            name = getattr(component, "variant", None)
+            if isinstance(name, str) and name:
+                return name
+        return "none"
+
     async def ask(self, query: str) -> str:
         if len(self.asked) >= self.limit:
             answer = f"(no answer: at most {self.limit} questions per step)"

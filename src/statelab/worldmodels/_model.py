@@ -43,6 +43,10 @@ UNKNOWN_ENV = "The world model has no model of this environment."
 #: (mode, rules) -> the variant whose in-context example opens with a query
 EXAMPLE_VARIANTS = {("belief", False): "belief", ("belief", True): "bbwm",
                     ("noprob", False): "belief-noprob"}  # fmt: skip
+#: (mode, rules) -> the variant's spelling (``WorldHandle.variant``)
+VARIANTS = {("memory", False): "memory", ("belief", False): "belief",
+            ("noprob", False): "belief-noprob", ("", True): "walle",
+            ("belief", True): "bbwm"}  # fmt: skip
 #: the example sets a variant's examples are read from: this prefix and the variant's name
 EXAMPLE_SET = "worldmodel:"
 
@@ -93,6 +97,12 @@ class BeliefWorldModel(WorldModel):
         )
         self.adapter: Adapter | None = None
         self.rng = random.Random(0)
+
+    @property
+    def variant(self) -> str:
+        """This model's spelling (``memory``, ``belief``, ``belief-noprob``, ``walle``,
+        ``bbwm``; the prior does not change it)."""
+        return VARIANTS.get((self.mode or "", self.rules), "belief")
 
     # -- hooks ----------------------------------------------------------------------------
     def reset(self, ctx: StepContext) -> None:

@@ -108,81 +108,101 @@ def rule_action(cmd: str) -> RuleAction | None:
 HouseholdRule = Callable[[HouseholdRuleState, RuleAction], "str | None"]
 
 
+def _walle(feedback: str, suggestion: str) -> str:
+    """A rejection in WALL-E's words: the rule's feedback, then its suggestion, as the
+    seed's authors show it after "[World model] " (``envs/walle_alfworld_env.py``)."""
+    return f"{feedback} {suggestion}".strip()
+
+
 def _r100(s: HouseholdRuleState, a: RuleAction) -> str | None:
     if a.verb == "take" and s.in_hand:
-        return f"You are already holding {s.in_hand}. Put it down before taking another object."
+        return _walle("Action failed: The agent is already holding an item.",
+                      "Put down the current item before taking another one.")
     return None
 
 
 def _r101(s: HouseholdRuleState, a: RuleAction) -> str | None:
     if a.verb == "take" and a.obj not in s.seen.get(a.place, []):
-        return f"{a.obj} has not been seen in {a.place}. Look there and take what you see."
+        return _walle(f"Action failed: {a.obj} is not present in {a.place}.",
+                      f"Check the items in {a.place} and try taking an available item.")
     return None
 
 
 def _r102(s: HouseholdRuleState, a: RuleAction) -> str | None:
     if a.verb == "take" and s.position != a.place:
-        return f"You are not at {a.place}. Go to {a.place} before taking from it."
+        return _walle("Action failed: You are not at the specified location to take the item.",
+                      f"Move to {a.place} before attempting to take the item.")
     return None
 
 
 def _r103(s: HouseholdRuleState, a: RuleAction) -> str | None:
     if a.verb == "open" and a.place not in s.reachable:
-        return f"There is no {a.place} here to open."
+        return _walle(f"Action failed: The target location '{a.place}' is not reachable.",
+                      f"Try moving closer to '{a.place}' before attempting to open it.")
     return None
 
 
 def _r104(s: HouseholdRuleState, a: RuleAction) -> str | None:
     if a.verb == "open" and "fridge" in a.place and s.position != a.place:
-        return f"You must be at {a.place} to open it. Go to {a.place} first."
+        return _walle("Action failed: You must be at the fridge to open it.",
+                      f"Move to {a.place} before trying to open it.")
     return None
 
 
 def _r105(s: HouseholdRuleState, a: RuleAction) -> str | None:
     if a.verb == "open" and a.place.startswith("drawer") and s.position != a.place:
-        return f"You must be at {a.place} to open it. Go to {a.place} first."
+        return _walle("Action failed: You must be at the drawer to open it.",
+                      f"Move to {a.place} before trying to open it.")
     return None
 
 
 def _r106(s: HouseholdRuleState, a: RuleAction) -> str | None:
     if a.verb == "heat" and s.in_hand == a.obj and s.position != a.place:
-        return f"To heat {a.obj} you must be at {a.place}. Go to {a.place} first."
+        return _walle(f"Failed to heat {a.obj}. It must be placed in {a.place} to be heated.",
+                      f"Place {a.obj} in {a.place} before heating.")
     return None
 
 
 def _r107(s: HouseholdRuleState, a: RuleAction) -> str | None:
     if a.verb == "put" and a.obj != s.in_hand:
-        return f"You are not holding {a.obj}. Take it before putting it somewhere."
+        return _walle(f"Action failed: {a.obj} is not in hand.",
+                      f"Ensure you have {a.obj} in hand before attempting to put it.")
     return None
 
 
 def _r108(s: HouseholdRuleState, a: RuleAction) -> str | None:
     if a.verb == "put" and s.position != a.place:
-        return f"You must be at {a.place} to put something there. Go to {a.place} first."
+        return _walle("Action failed: You must be at the target location to put the item.",
+                      f"Move to {a.place} before attempting to put the item.")
     return None
 
 
 def _r109(s: HouseholdRuleState, a: RuleAction) -> str | None:
     if a.verb == "use" and a.obj not in s.seen.get(s.position or "", []):
-        return f"{a.obj} is not where you are. Go to the place where you saw {a.obj} first."
+        return _walle(f"Action failed: {a.obj} is not in the current location {s.position}.",
+                      f"Move to the location where {a.obj} is present or bring {a.obj} to the "
+                      "current location.")
     return None
 
 
 def _r110(s: HouseholdRuleState, a: RuleAction) -> str | None:
     if a.verb == "clean" and a.obj != s.in_hand:
-        return f"You are not holding {a.obj}. Take it before cleaning it."
+        return _walle(f"Action failed: {a.obj} is not in hand.",
+                      f"Please ensure {a.obj} is in hand before cleaning.")
     return None
 
 
 def _r112(s: HouseholdRuleState, a: RuleAction) -> str | None:
     if a.verb == "take" and a.place not in s.reachable:
-        return f"There is no {a.place} here."
+        return _walle(f"Failed to take the item from {a.place} as it is not reachable.",
+                      "Please go to a reachable location to take the item.")
     return None
 
 
 def _r114(s: HouseholdRuleState, a: RuleAction) -> str | None:
     if a.verb == "take" and a.place == s.position and s.status == "closed":
-        return f"{a.place} is closed. Open it before taking from it."
+        return _walle("The action failed because the source location is closed.",
+                      f"Please open the {a.place} before trying to take the item.")
     return None
 
 

@@ -8,7 +8,14 @@ ScienceWorld (lifespan-longest-lived, started from the task) and BabyAI (goto), 
 with the code before the rename (its keys write the layout ``<layout>``). Each case plays
 again with the new spelling and compares every call's messages, up to the first reply with no
 action line: since issue 35 that reply is a format error answered in the authors' words
-(``FORMAT_ERROR_REPLY``), where the old option played its text as an action."""
+(``FORMAT_ERROR_REPLY``), where the old option played its text as an action.
+
+Changed on purpose since (issue 35, items 7 and 10), so compared only up to the change:
+ReAct and ReflAct on household open with the authors' instruction and (ReflAct) their
+example (``test_authors_prompts.py`` compares those prompts with the authors' texts); ReflAct
+elsewhere is told to reflect every turn (its first prompt is the recorded one with the new
+turn format in place of the old); a household WALL-E rejection reads in WALL-E's words (the
+calls up to the first one are compared)."""
 
 from __future__ import annotations
 
@@ -21,7 +28,7 @@ from typing import Any
 import pytest
 from tests.golden._golden import GoldenLLM
 
-from statelab.agents._conversation import FORMAT_ERROR_REPLY
+from statelab.agents._conversation import FORMAT_ERROR_REPLY, format_note
 from statelab.agents._turn import parse_turn
 from statelab.run.config import Params
 from statelab.run.episode import run_episode
@@ -51,6 +58,18 @@ def test_the_fixture_covers_three_agents_six_world_models_three_envs() -> None:
     assert sum(len(v) for v in WANT.values()) == 624
 
 
+#: the turn format ReflAct was told before issue 35 (the action alone allowed)
+OLD_REFLACT_NOTE = (
+    "At each turn you are given the observation of your last action. Reply in exactly this "
+    "form:\nReflection: <where you stand relative to the goal: what is done, what is missing>\n"
+    "Action: <your next action>\nor, when nothing needs thinking, with the action alone:\n"
+    "Action: <your next action>\nThe action must follow one of the commands above, with the "
+    "names of the objects and receptacles you see; think when it helps, and act directly most "
+    "of the time."
+)
+REJECTION = "Observation: [World model] "
+
+
 @pytest.mark.parametrize("env", ENVS)
 @pytest.mark.parametrize("agent", AGENTS)
 def test_every_prompt_is_the_one_the_old_option_built(env: str, agent: str) -> None:
@@ -60,12 +79,33 @@ def test_every_prompt_is_the_one_the_old_option_built(env: str, agent: str) -> N
     for case in cases:
         _, _, worldmodel, model = case.split("|")
         got = calls(env, f"{agent}:/{LAYOUT}", worldmodel, model == "constrained")
-        want, cut = until_format_error(WANT[case])
+        if agent != "stateact" and env == "household":
+            continue  # the authors' instruction: test_authors_prompts.py
+        if agent == "reflact":  # reflects every turn: the first prompt, the format note new
+            head = WANT[case][0][0]["content"]
+            assert OLD_REFLACT_NOTE in head, case
+            new = format_note(("reflection", "action"))
+            assert got[0][0] == {"role": "user", "content": head.replace(OLD_REFLACT_NOTE, new)}
+            continue
+        want, cut = until_changed(WANT[case])
         assert got[: len(want)] == want, case
         if cut is not None and cut[0] < len(got):  # (else the episode's budget ended with it)
             i, j = cut  # the call after it: the same messages, the error answered
             assert got[i][:j] == WANT[case][i][:j], case
-            assert got[i][j] == {"role": "user", "content": f"Observation: {FORMAT_ERROR_REPLY}"}
+            answer = got[i][j]["content"]
+            assert answer == f"Observation: {FORMAT_ERROR_REPLY}" or answer.startswith(REJECTION)
+
+
+def until_changed(recorded: list[Any]) -> tuple[list[Any], tuple[int, int] | None]:
+    """The recorded calls before the first answering a reply with no action line or
+    holding a household WALL-E rejection (reworded since), and where that answer is."""
+    plain, cut = until_format_error(recorded)
+    for i, msgs in enumerate(recorded[: len(plain) + (cut is not None)]):
+        for j, m in enumerate(msgs):
+            rejected = m["role"] == "user" and m["content"].startswith(REJECTION)
+            if rejected and (cut is None or (i, j) < cut):
+                return recorded[:i], (i, j)
+    return plain, cut
 
 
 def until_format_error(recorded: list[Any]) -> tuple[list[Any], tuple[int, int] | None]:

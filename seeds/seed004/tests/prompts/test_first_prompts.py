@@ -3,7 +3,8 @@
 was named for what it does; the messages unchanged, the keys respelled) on household: the
 first prompt on the first household test game under every world model variant, with the
 golden scripted model; each
-holds what the authors' holds: one user message with the instruction, one example (with a
+holds what the authors' holds: one user message with the instruction (the authors' own text
+since issue 35: ``test_authors_prompts.py`` compares it with theirs), one example (with a
 query and its answer for Belief, BB-WM and Belief-NoProb), the four query forms where the
 world model answers queries, the task, and no admissible-action list.
 
@@ -61,8 +62,9 @@ def key(agent: str, worldmodel: str) -> str:
 WANT = json.loads(FIXTURE.read_text())
 QUERY_EXAMPLE = {"belief", "bbwm", "belief-noprob"}
 ANSWERS_QUERIES = {"memory", "belief", "belief-noprob", "bbwm"}
-FORMS = ("query where is <object>", "query what is in <receptacle>",
-         "query searched <receptacle>", "query state")  # fmt: skip
+#: the query forms as the authors' instruction lists them
+FORMS = ("query where is {obj}", "query what is in {recep}", "query searched {recep}",
+         "query state")  # fmt: skip
 
 
 def test_every_case_is_recorded():
@@ -82,7 +84,7 @@ def test_first_prompt_is_unchanged_and_laid_out_as_the_authors(case):
     assert task.startswith("You are in the middle of a room.") and "Your task is to: " in task
     # no admissible-action list: neither the list's heading nor any concrete command line
     assert "Available actions" not in text and "\n- go to cabinet" not in text
-    assert "- go to <receptacle>" in instruction  # the action templates
+    assert "\n1. go to {recep}\n" in instruction  # the action templates (the authors')
     has_forms = [f in instruction for f in FORMS]
     assert all(has_forms) if worldmodel in ANSWERS_QUERIES else not any(has_forms)
     label = "Reflection" if agent.startswith("reflact") else "Thought"

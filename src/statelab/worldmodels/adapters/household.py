@@ -233,6 +233,12 @@ class HouseholdAdapter(Adapter):
 
     def where(self, arg: str, mode: str, rng: random.Random) -> str:
         words = arg.split()
+        otype = words[0] if words else ""
+        # a receptacle's type, with or without a number ('where is toilet 1'), is refused
+        # before an instance is looked up, as the authors' answer_query (wm/query.py) does
+        if otype in {p.kind for p in self.mem.places.values()}:
+            return (f"{otype} is a receptacle, not an object. Try 'query what is in {otype} 1' "
+                    f"or 'query searched {otype} 1'.")  # fmt: skip
         if words and words[-1].isdigit() and len(words) > 1:  # one instance: memory only
             name = " ".join(words)
             t = self.mem.things.get(name)
@@ -243,10 +249,6 @@ class HouseholdAdapter(Adapter):
                 if t.location == INVENTORY
                 else f"{name} is at {t.location}."
             )
-        otype = words[0] if words else ""
-        if otype in {p.kind for p in self.mem.places.values()}:
-            return (f"{otype} is a receptacle, not an object. Try 'query what is in {otype} 1' "
-                    f"or 'query searched {otype} 1'.")  # fmt: skip
         if mode == "memory":
             seen = [t.location for t in self.mem.things.values()
                     if t.kind == otype and t.location not in (None, INVENTORY)]  # fmt: skip

@@ -9,6 +9,12 @@
   offer the agent (the authors' ``prompt/icl_examples/*_wm_icl.json``: one per ALFWorld task
   type and per ScienceWorld task; none for BabyAI); BB-WM's answers read as Belief's.
 
+- ``seed004:reflact``: the authors' ReflAct example of each household task type
+  (``prompt/icl_examples/alfworld_reflact_icl.json``), which ReflAct is shown in place of the
+  plain set's (:mod:`statelab_seed004.authors`);
+- the set ``seed004`` also carries the authors' ALFWorld instructions, one per turn (ReAct,
+  ReflAct) and world-model variant (:func:`statelab.agents.example_sets.register_instructions`).
+
 The household texts are :mod:`statelab_seed004.examples.household`'s, the ScienceWorld ones
 :mod:`statelab_seed004.examples.scienceworld`'s.
 """
@@ -18,7 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-from statelab.agents.example_sets import register_examples
+from statelab.agents.example_sets import register_examples, register_instructions
+from statelab_seed004 import authors
 from statelab_seed004.examples import household, scienceworld
 
 #: the plain example set's name
@@ -39,6 +46,8 @@ def _scienceworld(variant: str, task: str) -> str | None:
 def register() -> None:
     """Register the plain set and the world-model variants' sets."""
     register_examples(PLAIN_SET, "household", _texts(_household, household.PLAIN))
+    register_examples(f"{PLAIN_SET}:reflact", "household", authors.household_reflact_example)
+    register_instructions(PLAIN_SET, "household", authors.household_instruction)
     for variant, mode in QUERY_VARIANTS.items():
         name = f"worldmodel:{variant}"
         register_examples(name, "household", _texts(_household, mode))
