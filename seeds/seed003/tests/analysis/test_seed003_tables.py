@@ -442,7 +442,7 @@ def test_table14_prints_dssr_as_the_three_seeds_mean_at_every_budget(frontier, t
         Plan.model_validate({"name": "t", "table14": {"means": ["DSSR 64"]}})
 
 
-@pytest.mark.parametrize("name", ["analysis.yaml"])
+@pytest.mark.parametrize("name", ["analysis.yaml", "analysis_gpu.yaml"])
 def test_the_shipped_table14_averages_the_three_seeds_the_test_plays_at_every_budget(name):
     from pathlib import Path
 
