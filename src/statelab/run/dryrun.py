@@ -15,15 +15,16 @@ from pathlib import Path
 
 from statelab.core import ACTING, ConfigError
 from statelab.envs import make_env
-from statelab.llm import MODELS, make_llm
+from statelab.llm import MODELS, check_spec, make_llm
 from statelab.llm.cache import not_a_cache
 from statelab.run.components import describe_run
 from statelab.run.config import Experiment
 from statelab.run.store import check_store, writable
 
-#: backends whose construction loads weights: a dry run checks their spelling only
+#: backends whose construction loads weights: a dry run checks their spelling only (built
+#: dry: for ``hf:`` the options and an adapter, one a stage before writes counted as planned)
 # TODO(lead): a "loads weights" flag on the MODELS registry would replace this list
-_LOADS_WEIGHTS = ("llamacpp", "transformers")
+_LOADS_WEIGHTS = ("llamacpp", "hf")
 
 
 @dataclass
@@ -42,6 +43,7 @@ def _models(exp: Experiment) -> tuple[list[str], list[str]]:
     built, skipped = [], []
     for spec in specs:
         if MODELS.split(spec)[0] in _LOADS_WEIGHTS:
+            check_spec(spec)
             skipped.append(spec)
             continue
         llm = make_llm(spec)  # no cache: a dry run writes nothing

@@ -381,3 +381,82 @@ def test_the_report_lists_test_audits_and_amendments(store, tmp_path):
     assert "**The test split was audited**: 1 audit(s) recorded, first at 2026-01-02" in text
     assert "- amendment A5 (before the report)" in text
     assert text.count("pool the three seeds in G2b") == 1
+
+
+# -- Table 14's DSSR row: the three seeds' mean at every budget ---------------------------------
+T14 = {b: [f"bounded:dssr=x/s{i}:{b}" for i in range(3)] for b in (64, 128)}
+T14_GAMES = (2000, 2001, 2002)
+# wins[(budget, seed, lag)]; everything else lost
+T14_WINS = {
+    (64, 0, 0): {2000, 2001, 2002},  # seed 0 alone: 100%; the mean: (2/3 + 1/3 + 1/3) / 3
+    (64, 1, 0): {2000},
+    (128, 1, 0): {2000, 2001},  # the mean: (2/3 + 2/3 + 1/3) / 3 = 55.6%
+    (128, 2, 0): {2000, 2001, 2002},
+    (64, 0, 20): {2001},  # seed 1's game 2002 failed: 2 games, (0 + 1/3) / 2 = 16.7%
+}
+
+
+@pytest.fixture
+def frontier(tmp_path):
+    path = tmp_path / "test" / "store.sqlite"
+    path.parent.mkdir()
+    st = Store(path, ("env", "model", "history", "writer"))
+    hists = ["full", "bounded:summary:64", *T14[64], *T14[128]]
+    for model in ("m1", "m2"):
+        for h in hists:
+            for lag in (0, 20):
+                run = f"{model}|{h}|{lag}"
+                axes = {"env": f"cooking:lag={lag}", "model": model, "history": h, "writer": "w"}
+                st.save_run(run, run, axes, {**axes, "agent": "reader"}, _components(h))
+                dssr = "dssr" in h
+                b, i = (int(h.rsplit(":", 1)[1]), int(h.split("/s")[1][0])) if dssr else (0, -1)
+                for g in T14_GAMES:
+                    failed = (model, b, i, lag, g) == ("m1", 64, 1, 20, 2002)
+                    won = model == "m2" or g in T14_WINS.get((b, i, lag), set())
+                    st.commit_episode(EpisodeRecord(run, g, "failed" if failed else "done",
+                                                    success=won))  # fmt: skip
+    st.close()
+    return path
+
+
+def test_table14_prints_dssr_as_the_three_seeds_mean_at_every_budget(frontier, tmp_path):
+    plan = Plan.model_validate({
+        "name": "t", "test": str(frontier), "readers": {"R1": "m1", "R2": "m2"},
+        "writers": {"DSSR": T14[128]},
+        "table14": {"budgets": [64, 128, 256], "reader": "R1", "means": ["DSSR"]},
+    })  # fmt: skip
+    md, _ = tables(plan, tmp_path / "out")
+    rows = {tuple(x.split(" | ")[:2]): x for x in md if x.startswith("| ")}
+    at64, at128 = rows[("| DSSR", "64")], rows[("| DSSR", "128")]
+    assert at64.split(" | ")[2].startswith("44.4 [") and at64.split(" | ")[3].startswith("16.7 [")
+    assert at128.split(" | ")[2].startswith("55.6 [") and " | 0.0 [0.0, 0.0] |" in at128
+    assert ("| DSSR", "256") not in rows  # no DSSR episode at B = 256: no row
+    assert not any(x.startswith("| bounded:dssr=") for x in md)  # no row per seed
+    assert rows[("| bounded:summary", "64")].split(" | ")[2] == "0.0 [0.0, 0.0]"
+    assert any(x.startswith("DSSR: each game's mean over 3 writers (bounded:dssr=x/s0") for x in md)
+    # without `means` each seed is its own row, seed 0 alone at 100%
+    eps = _eps(frontier).eps
+    plain = table14(eps, [64, 128, 256], "m1")
+    assert any(x.startswith("| bounded:dssr=x/s0 | 64 | 100.0 [100.0, 100.0] |") for x in plain)
+    with pytest.raises(ValueError, match="writer 'DSSR 64' is not in writers"):
+        Plan.model_validate({"name": "t", "table14": {"means": ["DSSR 64"]}})
+
+
+@pytest.mark.parametrize("name", ["analysis.yaml", "analysis_gpu.yaml"])
+def test_the_shipped_table14_averages_the_three_seeds_the_test_plays_at_every_budget(name):
+    from pathlib import Path
+
+    import yaml
+
+    from statelab.analysis.audit.measures import form_of
+    from statelab_seed003.analysis.plan import load_plan
+
+    root = Path(__file__).parents[4]
+    plan = load_plan(root / "configs/seed003" / name)
+    assert plan.table14 is not None and plan.table14.means == ["DSSR"]
+    assert plan.table14.budgets == [64, 128, 256] and len(plan.writers["DSSR"]) == 3
+    test = set(yaml.safe_load((root / str(plan.test)).read_text())["grid"]["history"])
+    forms = {form_of(s) for s in plan.writers["DSSR"]}
+    assert len(forms) == 3
+    for b in plan.table14.budgets:
+        assert {f"{f}:{b}" for f in forms} <= test, b

@@ -20,9 +20,12 @@ QWEN = ("q_proj", "k_proj", "v_proj", "o_proj")
 
 
 def test_the_seed_scale_training_files_load_with_the_seeds_values():
-    w = load_config(HERE / "train_writer_gpu.yaml", "writer")
+    w = load_config(HERE / "train_writer_a4_gpu.yaml", "writer")
     assert (w.candidates, w.k, w.ks, w.arm, w.phases, w.rounds) == (12, 12, [1, 4, 12], "a4",
                                                                     ["a", "b"], 4)  # fmt: skip
+    main = load_config(HERE / "train_writer_gpu.yaml", "writer")  # the main line: every point
+    assert main.model_dump(exclude={"name", "arm"}) == w.model_dump(exclude={"name", "arm"})
+    assert (main.arm, main.name) == ("main", "seed003-writer-gpu")
     assert (w.budget, w.gap, w.points, w.concurrency) == (128, 0.3, 4, 64)
     assert w.serve is not None and w.serve.url == "http://127.0.0.1:8000/v1" and w.serve.load
     h = w.hyper_()

@@ -236,7 +236,7 @@ def test_the_nohint_training_files_are_their_summary_twins_but_for_the_form():
     from statelab_seed003.train._config import WriterConfig, load_config
 
     for nohint, twin in (("train_writer_nohint.yaml", "train_writer.yaml"),
-                         ("train_writer_nohint_gpu.yaml", "train_writer_gpu.yaml"),
+                         ("train_writer_nohint_gpu.yaml", "train_writer_a4_gpu.yaml"),
                          ("toy/writer_nohint.yaml", "toy/writer_dssr.yaml")):  # fmt: skip
         a, b = load_config(HERE / nohint, "writer"), load_config(HERE / twin, "writer")
         assert isinstance(a, WriterConfig) and isinstance(b, WriterConfig)

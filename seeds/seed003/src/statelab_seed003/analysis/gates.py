@@ -242,7 +242,8 @@ def _test_tables(
         md += table2(eps, plan.writers, t.rows, plan.readers, t.contrasts, t.pooled_lags)
     if plan.table14:
         r = plan.table14.reader
-        md += table14(cells.eps, plan.table14.budgets, plan.readers[r] if r else None)
+        means = {w: plan.writers[w] for w in plan.table14.means}
+        md += table14(cells.eps, plan.table14.budgets, plan.readers[r] if r else None, means)
     models = {run: v["model"] for run, v in cells.runs.items()}
     lags = sorted({int(e["lag"]) for e in cells.eps})
     for key, title in (("fig9", "Figure 9: κ by F′ for K"), ("fig10", "Figure 10: κ by F′")):

@@ -84,6 +84,10 @@ class Table2(_Strict):
 class Table14(_Strict):
     budgets: list[int] = [64, 128, 256]
     reader: str | None = None
+    #: writer labels (each several spellings: the three DSSR seeds) printed as one row per
+    #: budget, each game's mean over the label's writers at that B (their forms: the
+    #: spellings without the budget), instead of a row per writer
+    means: list[str] = []
 
 
 class Table7(_Strict):
@@ -225,6 +229,8 @@ class Plan(_Strict):
         if self.table2:
             used += self.table2.rows + [x for c in self.table2.contrasts for x in c]
         used += list(self.fig9.values()) + list(self.fig10.values())
+        if self.table14:
+            used += self.table14.means
         if self.kappa_contrasts:
             used += [x for c in self.kappa_contrasts.pairs for x in c]
         if self.lag_grid:

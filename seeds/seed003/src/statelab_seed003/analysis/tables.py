@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from statelab.analysis._md import md_cell
+from statelab.analysis.audit.measures import form_of
 from statelab.analysis.stats import Interval, clustered_bootstrap, paired_bootstrap
 
 
@@ -150,14 +151,39 @@ def table2(
 
 
 # -- Table 14 -------------------------------------------------------------------------------
+def _mean_cells(
+    mine: Sequence[Mapping[str, Any]], forms: Sequence[str], b: int, lag: int
+) -> dict[int, float]:
+    """Per game: the mean success over ``forms`` at B = ``b`` and F′ = ``lag``, for the games
+    every form has (a form with no episode there: no game)."""
+    per = [
+        {int(e["seed"]): float(e["success"]) for e in mine
+         if e["form"] == f and e["budget"] == b and e["lag"] == lag}
+        for f in forms
+    ]  # fmt: skip
+    if not per or not all(per):
+        return {}
+    games = set.intersection(*(set(p) for p in per))
+    return {g: float(np.mean([p[g] for p in per])) for g in sorted(games)}
+
+
 def table14(
-    eps: Sequence[Mapping[str, Any]], budgets: Sequence[int], model: str | None = None
+    eps: Sequence[Mapping[str, Any]],
+    budgets: Sequence[int],
+    model: str | None = None,
+    means: Mapping[str, Sequence[str]] | None = None,
 ) -> list[str]:
     """The budget frontier: success (%) by F′ for FULL, then every budgeted form (ORACLE-B
-    first) at each of ``budgets``."""
+    first) at each of ``budgets``. ``means``: label -> history spellings (the three DSSR
+    seeds) whose forms make one row per budget instead of a row each: a game's success is
+    the mean over them, and a game counts only where every one has a finished episode at
+    that B and F′ (as Table 2's DSSR row)."""
     lags = sorted({int(e["lag"]) for e in eps})
     mine = [e for e in eps if model is None or e["model"] == model]
-    forms = sorted({e["form"] for e in mine if e["budget"] is not None},
+    grouped = {label: list(dict.fromkeys(form_of(s) for s in sp))
+               for label, sp in (means or {}).items()}  # fmt: skip
+    pooled = {f for fs in grouped.values() for f in fs}
+    forms = sorted({e["form"] for e in mine if e["budget"] is not None and e["form"] not in pooled},
                    key=lambda f: (f != "oracle-bounded", f))  # fmt: skip
     md = [
         "### Table 14: test budget frontier, success (%)",
@@ -179,7 +205,19 @@ def table14(
         for b in budgets:
             if any(e["form"] == form and e["budget"] == b for e in mine):
                 row(form, b, lambda e, form=form, b=b: e["form"] == form and e["budget"] == b)
-    return [*md, ""]
+    notes = []
+    for label, fs in grouped.items():
+        shown = False
+        for b in budgets:
+            if not any(e["form"] in fs and e["budget"] == b for e in mine):
+                continue
+            cells = [paired_bootstrap(_mean_cells(mine, fs, b, f)).text(1, 100) for f in lags]
+            md.append(f"| {md_cell(label)} | {b} | " + " | ".join(cells) + " |")
+            shown = True
+        if shown:
+            notes.append(f"{label}: each game's mean over {len(fs)} writers ({', '.join(fs)}), "
+                         "games where every one finished")  # fmt: skip
+    return [*md, *(["", *notes] if notes else []), ""]
 
 
 # -- Figures 9 and 10 -----------------------------------------------------------------------
