@@ -251,3 +251,61 @@ def test_model_free_runs_do_not_slow_the_eta() -> None:
     clock.now += 10
     t.step(h, 5)
     assert t.eta_s() == pytest.approx(10.0)  # 5 steps in 10 s, 5 left
+
+
+def _interrupted_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A config of 3 Hanoi episodes (a scripted model) whose run gets a Ctrl-C (SIGINT) at
+    the second step of its second episode."""
+    import signal
+
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(["Action: Move the top disk of rod B to the top of rod A"]))
+    cfg = tmp_path / "e.yaml"
+    cfg.write_text(
+        f"name: e\nmodel: scripted:{script}\nseeds: [0, 1, 2]\nmax_steps: 4\nout: {tmp_path}\n"
+        "random: false\nexpert: false\nconcurrency: 1\ncache: null\ngrid: {env: [hanoi]}\n"
+    )
+    real = live.Tracker.step
+
+    def step(self: Tracker, handle: int, steps: int, *usage: Any) -> None:
+        real(self, handle, steps, *usage)
+        if handle == 2 and steps == 2:
+            signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(live.Tracker, "step", step)
+    return cfg
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_ctrl_c_prints_what_was_done_and_exits_130(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, quiet: bool
+) -> None:
+    from typer.testing import CliRunner
+
+    from statelab.cli import app
+
+    cfg = _interrupted_run(tmp_path, monkeypatch)
+    res = CliRunner().invoke(app, ["run", str(cfg), *(["--quiet"] if quiet else [])])
+    assert res.exit_code == 130, res.output
+    summary = "interrupted: 1 of 3 episodes done, 1 in flight lost; a rerun resumes with the 2 left"
+    lines = res.stderr.splitlines()
+    assert lines.count(summary) == 1 and lines[-1] == summary
+    assert ("[1/3] hanoi | scripted:" in res.stderr) is not quiet
+    monkeypatch.undo()
+    again = CliRunner().invoke(app, ["run", str(cfg), "--quiet"])
+    assert again.exit_code == 0 and "2 episodes done, 0 failed, 1 already done" in again.output
+
+
+def test_run_sync_raises_interrupted_with_the_partial_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from statelab.run.config import load_experiment
+    from statelab.run.runner import Interrupted
+
+    exp = load_experiment(_interrupted_run(tmp_path, monkeypatch), [], None)
+    out = io.StringIO()
+    with pytest.raises(Interrupted) as stop:
+        run_sync(exp, progress=out)
+    res = stop.value.result
+    assert (res.total, res.done, res.lost) == (3, 1, 1)
+    assert out.getvalue().splitlines()[-1] == str(stop.value)
