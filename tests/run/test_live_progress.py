@@ -166,12 +166,14 @@ def test_the_live_view_at_80_columns_shows_each_run_once_on_one_line() -> None:
     t = Tracker({label: 3 for label in GRID}, model_total=9, clock=clock)
     for label in GRID:
         t.step(t.started(label, 0, 0), 2, 1000, 50)
-    view = LiveProgress(t, io.StringIO(), width=80)
-    view.say("interrupted: 0 of 9 episodes done, 3 in flight lost; a rerun resumes")
-    view.close()
+    out = io.StringIO()
+    view = LiveProgress(t, out, width=80)
+    summary = "interrupted: 0 of 9 episodes done, 3 in flight lost; a rerun resumes with the 9 left"
+    view.say(summary)
+    view.close()  # the summary follows the display, in full
+    assert out.getvalue().splitlines()[-1] == summary
     lines = _render(view)
     assert all(len(line) <= 80 for line in lines)
-    assert lines[-1] == "interrupted: 0 of 9 episodes done, 3 in flight lost; a rerun resumes"
     rows = [line for line in lines if "0/3" in line]
     assert len(rows) == 3  # a row per run, none wrapped
     assert [r.split()[0] for r in rows] == ["…template=chatml…", "…template=llama3…",
@@ -309,3 +311,35 @@ def test_run_sync_raises_interrupted_with_the_partial_result(
     res = stop.value.result
     assert (res.total, res.done, res.lost) == (3, 1, 1)
     assert out.getvalue().splitlines()[-1] == str(stop.value)
+
+
+def test_model_runs_drop_what_they_share_beside_random_and_expert() -> None:
+    labels = [*GRID, "hanoi | random", "hanoi | expert"]
+    short, shared = live.distinct_labels(labels, width=30, group=set(GRID))
+    assert short["hanoi | random"] == "random" and short["hanoi | expert"] == "expert"
+    assert short[GRID[0]] == "…template=chatml…"
+    assert shared.startswith("hanoi | openai-compat:") and shared.endswith(" | act")
+
+
+def test_a_ctrl_c_an_env_call_swallowed_stops_the_episode_at_its_next_step() -> None:
+    import asyncio
+
+    from statelab.run._live import STEP_HOOK, Progress
+
+    async def main() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        bar = Progress({"a": 1}, 1, None)
+        with bar.playing("a", 0, 0):
+            hook = STEP_HOOK.get()
+            assert hook is not None
+            hook(1, EpisodeRecord(run="r", seed=0, status="done", agent_in=10))  # plays on
+            task.cancel()  # asked (as asyncio.run does at a Ctrl-C), not delivered
+            with pytest.raises(asyncio.CancelledError):
+                hook(2, EpisodeRecord(run="r", seed=0, status="done", agent_in=20))
+        with pytest.raises(asyncio.CancelledError):  # the request itself, delivered
+            await asyncio.sleep(0)
+        task.uncancel()
+        assert bar.tracker.tin == 20 and bar.in_flight == 1
+
+    asyncio.run(main())

@@ -54,6 +54,16 @@ STEP_HOOK: contextvars.ContextVar[Callable[[int, EpisodeRecord], None] | None] =
 )
 
 
+def cancel_pending() -> bool:
+    """Whether the current task was asked to stop (a Ctrl-C: ``asyncio.run`` cancels the
+    run) though the cancellation may not have reached it: Python 3.11's
+    ``asyncio.wait_for`` swallows one that comes as the awaited call finishes (an env call
+    on its thread), and the episode would play on to its end."""
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)  # Python 3.11+
+    return bool(cancelling is not None and cancelling())
+
+
 def fmt_time(s: float) -> str:
     """``4m05s``, or ``1h02m`` from an hour on."""
     s = int(s)
@@ -124,37 +134,53 @@ def _unique(labels: list[str]) -> bool:
     return len(set(labels)) == len(labels)
 
 
-def distinct_labels(labels: list[str], width: int | None = None) -> tuple[dict[str, str], str]:
+def _shorten(uniq: list[str]) -> tuple[list[str], str]:
+    """:func:`distinct_labels` without the width: the labels, and what they share."""
+    if len(uniq) < 2:
+        return list(uniq), ""
+    parts = [u.split(SEP) for u in uniq]
+    common = set(parts[0]).intersection(*parts[1:])
+    rest = [[p for p in ps if p not in common] or ps for ps in parts]
+    if not _unique([SEP.join(r) for r in rest]):
+        return list(uniq), ""
+    elided = [
+        [_elide(p, [q for j, rr in enumerate(rest) if j != i for q in rr]) for p in r]
+        for i, r in enumerate(rest)
+    ]
+    short = [SEP.join(text for text, _ in row) for row in elided]
+    if not _unique(short):
+        return [SEP.join(r) for r in rest], SEP.join(p for p in parts[0] if p in common)
+    first = dict(zip(rest[0], elided[0], strict=True))
+    shared = SEP.join(
+        p if p in common else first[p][1]
+        for p in parts[0]
+        if p in common or (p in first and first[p][1])
+    )
+    return short, shared
+
+
+def distinct_labels(
+    labels: list[str], width: int | None = None, group: set[str] | None = None
+) -> tuple[dict[str, str], str]:
     """Each run label shortened to what tells it from the others, within ``width``
     characters; and what they all share (the parts dropped, the prefixes elided).
 
     The parts every label holds are dropped (the env of a one-env grid, the agent, the
     model of a one-model grid); a part that shares a long prefix with another label's part
     keeps what follows it (``…template=chatml`` of two specs that differ in their template);
-    a label still wider than ``width`` is cut in its middle. The labels stay distinct: where
-    a step would make two alike, it is not taken (at worst, each label gets its number)."""
+    a label still wider than ``width`` is cut in its middle. ``group`` (the runs that call a
+    model) is shortened among itself, the other labels (``random``, ``expert``) among all,
+    so the model runs lose what they share even though the model-free runs lack it; what is
+    shared is then the group's. The labels stay distinct: where a step would make two alike,
+    it is not taken (at worst, each label gets its number)."""
     uniq = list(dict.fromkeys(labels))
-    shown, shared = list(uniq), ""
-    if len(uniq) > 1:
-        parts = [u.split(SEP) for u in uniq]
-        common = set(parts[0]).intersection(*parts[1:])
-        rest = [[p for p in ps if p not in common] or ps for ps in parts]
-        if _unique([SEP.join(r) for r in rest]):
-            shown = [SEP.join(r) for r in rest]
-            elided = [
-                [_elide(p, [q for j, rr in enumerate(rest) if j != i for q in rr]) for p in r]
-                for i, r in enumerate(rest)
-            ]
-            short = [SEP.join(text for text, _ in row) for row in elided]
-            kept = _unique(short)
-            if kept:
-                shown = short
-            first = dict(zip(rest[0], elided[0], strict=True))
-            shared = SEP.join(
-                p if p in common else first[p][1] if p in first and kept else ""
-                for p in parts[0]
-                if p in common or (kept and p in first and first[p][1])
-            )
+    shown, shared = _shorten(uniq)
+    inside = [u for u in uniq if group is not None and u in group]
+    if len(inside) > 1 and len(inside) < len(uniq):
+        mine, mine_shared = _shorten(inside)
+        by = dict(zip(uniq, shown, strict=True)) | dict(zip(inside, mine, strict=True))
+        if _unique(list(by.values())):
+            shown, shared = [by[u] for u in uniq], mine_shared
     if width is not None:
         width = max(width, 1)
         fitted = [_middle(s, width) for s in shown]
@@ -484,7 +510,7 @@ class LiveProgress:
         self.progress.start()
 
     @staticmethod
-    def _fields(run: RunState) -> dict[str, str]:
+    def _fields(run: RunState) -> dict[str, Any]:
         return {
             "failed": f"✗{run.failed}" if run.failed else "",
             "mean": "-" if math.isnan(run.mean) else f"{run.mean:.2f}",
@@ -509,7 +535,7 @@ class LiveProgress:
             widest = max((len(f[key]) for f in fields.values()), default=0)
             others += widest + 1 if widest else 1
         budget = max(MIN_LABEL, width - others - 11 - 2)  # the bar and its padding
-        self.short, self.shared = distinct_labels(list(t.runs), budget)
+        self.short, self.shared = distinct_labels(list(t.runs), budget, t.model_runs)
         self.label_column.max_width = budget
         for label, run in t.runs.items():
             if label not in self.tasks:
@@ -525,7 +551,8 @@ class LiveProgress:
     def lines(self) -> list[str]:
         """The lines under the rows: shared parts, totals and ETA, failures, the slowest."""
         t, now = self.t, self.t.clock()
-        out = [f"all runs: {self.shared}"] if self.shared else []
+        every = t.model_runs is None or set(t.runs) <= t.model_runs
+        out = [f"{'all' if every else 'model'} runs: {self.shared}"] if self.shared else []
         out.append(
             f"{t.n}/{t.total} episodes · {len(t.playing)} in flight · {requests_in_flight()}"
             f" requests · tokens {t.tin:,} in {t.tout:,} out"
@@ -544,8 +571,6 @@ class LiveProgress:
                 + (f"/{p.rollout}" if p.rollout else "")
                 + f" step {p.step} ({fmt_time(now - p.started)})"
             )
-        if self.closing:
-            out.append(self.closing)
         return out
 
     def renderables(self) -> Iterator[Any]:
@@ -565,9 +590,8 @@ class LiveProgress:
         self.tick()
 
     def say(self, line: str) -> None:
-        """``line`` ends the display (the Ctrl-C summary)."""
+        """``line`` follows the display once it is closed, in full (the Ctrl-C summary)."""
         self.closing = line
-        self.tick()
 
     def tick(self) -> None:
         self._add_rows()
@@ -576,6 +600,9 @@ class LiveProgress:
     def close(self) -> None:
         self.tick()
         self.progress.stop()
+        if self.closing is not None:
+            text = " ".join(terminal_safe(self.closing).split())
+            self.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def wants_live(out: TextIO | None) -> bool:
@@ -613,13 +640,16 @@ class Progress:
     @contextlib.contextmanager
     def playing(self, label: str, seed: int, rollout: int) -> Iterator[list[int | None]]:
         """Around one episode: its steps, tokens and cost reach the tracker through
-        :data:`STEP_HOOK`."""
+        :data:`STEP_HOOK` (which also ends the episode at a Ctrl-C that did not reach it:
+        :func:`cancel_pending`)."""
         handle = self.tracker.started(label, seed, rollout)
 
         def hook(steps: int, ep: EpisodeRecord) -> None:
             self.tracker.step(
                 handle, steps, ep.agent_in + ep.aux_in, ep.agent_out + ep.aux_out, ep.cost
             )
+            if cancel_pending():  # a Ctrl-C an env call swallowed: the episode stops here
+                raise asyncio.CancelledError
 
         token = STEP_HOOK.set(hook)
         box: list[int | None] = [handle]

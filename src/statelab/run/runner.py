@@ -25,7 +25,7 @@ from statelab.llm import (
     use_models,
 )
 from statelab.run._envcall import EnvCallError
-from statelab.run._live import Progress
+from statelab.run._live import Progress, cancel_pending
 from statelab.run._rows import stored_text
 from statelab.run.axes import NAMES
 from statelab.run.components import describe_run, spec_dict
@@ -428,6 +428,8 @@ async def drive(
 
     async def lane(queue: deque[tuple[RunSpec, int, int]]) -> None:
         while queue:
+            if cancel_pending():  # a Ctrl-C the last episode's env call swallowed
+                raise asyncio.CancelledError
             await one(*queue.popleft())
 
     width = {m: gates.get(m, exp.concurrency) if m is not None else exp.concurrency for m in lanes}
