@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -59,6 +59,8 @@ def run(
         if debug_on():
             raise
         raise fail(str(err)) from None
+    except KeyboardInterrupt as stop:  # Ctrl-C: what was done and what a rerun does, 130
+        _interrupted(stop, quiet)
     typer.echo(
         f"{exp.name}: {res.done} episodes done"
         + (f", {res.truncated} truncated by a limit" if res.truncated else "")
@@ -74,6 +76,18 @@ def run(
         typer.echo(one_line(f"{res.stopped}; {res.not_started} episodes not started"), err=True)
     if not res.ok:
         raise typer.Exit(1)
+
+
+def _interrupted(stop: KeyboardInterrupt, quiet: bool) -> NoReturn:
+    """Exit 130 (as a shell reports SIGINT) with the run's summary on stderr: the progress
+    view printed it unless ``quiet``; a Ctrl-C before the run began says only that."""
+    from statelab.run.runner import Interrupted
+
+    if not isinstance(stop, Interrupted):
+        typer.echo("interrupted before any episode was played; a rerun starts it", err=True)
+    elif quiet:
+        typer.echo(one_line(str(stop)), err=True)
+    raise typer.Exit(130)
 
 
 def tune(

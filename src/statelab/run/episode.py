@@ -377,8 +377,8 @@ class Episode:
         if self.texts is not None:  # the step's texts into the store now, their keys kept
             await asyncio.to_thread(self.texts, self.record.trajectory[-1])
         hook = STEP_HOOK.get()
-        if hook is not None:  # live progress: the step this episode is at
-            hook(len(self.record.trajectory))
+        if hook is not None:  # live progress: the step this episode is at, its tokens so far
+            hook(len(self.record.trajectory), self.record)
         if done:
             why = "stopped" if step.stopped and not terminated else ""
             self.record.reason = "terminated" if terminated else why or "max_steps"

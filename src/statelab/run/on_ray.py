@@ -47,6 +47,7 @@ from statelab.run.runner import (
     play_episode,
     prepare,
     short,
+    sync,
 )
 from statelab.run.spec import RunSpec
 
@@ -230,4 +231,4 @@ async def run_on_ray(
 
 
 def run_on_ray_sync(exp: Experiment, address: str = "auto", **kw: Any) -> RunResult:
-    return asyncio.run(run_on_ray(exp, address, **kw))
+    return sync(run_on_ray(exp, address, **kw))

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import sqlite3
 import sys
 import time
 import traceback
 from collections import Counter, deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from statelab.core import ACTING, LLM, ConfigError, ModelError
-from statelab.envs import missing_needs
+from statelab.envs import env_class, missing_needs
 from statelab.llm import (
     CachedLLM,
     ModelPool,
@@ -24,7 +25,7 @@ from statelab.llm import (
     use_models,
 )
 from statelab.run._envcall import EnvCallError
-from statelab.run._live import Progress
+from statelab.run._live import Progress, cancel_pending
 from statelab.run._rows import stored_text
 from statelab.run.axes import NAMES
 from statelab.run.components import describe_run, spec_dict
@@ -60,10 +61,53 @@ class RunResult:
     not_started: int = 0
     #: why the run stopped early (None: it did not)
     stopped: str | None = None
+    #: Ctrl-C stopped the run: the episodes in flight then, lost (None: it was not stopped)
+    lost: int | None = None
 
     @property
     def ok(self) -> bool:
         return not self.failed and not self.not_started
+
+    def interrupted_line(self) -> str:
+        """What a Ctrl-C left: the episodes done of all, those lost, what a rerun plays."""
+        kept = self.skipped + self.done + self.truncated
+        return (
+            f"interrupted: {kept} of {self.total} episodes done"
+            + (f" ({self.skipped} before this run)" if self.skipped else "")
+            + f", {self.lost or 0} in flight lost"
+            + (f", {self.failed} failed" if self.failed else "")
+            + f"; a rerun resumes with the {self.total - kept} left"
+        )
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run (:func:`run_sync`): ``result`` is what it had done, and the
+    exception's text its :meth:`RunResult.interrupted_line`."""
+
+    def __init__(self, result: RunResult) -> None:
+        super().__init__(result.interrupted_line())
+        self.result = result
+
+
+#: where :func:`prepare` leaves each run's result, for :func:`sync` to report a Ctrl-C by
+_RESULTS: contextvars.ContextVar[list[RunResult] | None] = contextvars.ContextVar(
+    "statelab_run_results", default=None
+)
+
+
+def sync(main: Coroutine[Any, Any, RunResult]) -> RunResult:
+    """``asyncio.run(main)`` (a run); a Ctrl-C that stopped it raises :class:`Interrupted`
+    with what the run had done (a plain ``KeyboardInterrupt`` before it began playing)."""
+    seen: list[RunResult] = []
+    token = _RESULTS.set(seen)
+    try:
+        return asyncio.run(main)
+    except KeyboardInterrupt:
+        if seen and seen[-1].lost is not None:
+            raise Interrupted(seen[-1]) from None
+        raise
+    finally:
+        _RESULTS.reset(token)
 
 
 class Breaker:
@@ -209,6 +253,9 @@ def prepare(exp: Experiment, store: Store, progress: TextIO | None) -> tuple[Tod
     done = store.rows("episodes", list(RESUME_COLUMNS), {"status": FINISHED})
     check_resume(done, {s.key: (s.label, exp.seeding(s.env)) for s, _, _ in todo})
     result = RunResult(total=len(everything), skipped=len(everything) - len(todo))
+    seen = _RESULTS.get()
+    if seen is not None:
+        seen.append(result)
     if progress is not None and result.skipped:
         print(
             f"resuming {exp.name}: {result.skipped} episodes already done, {len(todo)} to go",
@@ -335,8 +382,24 @@ async def drive(
     for item in todo:
         lanes.setdefault(item[0].model if item[0].uses_model else None, deque()).append(item)
     totals = Counter(s.label for s, _, _ in todo)
-    bar = Progress(totals, sum(s.uses_model for s, _, _ in todo), progress)
+    bar = Progress(
+        totals,
+        sum(s.uses_model for s, _, _ in todo),
+        progress,
+        budgets={s.label: _budget(s) for s, _, _ in todo},
+        model_runs={s.label for s, _, _ in todo if s.uses_model},
+    )
     breaker = Breaker(exp.max_consecutive_failures)
+
+    def stored(spec: RunSpec, ep: EpisodeRecord, handle: int | None, why: str | None,
+               model_error: str | None) -> None:  # fmt: skip
+        breaker.record("the store", why)
+        if spec.uses_model:
+            breaker.record(f"model {spec.model}", model_error)
+        if model_error is None:  # an env that fails every episode stops the run too
+            breaker.record(f"env {spec.env}", _env_error(ep))
+        _count(result, spec, ep)
+        bar.episode(handle, spec.label, ep, spec.uses_model)
 
     async def one(spec: RunSpec, seed: int, rollout: int) -> None:
         if breaker.tripped:
@@ -346,35 +409,59 @@ async def drive(
             ep, model_error, caches = await player(spec, seed, rollout)
         # recorded before the lane takes the next episode, so none starts after the
         # failure that trips the breaker; written off the event loop, so the other
-        # episodes' calls go on meanwhile
+        # episodes' calls go on meanwhile; a Ctrl-C during the write waits for it (the
+        # episode is stored, and counted so)
         t0 = time.perf_counter()
-        why = await asyncio.to_thread(_commit, store, ep, caches)
+        write = asyncio.ensure_future(asyncio.to_thread(_commit, store, ep, caches))
+        try:
+            why = await asyncio.shield(write)
+        except asyncio.CancelledError:
+            why = await write
+            stored(spec, ep, handle[0], why, model_error)
+            if why is None and ep.status in FINISHED and on_stored is not None:
+                on_stored(ep)
+            raise
         result.store_seconds += time.perf_counter() - t0
+        stored(spec, ep, handle[0], why, model_error)
         if why is None and ep.status in FINISHED and on_stored is not None:
             await asyncio.to_thread(on_stored, ep)
-        breaker.record("the store", why)
-        if spec.uses_model:
-            breaker.record(f"model {spec.model}", model_error)
-        if model_error is None:  # an env that fails every episode stops the run too
-            breaker.record(f"env {spec.env}", _env_error(ep))
-        _count(result, spec, ep)
-        bar.episode(handle[0], spec.label, ep, spec.uses_model)
 
     async def lane(queue: deque[tuple[RunSpec, int, int]]) -> None:
         while queue:
+            if cancel_pending():  # a Ctrl-C the last episode's env call swallowed
+                raise asyncio.CancelledError
             await one(*queue.popleft())
 
     width = {m: gates.get(m, exp.concurrency) if m is not None else exp.concurrency for m in lanes}
     beat = asyncio.create_task(bar.beat())
+    interrupted = False
     try:
         await asyncio.gather(*(lane(q) for m, q in lanes.items() for _ in range(width[m])))
+    except asyncio.CancelledError:  # Ctrl-C (asyncio.run cancels the run): one summary
+        interrupted = True
+        raise
     finally:
         beat.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await beat
+        if interrupted:
+            result.lost = bar.in_flight
+            bar.say(result.interrupted_line())
         bar.close()
     if breaker.tripped:
         result.stopped = f"stopped early: {breaker.tripped}"
+
+
+def _budget(spec: RunSpec) -> int | None:
+    """The steps an episode of ``spec`` may play at most (its ``max_steps``, else its
+    env's own), or None where the env cannot say."""
+    if spec.max_steps:
+        return spec.max_steps
+    try:
+        own = getattr(env_class(spec.env), "max_steps", None)
+    except Exception:  # an env spelling the registry cannot resolve here (a Ray-only one)
+        return None
+    return own if isinstance(own, int) and own > 0 else None
 
 
 def _env_error(ep: EpisodeRecord) -> str | None:
@@ -419,4 +506,5 @@ def check_cache(path: str) -> None:
 
 
 def run_sync(exp: Experiment, **kw: Any) -> RunResult:
-    return asyncio.run(run_experiment(exp, **kw))
+    """:func:`run_experiment` to its end; Ctrl-C raises :class:`Interrupted` (see :func:`sync`)."""
+    return sync(run_experiment(exp, **kw))
