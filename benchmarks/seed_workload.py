@@ -47,7 +47,7 @@ from _seed_cost import GPU, SEED, round_cost, tuned_rates
 OUT = Path(__file__).with_suffix(".json")
 ROOT = Path(__file__).parents[1]
 COLLECT = ROOT / "configs/seed003/train_collect_gpu.yaml"
-WRITER = ROOT / "configs/seed003/train_writer_gpu.yaml"
+WRITER = ROOT / "configs/seed003/train_writer_a4_gpu.yaml"  # the selected arm the seed costs
 
 #: a prompt's tokens: (messages -> the chat as the model sees it, text -> tokens)
 Counter = tuple[Callable[[list[Any]], str], Callable[[str], int]]

@@ -165,6 +165,6 @@ def test_on_the_experts_games_the_inputs_are_what_the_env_shows() -> None:
 def test_the_shipped_configs_round_draws_its_episodes_times_its_points() -> None:
     wl = _load("seed_workload")
     collect = yaml.safe_load((ROOT / "configs/seed003/train_collect_gpu.yaml").read_text())
-    writer = yaml.safe_load((ROOT / "configs/seed003/train_writer_gpu.yaml").read_text())
+    writer = yaml.safe_load((ROOT / "configs/seed003/train_writer_a4_gpu.yaml").read_text())
     # 240 train games x F' {0, 10, 20, 40}, one history of nine read (bounded:summary:128), 4 each
     assert wl.shipped_points(collect, writer, 240) == 240 * 4 * 1 * 4 == 3840
