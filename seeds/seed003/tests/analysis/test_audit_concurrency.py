@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -15,29 +17,60 @@ from statelab.core import LLM, Completion, GenParams, Message
 
 
 class Tracker(LLM):
-    """``inner`` with every call held a moment, counting the calls in flight at once."""
+    """``inner`` with every call held a moment, counting the calls in flight at once. With
+    ``company``, a call waits (up to 10 s, once) for a second call to be in flight, so that
+    episodes audited together are seen together however slowly a loaded machine starts them
+    (a fixed 2 ms hold let three concurrent episodes' calls miss each other under load)."""
 
-    def __init__(self, inner: LLM) -> None:
+    def __init__(self, inner: LLM, company: bool = False, keyed: bool = True) -> None:
         self.inner, self.model_id = inner, inner.model_id
+        self.keyed = keyed
         self.now = self.most = 0
+        self.company = company
+        self._met: tuple[Any, asyncio.Event] | None = None
+
+    def _event(self) -> asyncio.Event:
+        loop = asyncio.get_running_loop()
+        if self._met is None or self._met[0] is not loop:
+            self._met = (loop, asyncio.Event())
+        return self._met[1]
 
     async def _held(self, call: Any) -> Any:
         self.now += 1
         self.most = max(self.most, self.now)
+        met = self._event()
+        if self.now > 1:
+            met.set()
         try:
-            await asyncio.sleep(0.002)
+            if self.company and self.most < 2:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(met.wait(), 10)
+            else:
+                await asyncio.sleep(0.002)
             return await call
         finally:
             self.now -= 1
 
     async def complete(self, messages: list[Message], params: GenParams) -> Completion:
-        return await self._held(self.inner.complete(messages, params))
+        if not self.keyed:
+            return await self._held(self.inner.complete(messages, params))
+        # the constructed reader cycles its replies by one counter across calls, so episodes
+        # audited together would take each other's replies: here a reply is a function of
+        # its request alone (prompt and seed), the same whatever runs beside it
+        key = json.dumps([messages, params.seed], sort_keys=True, default=str).encode()
+        replies = self.inner.replies  # type: ignore[attr-defined]
+        pick = replies[int(hashlib.sha256(key).hexdigest(), 16) % len(replies)]
+        return await self._held(_done(Completion(pick)))
 
     async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
         return await self._held(self.inner.score(messages, continuations))
 
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
+
+
+async def _done(value: Any) -> Any:
+    return value
 
 
 def _rows(path: Path, table: str, drop: tuple[str, ...] = ()) -> list[dict[str, Any]]:
@@ -59,7 +92,7 @@ def test_seed_003s_audit_stores_the_same_points_at_any_concurrency(stored: Any) 
     exp, reader, _info = stored
     got = {}
     for n in (1, 3):
-        model = Tracker(reader)
+        model = Tracker(reader, company=n > 1)
         out = audit_cooking(exp, llm=model, points=1, relevance=True, concurrency=n)
         assert out["failed"] == [] and out["episodes"] == 3
         got[n] = (_rows(exp.out_dir / "store.sqlite", AUDIT_TABLE, ("at",)), model.most)
