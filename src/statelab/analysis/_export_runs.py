@@ -177,7 +177,7 @@ def step_series(st: Store) -> dict[str, list[dict[str, Any]]]:
     ).fetchall()
     out: dict[str, list[dict[str, Any]]] = {}
     for run, t, reward, valid, agent_in, n in rows:
-        rec = {"t": int(t), "episodes": int(n)}
+        rec: dict[str, Any] = {"t": int(t), "episodes": int(n)}
         for key, value in (("reward", reward), ("valid", valid), ("in_tokens", agent_in)):
             if _number(value) is not None:
                 rec[key] = float(value)

@@ -163,7 +163,7 @@ def _to_mlflow(exp: Exported, where: Path) -> Path:
         created = client.create_run(eid, start_time=run.started, tags=tags, run_name=run.name)
         mid = created.info.run_id
         for batch in _mlflow_batches(run, tags):
-            client.log_batch(mid, **batch)
+            client.log_batch(mid, batch["metrics"], batch["params"], batch["tags"])
         for path in run.files:
             client.log_artifact(mid, str(path))
         client.set_terminated(mid, end_time=run.finished)
@@ -187,7 +187,8 @@ def _to_wandb(exp: Exported, where: Path) -> Path:
         for old in (where / "wandb").glob(f"offline-run-*-{wid}"):  # an earlier export's
             shutil.rmtree(old)
         tags = run_tags(exp, run)
-        config = {**run.params, "statelab": {k: v for k, v in tags.items() if "." in k}}
+        config: dict[str, Any] = {**run.params}
+        config["statelab"] = {k: v for k, v in tags.items() if "." in k}
         config.update(started=_iso(run.started), finished=_iso(run.finished))
         config["experiment"] = exp.config
         wb = wandb.init(
