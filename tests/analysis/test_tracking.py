@@ -1,12 +1,15 @@
-"""``statelab export --to mlflow|wandb``: one tracking run per statelab run, its params the
-axes, its metrics the report's figures, its artifacts the report and the run's episodes;
-written offline and read back here."""
+"""``statelab export --to mlflow|wandb``: one tracking run per statelab run, named short, its
+tags the axes and the statelab version and commit, its times when the episodes ran, its
+params the axes, its metrics the report's public figures and a series per seed and per step,
+its artifacts the config, the report and the run's episodes; written offline and read back
+here with each tool's own API."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -88,8 +91,101 @@ def test_mlflow_holds_one_run_per_statelab_run_with_the_reports_figures(
     assert len(client.search_runs([exp.experiment_id])) == 4
 
 
-def test_wandb_writes_offline_runs_with_the_reports_figures(store: Path, tmp_path: Path) -> None:
-    pytest.importorskip("wandb", reason="needs the tracking extra")
+def _episodes(store: Path) -> pd.DataFrame:
+    st = Store(store, readonly=True)
+    try:
+        return st.episodes_frame()
+    finally:
+        st.close()
+
+
+def _ms(julian: float) -> int:
+    return round((julian - 2440587.5) * 86_400_000)
+
+
+def test_mlflow_reads_back_the_config_version_per_seed_metrics_and_real_times(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37: what MLflow's own API reads back of an export is the experiment (its config,
+    the statelab version and commit, a series per seed, the times the episodes ran), not the
+    report's one point per figure at the export's time."""
+    pytest.importorskip("mlflow", reason="needs the tracking extra")
+    import mlflow
+    from mlflow.entities import ViewType
+    from mlflow.tracking import MlflowClient
+
+    import statelab
+    from statelab.analysis._export_runs import PUBLIC_FIGURES, provenance
+
+    batches: list[str] = []
+    real = MlflowClient.log_batch
+
+    def counted(self: MlflowClient, run_id: str, *args: object, **kw: object) -> None:
+        batches.append(run_id)
+        real(self, run_id, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(MlflowClient, "log_batch", counted)
+    monkeypatch.setattr(MlflowClient, "log_metric", None)  # one batch, never a call a metric
+    argv = ["export", str(store.parent), "--to", "mlflow", "--out", str(tmp_path)]
+    res = runner.invoke(app, argv)
+    assert res.exit_code == 0, res.output
+    uri = (tmp_path / "mlruns").resolve().as_uri()
+    mlflow.set_tracking_uri(uri)
+    frame = mlflow.search_runs(experiment_names=["track-me"])
+    client = MlflowClient(tracking_uri=uri)
+    eid = client.get_experiment_by_name("track-me").experiment_id
+    runs = client.search_runs([eid])
+    assert len(frame) == len(runs) == 4 and sorted(batches) == sorted(r.info.run_id for r in runs)
+    # short names, the axes as tags
+    assert sorted(frame["tags.mlflow.runName"]) == ["expert", "full", "random floor", "summary"]
+    eps = _episodes(store)
+    stored_config = Store(store, readonly=True).experiment()[1]
+    for run in runs:
+        rid = run.data.tags["statelab.run_id"]
+        mine = eps[eps["run"] == rid]
+        tags = run.data.tags
+        assert tags["env"] == "hanoi" and tags["history"] == mine["history"].iloc[0]
+        assert tags["statelab.version"] == statelab.__version__
+        if "commit" in provenance():
+            assert tags["statelab.commit"] == tags["mlflow.source.git.commit"]
+            assert len(tags["statelab.commit"]) == 40
+        # the config, as an artifact
+        local = client.download_artifacts(run.info.run_id, "config.json", str(tmp_path / rid))
+        config = json.loads(Path(local).read_text())
+        assert config == json.loads(json.dumps(stored_config, default=str))
+        # when the episodes ran, not the export
+        started = _ms(float((mine["finished"] - mine["wall_s"] / 86400).min()))
+        assert abs(run.info.start_time - started) <= 1
+        assert run.info.end_time == _ms(float(mine["finished"].max()))
+        # a point per seed: the seed's score, at the seed
+        series = client.get_metric_history(run.info.run_id, "seed/score")
+        assert sorted((m.step, m.value) for m in series) == sorted(
+            zip(mine["seed"].astype(int), mine["score"].astype(float), strict=True)
+        )
+        steps = client.get_metric_history(run.info.run_id, "step/reward")
+        assert sorted(m.step for m in steps) == [1, 2, 3]  # max_steps 3: a point per step
+        # the report's public figures and nothing internal
+        figures = {k for k in run.data.metrics if "/" not in k}
+        assert figures <= set(PUBLIC_FIGURES) and {"mean", "n", "invalid_rate"} <= figures
+        assert not {"has_memory", "n_base", "sig", "min_p", "env_seeds"} & set(run.data.metrics)
+    # idempotent: a second export replaces the runs, leaving no deleted copy behind
+    assert runner.invoke(app, argv).exit_code == 0
+    assert len(client.search_runs([eid], run_view_type=ViewType.ALL)) == 4
+
+
+def test_wandb_writes_offline_runs_with_the_reports_figures(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wandb = pytest.importorskip("wandb", reason="needs the tracking extra")
+    inits: list[dict] = []
+    real = wandb.init
+
+    def init(**kw: object) -> object:
+        inits.append(kw)
+        return real(**kw)
+
+    monkeypatch.setattr(wandb, "init", init)
+    monkeypatch.delenv("WANDB_PROJECT", raising=False)
     res = runner.invoke(app, ["export", str(store.parent), "--to", "wandb", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
     runs = sorted((tmp_path / "wandb").glob("offline-run-*"))
@@ -113,7 +209,19 @@ def test_wandb_writes_offline_runs_with_the_reports_figures(store: Path, tmp_pat
         )
         assert b"invalid_rate" in raw and (folder / "files" / "report.md").is_file()
         assert (folder / "files" / "episodes.csv").is_file()
+        assert (folder / "files" / "config.json").is_file()
+        # the episodes as a wandb.Table, the plots as wandb.Image: media W&B's UI shows
+        (table,) = (folder / "files" / "media" / "table").glob("episodes_*.table.json")
+        shown = json.loads(table.read_text())
+        assert len(shown["data"]) == 3 and {"seed", "score", "finished"} <= set(shown["columns"])
+        images = {p.name.split("_")[0] for p in (folder / "files/media/images/plots").glob("*.png")}
+        assert "scores" in images
+        assert b"seed/score" in raw and b"step/reward" in raw  # a series per seed, per step
     assert seen == set(want)
+    # one project, the runs grouped by experiment, named short, the axes as tags
+    assert {(k["project"], k["group"]) for k in inits} == {("statelab", "track-me")}
+    assert sorted(k["name"] for k in inits) == ["expert", "full", "random floor", "summary"]
+    assert all("env=hanoi" in k["tags"] for k in inits)
 
 
 def test_exporting_to_wandb_again_keeps_one_run_per_statelab_run(
@@ -135,4 +243,4 @@ def test_exporting_to_wandb_again_keeps_one_run_per_statelab_run(
 
 def test_a_missing_target_or_package_is_one_line(store: Path) -> None:
     bad = runner.invoke(app, ["export", str(store.parent), "--to", "tensorboard"])
-    assert bad.exit_code == 2 and "--to: one of mlflow, wandb" in bad.stderr
+    assert bad.exit_code == 2 and "--to: one of mlflow, wandb, inspect" in bad.stderr

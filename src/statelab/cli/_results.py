@@ -87,11 +87,14 @@ def export(
     ] = None,
     to: Annotated[
         str | None,
-        typer.Option(help="mlflow (a local file store) or wandb (offline runs) instead of files"),
+        typer.Option(
+            help="mlflow (a local file store), wandb (offline runs) or inspect (inspect_ai eval"
+            " logs, one a run) instead of files"
+        ),
     ] = None,
 ) -> None:
     """Write the episodes, steps and calls tables as Parquet or CSV files, the episodes as
-    JSON Lines trajectories, or each run to MLflow or W&B (offline)."""
+    JSON Lines trajectories, or each run to MLflow, W&B (offline) or an inspect_ai eval log."""
     from statelab.run.export import DEFAULT_TABLES, export_store
 
     try:
