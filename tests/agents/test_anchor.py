@@ -12,7 +12,7 @@ import pytest
 from statelab.agents import make_agent
 from statelab.agents._anchor import ANCHOR, Limits, Options, strict_action
 from statelab.core import LLM, Completion, ConfigError, GenParams, Message, Usage
-from statelab.run.config import Params
+from statelab.run.config import Sampling
 from statelab.run.episode import run_episode
 from statelab.run.spec import RunSpec
 
@@ -94,7 +94,7 @@ def _spec(env: str, agent: str, max_steps: int = 20) -> RunSpec:
         history="full",
         format="default",
         grounding="none",
-        params=Params().model_dump(),
+        params=Sampling().model_dump(),
         max_steps=max_steps,
     )
 

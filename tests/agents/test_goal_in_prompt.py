@@ -9,7 +9,7 @@ import asyncio
 import pytest
 from tests.golden._golden import GoldenLLM
 
-from statelab.run.config import Params
+from statelab.run.config import Sampling
 from statelab.run.episode import run_episode
 from statelab.run.spec import RunSpec, resolve_format
 
@@ -42,7 +42,7 @@ def _play(env: str, agent: str, history: str = "full", constrained: bool = False
         history=history,
         format=resolve_format(env, "default"),
         grounding="none",
-        params=Params().model_dump(),
+        params=Sampling().model_dump(),
         max_steps=4,
     )
     ep = asyncio.run(run_episode(spec, 0, GoldenLLM(constrained=constrained)))

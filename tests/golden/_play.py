@@ -8,7 +8,7 @@ from typing import Any
 
 from tests.golden._golden import MAX_STEPS, GoldenLLM, normalise
 
-from statelab.run.config import Params
+from statelab.run.config import Sampling
 from statelab.run.episode import run_episode
 from statelab.run.spec import RunSpec, resolve_format
 
@@ -23,7 +23,7 @@ def play(case: tuple[str, ...], seed: int) -> dict[str, Any]:
         history=history,
         format=resolve_format(env, fmt),
         grounding=grounding,
-        params={} if expert else Params().model_dump(),
+        params={} if expert else Sampling().model_dump(),
         max_steps=None if expert else MAX_STEPS,
     )
     llm = None if expert else GoldenLLM(constrained=kind == "constrained")

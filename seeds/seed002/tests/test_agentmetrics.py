@@ -209,14 +209,14 @@ def test_model_calls_column_recomputed_from_raw_episodes(tmp_path):
     from tests.agents.test_anchor import FnLLM
 
     from statelab.envs.household import HouseholdEnv
-    from statelab.run.config import Params
+    from statelab.run.config import Sampling
     from statelab.run.episode import run_episode
     from statelab.run.seeding import single
     from statelab.run.spec import RunSpec
 
     spec = RunSpec.make(env="household", model="fn", agent="react:original/anchor",
                         history="full", format="default", grounding="none",
-                        params=Params().model_dump(), max_steps=30)  # fmt: skip
+                        params=Sampling().model_dump(), max_steps=30)  # fmt: skip
 
     def walk(rollout: int) -> list[str]:
         _, info = HouseholdEnv().reset(seed=single("household", 0, rollout).env_seed)

@@ -107,13 +107,13 @@ def test_the_stored_texts_are_as_long_as_the_authors():
 def first_prompt(agent: str, worldmodel: str) -> Any:
     from tests.golden._golden import GoldenLLM
 
-    from statelab.run.config import Params
+    from statelab.run.config import Sampling
     from statelab.run.episode import run_episode
     from statelab.run.spec import RunSpec, resolve_format
 
     spec = RunSpec.make(env="household", model="golden:free", agent=agent, worldmodel=worldmodel,
                         format=resolve_format("household", "default"),
-                        params=Params().model_dump(), max_steps=1)  # fmt: skip
+                        params=Sampling().model_dump(), max_steps=1)  # fmt: skip
     ep = asyncio.run(run_episode(spec, SEED, GoldenLLM(constrained=False)))
     return ep.trajectory[0].calls[0]["messages"]
 

@@ -65,7 +65,9 @@ def _random(arg: None, ctx: BuildContext) -> Agent:
 
 
 @AGENTS.register(
-    "tools", "tools[:cc+short|long+think[=N]+k=N+n=N+seed=N+cars=N]", params=TOOLS_PARAMS
+    "tools",
+    "tools[:cc+short|long+think[=N]+json+visible+random+kin+k=N+n=N+seed=N+cars=N]",
+    params=TOOLS_PARAMS,
 )
 def _tools(args: Args, ctx: BuildContext) -> Agent:
     if ctx.facts_type not in (object, TrafficFacts):
@@ -76,7 +78,7 @@ def _tools(args: Args, ctx: BuildContext) -> Agent:
     return ToolsAgent(ctx.params, options_of("tools", args))
 
 
-@AGENTS.register("plan", "plan[:k][+think[=N]]", params=PLAN_PARAMS)
+@AGENTS.register("plan", "plan[:k][+think[=N]][+kin][+wait]", params=PLAN_PARAMS)
 def _plan(args: Args, ctx: BuildContext) -> Agent:
     return PlanAgent(ctx.params, options_of("plan", args))
 

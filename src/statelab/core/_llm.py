@@ -173,6 +173,9 @@ class LLM(abc.ABC):
     #: the spec options (:class:`statelab.llm.ModelOptions` names) this backend honours
     #: beyond the model wrapper's own; a spec setting another is refused when it is read
     honours: ClassVar[frozenset[str]] = frozenset()
+    #: the options the backend's own spelling parser reads, declared once as (name, allowed,
+    #: help): what its parser accepts and ``statelab list model --long`` prints
+    own_options: ClassVar[tuple[tuple[str, str, str], ...]] = ()
     #: the model's name in LiteLLM's price table, where its calls are billed by it (the
     #: model wrapper prices each call by it); ``None``: calls cost nothing known
     price_as: str | None = None

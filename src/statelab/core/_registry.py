@@ -98,6 +98,9 @@ class Registry(Generic[T]):
         self._params: dict[str, Params | None] = {}
         #: registered without ``params``: the factory is given the raw text, not Args
         self._raw: dict[str, bool] = {}
+        #: for a component that parses its own argument, its parameters' lines from the
+        #: declaration its parser reads (the model axis: each backend's options); None: none
+        self.own_parameters: Callable[[str], list[str]] | None = None
         #: how the object a ``module:name`` spelling names joins this registry (None: as a
         #: factory or a component class; the env registry adopts Env subclasses)
         self.adopt: Callable[[Registry[T], str, Any], None] | None = None
@@ -300,7 +303,10 @@ class Registry(Generic[T]):
 
     def parameters(self, name: str) -> list[str]:
         """One line per declared parameter of ``name`` (``statelab list --long``)."""
-        params = self._params[self.split(name)[0]]
+        head = self.split(name)[0]
+        params = self._params[head]
+        if params is None and self.own_parameters is not None:
+            return self.own_parameters(head)
         if params is None:
             return ["(parses its own argument: see the spelling)"]
         return [p.line() for p in params.params]

@@ -373,7 +373,7 @@ register_env(
     "cooking",
     CookingEnv,
     "statelab/Cooking-v0",
-    "cooking[:lag=F']",
+    "cooking[:lag=F'][+filler=post|pre]",
     option_parser("cooking", OPTIONS, positional="lag"),
     needs=Needs("pip install 'statelab[games]' (or textworld==1.7.0)", ("textworld",)),
 )

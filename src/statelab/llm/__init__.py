@@ -34,7 +34,14 @@ from statelab.llm._model import (
     TimedLLM,
     requests_in_flight,
 )
-from statelab.llm._options import MAX_BODY, MAX_REPLY, ModelOptions, check_honoured, option_help
+from statelab.llm._options import (
+    MAX_BODY,
+    MAX_REPLY,
+    ModelOptions,
+    check_honoured,
+    option_help,
+    option_lines,
+)
 from statelab.llm._pool import (
     ModelPool,
     resolve_role,
@@ -97,6 +104,22 @@ def _honoured(spec: str) -> ModelOptions:
     options = cls.spec_options(arg)
     check_honoured(public_spec(spec), options, cls.honours)
     return options
+
+
+def model_parameters(name: str) -> list[str]:
+    """``statelab list model --long``: every option backend ``name``'s spelling takes, from
+    the declarations its parsers read: its own (:attr:`~statelab.core.LLM.own_options`), then
+    the :class:`ModelOptions` it honours with the model wrapper's, where its spelling reads
+    them (a backend whose ``spec_options`` parses a ``?name=value`` query)."""
+    cls = backend_class(name)
+    own = [f"{n}: {allowed}  {text}" for n, allowed, text in cls.own_options]
+    reads = issubclass(cls, Provider) and (
+        cls.spec_options.__func__ is not Provider.spec_options.__func__  # type: ignore[attr-defined]
+    )
+    return own + (option_lines(cls.honours) if reads else []) or ["(takes no options)"]
+
+
+MODELS.own_parameters = model_parameters
 
 
 def _need(arg: str | None, name: str, example: str) -> str:

@@ -36,6 +36,13 @@ class HFSpec:
         return f"hf:{self.model}" + (f"?adapter={self.adapter}" if self.adapter else "")
 
 
+#: the options an ``hf:`` spelling takes (name, allowed, help), declared once
+HF_DECLARED = (
+    ("adapter", "a folder", "a peft (LoRA) adapter loaded on the model; refused where its "
+                            "statelab.json names another base"),
+)  # fmt: skip
+
+
 def parse_hf(arg: str, *, planned: bool = False) -> HFSpec:
     """``<model>[?adapter=<dir>]``: the adapter directory must hold a peft adapter; with
     ``planned`` (checking a config before its run) a directory that does not exist yet is
@@ -45,10 +52,11 @@ def parse_hf(arg: str, *, planned: bool = False) -> HFSpec:
     if not model:
         raise ConfigError("model 'hf:' needs a model: hf:<dir|file.gguf|package|owner/name>")
     opts = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
-    unknown = set(opts) - {"adapter"}
+    known = [name for name, _, _ in HF_DECLARED]
+    unknown = set(opts) - set(known)
     if unknown:
         names = ", ".join(sorted(unknown))
-        raise ConfigError(f"hf: model option(s) {names} unknown; known: adapter")
+        raise ConfigError(f"hf: model option(s) {names} unknown; known: {', '.join(known)}")
     adapter = opts.get("adapter") or None
     if adapter is not None:
         where = Path(adapter).expanduser()

@@ -25,6 +25,7 @@ __all__ = [
     "ModelOptions",
     "check_honoured",
     "option_help",
+    "option_lines",
     "parse_options",
 ]
 
@@ -149,6 +150,14 @@ def check_honoured(spec: str, options: ModelOptions, honours: frozenset[str]) ->
 def option_help() -> list[tuple[str, str]]:
     """``(name=<check>, help)`` for every option, in declaration order."""
     return [(f"{f.name} ({f.metadata['check']})", f.metadata["help"]) for f in _FIELDS.values()]
+
+
+def option_lines(honours: frozenset[str]) -> list[str]:
+    """``name: allowed  help`` of every option a backend honouring ``honours`` takes (the
+    model wrapper's own included), in declaration order (``statelab list model --long``)."""
+    can = honours | WRAPPER_OPTIONS
+    return [f"{f.name}: {f.metadata['check']}  {f.metadata['help']}"
+            for f in _FIELDS.values() if f.name in can]  # fmt: skip
 
 
 def parse_options(spec: str, query: str) -> ModelOptions:

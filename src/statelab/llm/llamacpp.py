@@ -160,7 +160,14 @@ class LlamaSpec(NamedTuple):
     batch_threads: int | None
 
 
-LLAMA_OPTIONS = ("threads", "batch_threads")
+#: the options an embedded model's spelling takes (name, allowed, help), declared once
+LLAMA_DECLARED = (
+    ("threads", ">= 1", f"threads decoding; default one core fewer than the process may use, 1 to "
+                        f"8 ({THREADS_ENV} sets it for every embedded model)"),
+    ("batch_threads", ">= 1", "threads prefilling the prompt; default the decode threads "
+                              "(llama-cpp-python's own default, every core, is not used)"),
+)  # fmt: skip
+LLAMA_OPTIONS = tuple(name for name, _, _ in LLAMA_DECLARED)
 
 
 def parse_llamacpp(arg: str) -> LlamaSpec:
@@ -184,6 +191,7 @@ class LlamaCppLLM(Provider):
     max_concurrency = 1
     takes_images = False
     scores = True
+    own_options = LLAMA_DECLARED
 
     @classmethod
     def weights(cls, arg: str) -> list[Path]:

@@ -49,6 +49,7 @@ from statelab.core import (
 from statelab.llm._coalesce import Coalescer
 from statelab.llm._hf_batch import complete_items, generate_ids, sample, sample_rows, score_ids
 from statelab.llm._hf_load import (
+    HF_DECLARED,
     fingerprint,
     gguf_of,
     load,
@@ -68,6 +69,7 @@ class TransformersLLM(Provider):
     merges_batches = True
     takes_images = False
     scores = True
+    own_options = HF_DECLARED
 
     @classmethod
     def weights(cls, arg: str) -> list[Path]:

@@ -45,7 +45,7 @@ MAX_SEED = 2**63 - 1
 MAX_STEPS_FACTOR = 20
 
 
-class Params(BaseModel):
+class Sampling(BaseModel):
     """Sampling parameters of the acting model (seed 000: temperature 0.2, top_p 0.95)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -185,7 +185,7 @@ class Experiment(BaseModel):
     replay: bool = False
     grid: Grid
     baseline: dict[str, str] | None = None
-    params: Params = Params()
+    params: Sampling = Sampling()
     expert: bool = True
     #: add the random floor's row per env whose observations list admissible actions
     random: bool = True

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from statelab.core import ConfigError
 from statelab.run.axes import NAMES
-from statelab.run.config import Experiment, Params, one_line, safe_yaml
+from statelab.run.config import Experiment, Sampling, one_line, safe_yaml
 from statelab.run.spec import RunSpec
 
 #: a candidate: its value on each searched axis, in the table of axes' order
@@ -61,7 +61,7 @@ class Search(BaseModel):
     baseline: dict[str, str] | None = None
     #: level of the final paired test
     alpha: float = Field(0.05, gt=0.0, lt=1.0)
-    params: Params = Params()
+    params: Sampling = Sampling()
     max_steps: int | None = Field(None, ge=1)
     concurrency: int = Field(4, ge=1, le=4096)
     timeout: float | None = Field(None, gt=0, le=3600)

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from tests.golden._golden import GoldenLLM
 
-from statelab.run.config import Params
+from statelab.run.config import Sampling
 from statelab.run.episode import run_episode
 from statelab.run.spec import RunSpec, resolve_format
 
@@ -39,10 +39,10 @@ def cases() -> list[tuple[str, str, str, str, str, dict[str, Any]]]:
             for agent in grid["agent"]:
                 for history in grid.get("history", ["full"]):
                     for grounding in grid.get("grounding", ["none"]):
-                        params = {**Params().model_dump(), **cfg.get("params", {})}
+                        params = {**Sampling().model_dump(), **cfg.get("params", {})}
                         out.append((path.stem, env, str(agent), history, grounding, params))
     # agent options no config uses yet, recorded for review against the anchors' layouts
-    base = Params().model_dump()
+    base = Sampling().model_dump()
     out.append(("options", "household", "react:jsonreact/anchor", "full", "none", base))
     return out
 

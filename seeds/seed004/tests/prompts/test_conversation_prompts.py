@@ -30,7 +30,7 @@ from tests.golden._golden import GoldenLLM
 
 from statelab.agents._conversation import FORMAT_ERROR_REPLY, format_note
 from statelab.agents._turn import parse_turn
-from statelab.run.config import Params
+from statelab.run.config import Sampling
 from statelab.run.episode import run_episode
 from statelab.run.spec import RunSpec, resolve_format
 
@@ -47,7 +47,7 @@ def calls(env: str, agent: str, worldmodel: str, constrained: bool) -> list[Any]
     spec = RunSpec.make(
         env=env, model="golden:" + ("constrained" if constrained else "free"), agent=agent,
         worldmodel=worldmodel, format=resolve_format(env, "default"),
-        params=Params().model_dump(), max_steps=3,
+        params=Sampling().model_dump(), max_steps=3,
     )  # fmt: skip
     ep = asyncio.run(run_episode(spec, 0, GoldenLLM(constrained=constrained)))
     return [c["messages"] for s in ep.trajectory for c in s.calls]

@@ -22,7 +22,7 @@ import pytest
 from tests.golden._golden import GoldenLLM
 from tests.golden.prompts.record import readable
 
-from statelab.run.config import Params
+from statelab.run.config import Sampling
 from statelab.run.episode import run_episode
 from statelab.run.spec import RunSpec, resolve_format
 
@@ -44,7 +44,7 @@ def first_prompt(agent: str, worldmodel: str, constrained: bool = False) -> Any:
         agent=agent,
         worldmodel=worldmodel,
         format=resolve_format(ENV, "default"),
-        params=Params().model_dump(),
+        params=Sampling().model_dump(),
         max_steps=2,
     )
     ep = asyncio.run(run_episode(spec, SEED, GoldenLLM(constrained=constrained)))
@@ -122,7 +122,7 @@ def test_the_action_is_chosen_among_the_admissible_ones_under_constraint():
     pytest.importorskip("textworld")
     spec = RunSpec.make(env="household", model="golden:constrained", agent=f"react:/{LAYOUT}",
                         worldmodel="belief", format=resolve_format("household", "default"),
-                        params=Params().model_dump(), max_steps=2)  # fmt: skip
+                        params=Sampling().model_dump(), max_steps=2)  # fmt: skip
     llm = _Recording()
     ep = asyncio.run(run_episode(spec, 100_000, llm))
     obs, _ = HouseholdEnv().reset(seed=100_000)
