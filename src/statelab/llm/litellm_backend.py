@@ -126,6 +126,11 @@ class LiteLLMModel(Forms, Provider):
             raise ConfigError("litellm needs timeout > 0, concurrency >= 1, max_body >= 1")
         if constrain not in CONSTRAIN:
             raise ConfigError(f"constrain={constrain!r}; allowed: {', '.join(CONSTRAIN)}")
+        if constrain == "score":  # scoring renders the chat template here: openai-compat's
+            raise ConfigError(
+                "constrain=score is openai-compat's (scoring on template=); litellm takes "
+                "auto, off, or a form: grammar, choice, regex, json_schema, json_object"
+            )
         self.model = model
         self.timeout = timeout
         self.max_concurrency = max_concurrency

@@ -71,7 +71,9 @@ class OpenAICompatLLM(Wire, Forms, Provider):
 
     ``GenParams.choices`` are enforced by the form the server takes (``constrain``: ``auto``
     probes it once, see :mod:`statelab.llm._constrain`; ``off``: ``constrained = False``,
-    the agent maps a free reply onto a choice). Scoring renders the model's chat template
+    the agent maps a free reply onto a choice; ``score``: no form, every choice scored by
+    echo log-probabilities on ``template`` and the likeliest the reply,
+    :meth:`_complete_by_score`). Scoring renders the model's chat template
     here when ``template`` names it (:mod:`statelab.llm._server_scoring`). Image parts in
     messages are passed through unchanged. No more requests are sent at once than the
     server says it answers at once (``slots``, or asked: :mod:`statelab.llm._server_slots`);
@@ -123,7 +125,13 @@ class OpenAICompatLLM(Wire, Forms, Provider):
         self.model_id = f"openai-compat:{self.base_url}#{model}"
         if constrain not in CONSTRAIN:
             raise ConfigError(f"constrain={constrain!r}; allowed: {', '.join(CONSTRAIN)}")
+        if constrain == "score" and template is None:
+            raise ConfigError(
+                "constrain=score scores the actions on the model's chat template: it needs "
+                "template=<model> (a llamacpp model or a tokenizer folder)"
+            )
         self.constrain = constrain
+        self._cannot_score: str | None = None  # constrain=score: the server's refusal, once
         self.constrained = constrain != "off"
         if constrain != "auto":  # a form asked for by name makes other replies
             self.model_id += f"?constrain={constrain}"
@@ -157,6 +165,8 @@ class OpenAICompatLLM(Wire, Forms, Provider):
     # -- the contract -------------------------------------------------------------------
 
     async def complete(self, messages: list[Message], params: GenParams) -> Completion:
+        if params.choices and self.constrain == "score":
+            return await self._complete_by_score(messages, params)
         body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -187,6 +197,55 @@ class OpenAICompatLLM(Wire, Forms, Provider):
             n_out if n_out is not None else self.count_tokens(text),
         )
         return Completion(text=text, usage=usage, latency=latency, decoding=form)
+
+    async def _complete_by_score(self, messages: list[Message], params: GenParams) -> Completion:
+        """``constrain=score``: every ``prefix + choice`` scored on the chat template (one
+        ``/completions`` request with every prompt where the server takes a list, else one
+        echo a choice: :class:`ServerScorer`), the likeliest the reply (ties: the first in
+        the admissible order; at temperature > 0 one drawn from the choices' softmax, within
+        ``top_p``, seeded by ``params.seed``, the trie's sampler over whole choices). Usage:
+        the tokens the server says the requests took (the shared prompt once a choice). A
+        server that cannot score refuses the option at the first call, in one line."""
+        assert params.choices
+        if self._cannot_score is not None:
+            raise ConfigError(self._cannot_score)
+        if params.reasoning:
+            raise ConfigError(
+                f"{self.model_id}: constrain=score leaves a choice no room to reason; "
+                "use constrain=auto (or a form) with reasoning"
+            )
+        conts = [params.choice_prefix + c for c in params.choices]
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        try:
+            got = await self.scorer.scored(messages, conts)
+        except (ModelServerError, ValueError) as e:
+            refused = isinstance(e, ValueError) or e.kind == "malformed" or (
+                e.kind == "http" and e.status is not None and 400 <= e.status < 500
+                and e.status not in (408, 429)
+            )  # fmt: skip
+            if not refused or self.scorer.scored_once:
+                raise
+            self._cannot_score = (
+                f"{self.model_id}: the server gives no echo log-probabilities on /completions "
+                f"({str(e)[-80:]}), so constrain=score cannot be honoured; use constrain=auto "
+                "(or a form it takes: grammar, choice, regex, json_schema, json_object)"
+            )
+            raise ConfigError(self._cannot_score) from None
+        latency = loop.time() - t0
+        scores = got.scores
+        if params.temperature <= 0 or len(scores) == 1:
+            best = max(range(len(scores)), key=lambda i: (scores[i], -i))
+        else:
+            import numpy as np
+
+            from statelab.llm.llamacpp import sample_index
+
+            rng = np.random.default_rng(params.seed or 0)
+            best = sample_index(np.asarray(scores, dtype=np.float64), params.temperature,
+                                params.top_p, rng)  # fmt: skip
+        return Completion(text=storable(conts[best]), usage=Usage(got.n_in, got.n_out),
+                          latency=latency, logprobs=list(scores), decoding="score")  # fmt: skip
 
     def for_episode(self, key: str) -> OpenAICompatLLM:
         """This backend for one episode: the same connections, with the episode's key for
