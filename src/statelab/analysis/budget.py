@@ -129,7 +129,7 @@ def _read(st: Store) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     return runs, episodes, meta[1] if meta else {}
 
 
-def _curves(st: Store, eps: pd.DataFrame) -> pd.DataFrame:
+def _curves(st: Store, eps: pd.DataFrame, size: int = 5000) -> pd.DataFrame:
     """:func:`episode_curves` of ``eps`` (in its order), the steps read a few episodes at a
     time and only for the episodes read in ``"score"`` mode (a ``"success"`` one needs none)."""
     key = ["run", "seed", "rollout"]
@@ -138,7 +138,7 @@ def _curves(st: Store, eps: pd.DataFrame) -> pd.DataFrame:
     parts, seen = [], []
     if len(score):
         runs = tuple(dict.fromkeys(score["run"]))
-        for frame in st.episode_frames("steps", ["t", "reward"], {"run": runs}):
+        for frame in st.episode_frames("steps", ["t", "reward"], {"run": runs}, size=size):
             if frame.empty:
                 continue
             mine = score.merge(frame[key].drop_duplicates(), on=key)
