@@ -77,7 +77,8 @@ def test_every_report_section_reads_the_big_tables_in_pieces(
     monkeypatch.setattr(Reading, "chunks", refused_chunks)
     monkeypatch.setattr(Reading, "episode_frames", counted)
     monkeypatch.setattr(
-        "statelab.analysis.budget.curve_mode", lambda env: "score"  # read the steps' rewards
+        "statelab.analysis.budget.curve_mode",
+        lambda env: "score",  # read the steps' rewards
     )
     rep = make_report(store, tmp_path / "report")
     assert "## Reward within budget" in rep.markdown
