@@ -4,11 +4,13 @@ Builds (once, then reuses) a store of 2,000 scripted 30-step Tower of Hanoi epis
 the full history (the store issue 22 measured: every call carries the whole history, so
 the calls table grows with the square of the steps), then runs each command in a fresh
 process and reads its CPU time and peak RSS from ``os.wait4`` (on a busy machine the CPU
-time is the steadier figure). ``--src`` runs the commands from another
+time is the steadier figure). ``--varied`` makes every episode its own: each plays moves
+drawn at random, seeded by the episode (as a real model's episodes differ, so no two share
+their texts). ``--src`` runs the commands from another
 source tree, e.g. main's for the "before" figures:
 
     python benchmarks/report_view.py --src after=src --src before=<a checkout of main>/src \\
-        [--episodes 2000] [--store DIR] [--json benchmarks/report_view.json]
+        [--episodes 2000] [--varied] [--store DIR] [--json benchmarks/report_view.json]
 """
 
 from __future__ import annotations
@@ -30,12 +32,37 @@ REPLIES = [
     "Action: Move the top disk of rod C to the top of rod B",
     "Action: Move the top disk of rod B to the top of rod A",
 ] * 8
+#: the moves a varied episode draws from (some of them refused by the env, as a model's are)
+MOVES = [f"Action: Move the top disk of rod {a} to the top of rod {b}" for a in "ABC" for b in "ABC"
+         if a != b]  # fmt: skip
 
 
-def build(folder: Path, episodes: int) -> Path:
-    """The store of ``episodes`` full-history Hanoi episodes in ``folder`` (made once)."""
+def _random_moves() -> None:
+    """Make every episode of a scripted model play its own moves: 40 drawn at random, seeded
+    by the episode's key (the same episode draws the same moves on every build)."""
+    import random
+
+    from statelab.llm.scripted import ScriptedLLM
+
+    plain = ScriptedLLM.for_episode
+
+    def for_episode(self: ScriptedLLM, key: str) -> ScriptedLLM:
+        view = plain(self, key)
+        rng = random.Random(key)
+        view.replies = [rng.choice(MOVES) for _ in range(40)]
+        return view
+
+    ScriptedLLM.for_episode = for_episode  # type: ignore[method-assign]
+
+
+def build(folder: Path, episodes: int, varied: bool = False) -> Path:
+    """The store of ``episodes`` full-history Hanoi episodes in ``folder`` (made once); with
+    ``varied``, every episode plays random moves of its own."""
     from statelab.run.config import parse_experiment
     from statelab.run.runner import run_sync
+
+    if varied:
+        _random_moves()
 
     script = folder / "replies.json"
     folder.mkdir(parents=True, exist_ok=True)
@@ -90,13 +117,16 @@ def du(path: Path) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--episodes", type=int, default=2000)
-    ap.add_argument("--store", type=Path, default=Path(tempfile.gettempdir()) / "statelab-bench-rv")
+    ap.add_argument("--varied", action="store_true", help="random moves, seeded per episode")
+    ap.add_argument("--store", type=Path, default=None, help="default: a temp folder per size")
     ap.add_argument("--src", action="append", default=[], help="label=src folder (repeatable)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--command", action="append", choices=["view", "report"], default=[])
     ap.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = ap.parse_args()
-    store = build(args.store, args.episodes)
+    kind = "varied" if args.varied else "scripted"
+    where = args.store or Path(tempfile.gettempdir()) / f"statelab-bench-rv-{kind}-{args.episodes}"
+    store = build(where, args.episodes, args.varied)
     srcs = [s.split("=", 1) for s in args.src] or [["this", str(Path(__file__).parents[1] / "src")]]
     rows = []
     for label, src in srcs:
@@ -128,6 +158,7 @@ def main() -> None:
             "episodes": args.episodes,
             "steps": 30,
             "history": "full",
+            "episodes_kind": kind,
             "mb": round(store.stat().st_size / 1e6, 1),
         },
         "machine": {

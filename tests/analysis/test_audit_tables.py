@@ -80,9 +80,10 @@ class _Store:
     def runs_frame(self) -> pd.DataFrame:
         return self.runs
 
-    def table(self, name, columns=None, where=None):
-        assert name == "steps" and where == {"rollout": 0}
-        return self.steps
+    def episode_frames(self, name, columns=None, where=None, *, present=(), size=5000):
+        assert name == "steps" and where["rollout"] == 0 and tuple(present) == ("gold",)
+        mine = self.steps[self.steps["run"].isin(where["run"]) & self.steps["gold"].notna()]
+        yield mine[[c for c in columns if c in mine.columns]]
 
 
 def test_written_states_are_scored_by_source_stateact_fields_and_a_summary():

@@ -121,16 +121,37 @@ def line_curves(curves: pd.DataFrame, runs: pd.DataFrame, group: Sequence[str]) 
     return out.reset_index()
 
 
-def _read(
-    store: Store | str | Path,
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, Any]]:
-    with reading(store) as st:
-        runs = st.table("runs")
-        cols = ["run", "seed", "rollout", "success", "steps"]
-        episodes = st.table("episodes", cols, {"status": FINISHED})
-        steps = st.table("steps", ["run", "seed", "rollout", "t", "reward"])
-        meta = st.experiment()
-    return runs, episodes, steps, meta[1] if meta else {}
+def _read(st: Store) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    runs = st.table("runs")
+    cols = ["run", "seed", "rollout", "success", "steps"]
+    episodes = st.table("episodes", cols, {"status": FINISHED})
+    meta = st.experiment()
+    return runs, episodes, meta[1] if meta else {}
+
+
+def _curves(st: Store, eps: pd.DataFrame, size: int = 5000) -> pd.DataFrame:
+    """:func:`episode_curves` of ``eps`` (in its order), the steps read a few episodes at a
+    time and only for the episodes read in ``"score"`` mode (a ``"success"`` one needs none)."""
+    key = ["run", "seed", "rollout"]
+    eps = eps.assign(_order=range(len(eps)))
+    score = eps[eps["mode"] != "success"]
+    parts, seen = [], []
+    if len(score):
+        runs = tuple(dict.fromkeys(score["run"]))
+        for frame in st.episode_frames("steps", ["t", "reward"], {"run": runs}, size=size):
+            if frame.empty:
+                continue
+            mine = score.merge(frame[key].drop_duplicates(), on=key)
+            parts.append(episode_curves(mine, frame))
+            seen.append(mine[key])
+    done = pd.concat(seen, ignore_index=True) if seen else pd.DataFrame(columns=key)
+    rest = eps.merge(done, on=key, how="left", indicator=True)
+    rest = rest[rest["_merge"] == "left_only"].drop(columns="_merge")
+    parts.append(episode_curves(rest, rest.iloc[:0][key].assign(t=0, reward=0.0)))
+    curves = pd.concat([p for p in parts if len(p)] or parts[-1:], ignore_index=True)
+    curves = curves.merge(eps[[*key, "_order"]], on=key)
+    curves = curves.sort_values("_order", kind="stable").drop(columns="_order")
+    return curves.reset_index(drop=True)
 
 
 def _applies(runs: pd.DataFrame, config: dict[str, Any]) -> bool:
@@ -211,7 +232,12 @@ def reward_within_budget(
 ) -> tuple[str, dict[str, Path]]:
     """The section's Markdown and its PNGs and JSON, when it applies (else "" and none).
     The random floor's runs are left out (their world model is "-", not the base's)."""
-    runs, episodes, steps, config = _read(store)
+    with reading(store) as st:
+        return _reward_within_budget(st, out_dir)
+
+
+def _reward_within_budget(st: Store, out_dir: Path) -> tuple[str, dict[str, Path]]:
+    runs, episodes, config = _read(st)
     floor = runs["tags"].fillna("").str.contains('"floor"') if "tags" in runs else False
     runs = runs[~floor] if isinstance(floor, pd.Series) else runs
     if runs.empty or episodes.empty or not _applies(runs, config):
@@ -229,7 +255,7 @@ def reward_within_budget(
         for line, (_, row) in zip(runs["line"], runs.iterrows(), strict=True)
     ]
     eps = episodes.merge(runs[["run", "budget", "mode"]], on="run")
-    table = line_curves(episode_curves(eps, steps), runs, ["family", "panel", "line"])
+    table = line_curves(_curves(st, eps), runs, ["family", "panel", "line"])
     order = list(dict.fromkeys(runs["line"]))  # the grid's order: none (the base) first
     rank = {x: i for i, x in enumerate(order)}
     table = table.sort_values(

@@ -51,7 +51,10 @@ __all__ = [
 FloatArray = npt.NDArray[np.float64]
 
 # Largest number of resampled values drawn at once; bounds memory for large samples.
-_CHUNK_ELEMENTS = 4_000_000
+_CHUNK_ELEMENTS = 500_000
+# Largest number of permuted values drawn at once (a report's test of thousands of seeds
+# stays within a few MB; the null distribution is the same as drawn at once)
+_PERMUTED_ELEMENTS = 500_000
 # Resampled differences this close to zero (relative to the data's scale) are rounding noise.
 _ZERO_TOL = 1e-12
 #: Null statistics this close to the observed one, relative to the scores' scale (the largest
@@ -277,6 +280,7 @@ def permutation_mean_diff(
         permutation_type="samples" if paired else "independent",
         vectorized=True,
         n_resamples=np.inf if exact else n_resamples,
+        batch=max(1, _PERMUTED_ELEMENTS // (xs.size + ys.size)),
         alternative="two-sided",
         **_rng(seed),
     )

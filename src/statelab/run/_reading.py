@@ -84,10 +84,11 @@ class Reading:
         columns: Sequence[str] | None,
         where: dict[str, Any] | None,
         order: str | None,
+        present: Sequence[str] = (),
     ) -> tuple[str, tuple[Any, ...], list[str]]:
         have = self.columns(table)
         cols = list(columns) if columns is not None else have
-        bad = [c for c in [*cols, *(where or {})] if c not in have]
+        bad = [c for c in [*cols, *(where or {}), *present] if c not in have]
         if bad:
             raise ValueError(f"table {table!r} has no column {bad[0]!r}")
         refs = self._refs(table)
@@ -99,6 +100,7 @@ class Reading:
             many = isinstance(v, tuple)
             conds.append(f'"{c}" IN ({", ".join("?" * len(v))})' if many else f'"{c}"=?')
             params += list(v) if many else [v]
+        conds += [f'"{c}_ref" IS NOT NULL' if c in refs else f'"{c}" IS NOT NULL' for c in present]
         if conds:
             sql += " WHERE " + " AND ".join(conds)
         sql += f" ORDER BY {order}" if order else " ORDER BY rowid"
@@ -177,6 +179,44 @@ class Reading:
                 yield self._resolve_frame(name, df)
         if first:
             yield pd.DataFrame(columns=self._chunk_columns(name))
+
+    def episode_frames(
+        self,
+        name: str,
+        columns: Sequence[str] | None = None,
+        where: dict[str, Any] | None = None,
+        *,
+        present: Sequence[str] = (),
+        size: int = 5000,
+    ) -> Iterator[pd.DataFrame]:
+        """``steps``, ``calls`` or ``queries`` in frames of whole episodes, never the whole
+        table at once: about ``size`` rows a frame (more only when one episode has more), in
+        order of ``run, seed, rollout`` then ``t`` (and ``i``), read along the primary key.
+        ``columns`` (each frame has ``run, seed, rollout`` too) and ``where`` as
+        :meth:`table`; ``present`` names columns whose NULL rows are left out in SQL, before
+        any text is read. At least one frame (an empty one has the header)."""
+        if name not in ("steps", "calls", "queries"):
+            raise ValueError(f"episode_frames reads steps, calls or queries, not {name!r}")
+        key = ("run", "seed", "rollout")
+        wanted = list(columns) if columns is not None else self.columns(name)
+        wanted = [*(k for k in key if k not in wanted), *wanted]
+        order = "run, seed, rollout, t" if name == "steps" else "run, seed, rollout, t, i"
+        sql, params, cols = self._select(name, wanted, where, order, present)
+        at = [cols.index(k) for k in key]
+        buf: list[tuple[Any, ...]] = []
+        last: tuple[Any, ...] | None = None
+        first = True
+        if self._has(name):
+            for row in self.db.execute(sql, params):
+                k = (row[at[0]], row[at[1]], row[at[2]])
+                if len(buf) >= size and k != last:
+                    first = False
+                    yield self._resolve_frame(name, pd.DataFrame.from_records(buf, columns=cols))
+                    buf = []
+                buf.append(row)
+                last = k
+        if buf or first:
+            yield self._resolve_frame(name, pd.DataFrame.from_records(buf, columns=cols))
 
     def _chunk_columns(self, name: str) -> list[str]:
         if name != "episodes":

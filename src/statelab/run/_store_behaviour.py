@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
+from collections import OrderedDict
 
 import pandas as pd
 
@@ -185,19 +186,28 @@ def _content_key(text: str | None) -> int | None:
     return fingerprint(memory_content(text))
 
 
+#: the fingerprints :class:`_RefContent` keeps (the last ones: a memory text recurs over the
+#: steps of its episode, rarely beyond, so a store of any size keeps no more)
+CONTENT_KEPT = 4096
+
+
 class _RefContent:
     """:func:`memory_content`'s fingerprint of a text-table reference, each text read from
-    ``texts`` once (a memory text recurs over many steps)."""
+    ``texts`` once while it recurs (the last :data:`CONTENT_KEPT` are kept)."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
-        self.reader, self.seen = TextReader(db), dict[str, int | None]()
+        self.reader, self.seen = TextReader(db), OrderedDict[str, int | None]()
 
     def __call__(self, ref: str | None) -> int | None:
         if ref is None:
             return None
-        if ref not in self.seen:
-            self.seen[ref] = _content_key(self.reader.get(ref))
-        return self.seen[ref]
+        if ref in self.seen:
+            self.seen.move_to_end(ref)
+            return self.seen[ref]
+        got = self.seen[ref] = _content_key(self.reader.get(ref))
+        if len(self.seen) > CONTENT_KEPT:
+            self.seen.popitem(last=False)
+        return got
 
 
 def behaviour(db: sqlite3.Connection) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -101,28 +101,42 @@ def _writes(components: dict[str, Any], axis: str) -> bool:
 
 def written_state_accuracy(st: Store) -> pd.DataFrame:
     """One row per (run, source) that writes a state on an env that tracks one: the source
-    (``reply``, ``memory``, ``grounding``), episodes, scored steps and the mean accuracies."""
+    (``reply``, ``memory``, ``grounding``), episodes, scored steps and the mean accuracies.
+    The steps are read a few episodes at a time (:meth:`Store.episode_frames`), only those
+    with a gold state and only the columns a source reads: never the whole table."""
     runs = st.runs_frame()
-    cols = ["run", "seed", "t", "reply", "memory", "grounding", "gold"]
-    steps = st.table("steps", cols, {"rollout": 0})
-    steps = steps[steps["gold"].notna()]
-    out = []
+    wanted: dict[str, tuple[Any, list[tuple[str, str | None]]]] = {}
     for r in runs.itertuples(index=False):
-        mine = steps[steps["run"] == r.run]
-        if mine.empty:
-            continue
         sources: list[tuple[str, str | None]] = (
             [("reply", None)] if "tracks-state" in set(r.tags) else []
         )
         sources += [(c, c) for c, axis in (("memory", "history"), ("grounding", "grounding"))
                     if _writes(r.components, axis)]  # fmt: skip
-        for source, column in sources:
-            if column is None:
-                seeds = sorted(mine["seed"].unique())
-                episodes = pd.DataFrame({"run": r.run, "seed": seeds, "agent": r.agent})
-                per = state_accuracy(episodes, mine)
-            else:
-                per = text_accuracy(mine, column)
+        if sources:
+            wanted[r.run] = (r, sources)
+    if not wanted:
+        return pd.DataFrame([])
+    read = {column or "reply" for _, sources in wanted.values() for _, column in sources}
+    cols = ["run", "seed", "t", *sorted(read), "gold"]
+    parts: dict[tuple[str, str], list[pd.DataFrame]] = {}
+    where = {"rollout": 0, "run": tuple(wanted)}
+    for frame in st.episode_frames("steps", cols, where, present=("gold",)):
+        for run, mine in frame.groupby("run", sort=False):
+            r, sources = wanted[str(run)]
+            for source, column in sources:
+                if column is None:
+                    seeds = sorted(mine["seed"].unique())
+                    episodes = pd.DataFrame({"run": r.run, "seed": seeds, "agent": r.agent})
+                    got = state_accuracy(episodes, mine)
+                else:
+                    got = text_accuracy(mine, column)
+                parts.setdefault((str(run), source), []).append(got)
+    out = []
+    for run, (r, sources) in wanted.items():
+        for source, _ in sources:
+            if (run, source) not in parts:
+                continue
+            per = pd.concat(parts[run, source], ignore_index=True)
             per = per[per["scored"] > 0]
             if per.empty:
                 continue
