@@ -42,7 +42,7 @@ def _play(store: Store, seed: int, seen: list[tuple[int, int, int, int]] | None 
         traj = ep.trajectory
         if seen is not None:
             assert isinstance(traj, Trajectory)
-            seen.append((n, len(traj.held), traj.count, _staged(store, "staged_steps", seed)))
+            seen.append((n, len(traj.held), traj.n_staged, _staged(store, "staged_steps", seed)))
 
     async def go() -> tuple[EpisodeRecord, Exception | None]:
         token = STEP_HOOK.set(hook)

@@ -27,6 +27,7 @@ _KEY = "run=? AND seed=? AND rollout=?"
 _QUERY_COLS = ("run", "seed", "rollout", "t", "i", "query", "answer")
 #: the temp tables, by the real table each stands for
 STAGED = {"steps": "staged_steps", "calls": "staged_calls", "queries": "staged_queries"}
+_TEMP: tuple[str, str, str] = ("staged_steps", "staged_calls", "staged_queries")
 
 
 def _ddl(name: str, cols: tuple[str, ...], key: str) -> str:
@@ -99,7 +100,7 @@ class Staging:
                 return iter(self._read(db, "main", "steps", "calls", "queries", start, stop))
             finally:
                 db.close()
-        return iter(self._read(self.db, "temp", *STAGED.values(), start, stop))
+        return iter(self._read(self.db, "temp", *_TEMP, start, stop))
 
     def _read(
         self, db: sqlite3.Connection, schema: str, steps: str, calls: str, queries: str,

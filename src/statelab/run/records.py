@@ -81,7 +81,7 @@ class Trajectory(Sequence[StepRecord]):
     def __init__(self, staged: Staged) -> None:
         self.staged = staged
         #: steps written to the temp tables (the first ones), and those held after them
-        self.count = 0
+        self.n_staged = 0
         self.held: list[StepRecord] = []
 
     def append(self, step: StepRecord) -> None:
@@ -94,10 +94,10 @@ class Trajectory(Sequence[StepRecord]):
     def staged_out(self, n: int) -> None:
         """The first ``n`` held steps are staged now: let them go."""
         del self.held[:n]
-        self.count += n
+        self.n_staged += n
 
     def __len__(self) -> int:
-        return self.count + len(self.held)
+        return self.n_staged + len(self.held)
 
     @overload
     def __getitem__(self, i: int) -> StepRecord: ...
@@ -110,13 +110,13 @@ class Trajectory(Sequence[StepRecord]):
         j = i + n if i < 0 else i
         if not 0 <= j < n:
             raise IndexError("trajectory index out of range")
-        if j >= self.count:
-            return self.held[j - self.count]
+        if j >= self.n_staged:
+            return self.held[j - self.n_staged]
         return next(iter(self.staged.read(j, j + 1)))
 
     def __iter__(self) -> Iterator[StepRecord]:
         held = list(self.held)
-        yield from self.staged.read(0, self.count)
+        yield from self.staged.read(0, self.n_staged)
         yield from held
 
     def __eq__(self, other: object) -> bool:
@@ -127,7 +127,7 @@ class Trajectory(Sequence[StepRecord]):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"Trajectory({self.count} staged, {len(self.held)} held)"
+        return f"Trajectory({self.n_staged} staged, {len(self.held)} held)"
 
 
 @dataclass
