@@ -79,12 +79,15 @@ class Cells:
     def __init__(self, db: Any, refs: bool, key: tuple[str, int, int]) -> None:
         self.refs, self.key, self.texts = refs, key, TextWriter(db)
         cols = [f"{c}_ref" if refs and c in _STEP_REFS else c for c in _STEP_COLS]
+        #: the columns of :attr:`step_sql` after the key, and those of :attr:`call_sql`
+        self.step_cols = tuple(cols)
         self.step_sql = (
             f"INSERT INTO steps(run, seed, rollout, {', '.join(cols)}) "
             f"VALUES ({', '.join('?' * (len(_STEP_COLS) + 3))})"
         )
         # by name: a store that gained a column later (decoding, cost) has it at the end
         calls = [f"{c}_ref" if refs and c == "messages" else c for c in _CALL_COLS]
+        self.call_cols = tuple(calls)
         self.call_sql = (
             f"INSERT INTO calls({', '.join(calls)}) VALUES ({', '.join('?' * len(calls))})"
         )

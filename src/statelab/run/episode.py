@@ -63,7 +63,9 @@ class Episode:
     the spec's ``replay`` the seed's own with sampling seeds of its own);
     ``writer`` is the model that writes the memory (default: the acting model). ``texts``
     (:meth:`statelab.run.store.Store.text_sink`) stores each step's texts as the step is
-    recorded, leaving their keys in the record (memory flat in the episode's length)."""
+    recorded, leaving their keys in the record, and a store's sink also stages the steps
+    that are final (the record's :class:`~statelab.run.records.Trajectory`): memory flat in
+    the episode's length."""
 
     def __init__(
         self,
@@ -92,6 +94,9 @@ class Episode:
             run=spec.key, seed=seed, rollout=rollout, env_seed=self.env_seed,
             sampling_seed=sampling, seeding=SCHEME, status=DONE,
         )  # fmt: skip
+        staged = getattr(texts, "trajectory", None)
+        if callable(staged):  # a store's sink: the final steps wait in its temp tables
+            self.record.trajectory = staged()
         self.obs: Observation
         self.info: dict[str, Any] = {}
         self.state: Any = None

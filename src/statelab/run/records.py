@@ -3,8 +3,9 @@ per env step (the store writes them; :mod:`statelab.run.store` re-exports both).
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, overload
 
 #: an episode played to its end: the env ended it (``reason`` ``terminated``), its step budget
 #: did (``max_steps``: the env's protocol, not a cut), or the agent or seed 004's derail rule
@@ -61,6 +62,74 @@ class StepRecord:
     env_state: str | None = None
 
 
+class Staged(Protocol):
+    """Where a :class:`Trajectory` keeps its final steps (:class:`statelab.run._staging.
+    Staging`: the store connection's temp tables)."""
+
+    def read(self, start: int, stop: int) -> Iterator[StepRecord]: ...
+
+
+class Trajectory(Sequence[StepRecord]):
+    """The steps of an episode in flight into a store, standing in for its list: a step is
+    appended whole and stays in memory while it may still change (the last one: an agent's
+    stop, a limit's cut and the env's fingerprint are written into it); once a later one is
+    recorded, the episode's text sink writes its rows into the store connection's temp tables
+    (:mod:`statelab.run._staging`) and the record lets it go. So an episode in flight holds its
+    last step and a count, whatever its length; ``len``, indexing and iteration read the staged
+    steps back (their texts as keys), and the episode's commit copies them into the store."""
+
+    def __init__(self, staged: Staged) -> None:
+        self.staged = staged
+        #: steps written to the temp tables (the first ones), and those held after them
+        self.n_staged = 0
+        self.held: list[StepRecord] = []
+
+    def append(self, step: StepRecord) -> None:
+        self.held.append(step)
+
+    def to_stage(self) -> list[StepRecord]:
+        """The held steps that are final (every one but the last)."""
+        return self.held[:-1]
+
+    def staged_out(self, n: int) -> None:
+        """The first ``n`` held steps are staged now: let them go."""
+        del self.held[:n]
+        self.n_staged += n
+
+    def __len__(self) -> int:
+        return self.n_staged + len(self.held)
+
+    @overload
+    def __getitem__(self, i: int) -> StepRecord: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[StepRecord]: ...
+    def __getitem__(self, i: int | slice) -> StepRecord | list[StepRecord]:
+        if isinstance(i, slice):
+            return list(self)[i]
+        n = len(self)
+        j = i + n if i < 0 else i
+        if not 0 <= j < n:
+            raise IndexError("trajectory index out of range")
+        if j >= self.n_staged:
+            return self.held[j - self.n_staged]
+        return next(iter(self.staged.read(j, j + 1)))
+
+    def __iter__(self) -> Iterator[StepRecord]:
+        held = list(self.held)
+        yield from self.staged.read(0, self.n_staged)
+        yield from held
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Trajectory({self.n_staged} staged, {len(self.held)} held)"
+
+
 @dataclass
 class EpisodeRecord:
     """One episode as stored (an ``episodes`` row): its run, seed and rollout, its status
@@ -105,4 +174,6 @@ class EpisodeRecord:
     #: the env's state fingerprint at reset (:meth:`statelab.core.Env.fingerprint`): seeds
     #: that share one started from one instance; None before it was recorded
     start_state: str | None = None
-    trajectory: list[StepRecord] = field(default_factory=list)
+    #: the steps: a list, or while in flight into a store a :class:`Trajectory` (its earlier
+    #: steps in the store's temp tables)
+    trajectory: list[StepRecord] | Trajectory = field(default_factory=list)

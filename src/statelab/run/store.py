@@ -47,7 +47,8 @@ from statelab.run._schema import (
     open_db,
     schema_version,
 )
-from statelab.run.records import EpisodeRecord, StepRecord
+from statelab.run._staging import Staging, discard
+from statelab.run.records import EpisodeRecord, StepRecord, Trajectory
 
 
 class StoreLocked(ConfigError):
@@ -261,7 +262,12 @@ class Store(Reading):
                     f"INSERT INTO episodes({', '.join(head)}) VALUES ({marks})",
                     tuple(head.values()),
                 )
-                for s in ep.trajectory:
+                steps = ep.trajectory
+                if isinstance(steps, Trajectory):  # staged rows first, then the held steps
+                    steps = self._staged_steps(steps)
+                else:
+                    discard(db, key)  # rows of an attempt left staged (its record replaced)
+                for s in steps:
                     db.execute(cells.step_sql, cells.step(s))
                     db.executemany(cells.call_sql, cells.calls(s))
                     db.executemany("INSERT INTO queries VALUES (?,?,?,?,?,?,?)", cells.queries(s))
@@ -270,6 +276,19 @@ class Store(Reading):
                 if db.in_transaction:
                     db.execute("ROLLBACK")
                 raise
+        if isinstance(ep.trajectory, Trajectory):
+            staged = ep.trajectory.staged
+            if isinstance(staged, Staging):
+                staged.committed = True  # its steps read from the file now
+
+    def _staged_steps(self, traj: Trajectory) -> list[StepRecord]:
+        """Copy ``traj``'s staged rows into the real tables (inside the commit's transaction);
+        the steps it still holds, for the commit to write."""
+        staged = traj.staged
+        if not isinstance(staged, Staging) or staged.db is not self.db or staged.committed:
+            raise ValueError("a trajectory staged in another store (or committed already)")
+        staged.copy()
+        return list(traj.held)
 
     def text_sink(self, run: str, seed: int, rollout: int) -> TextSink | None:
         """What stores the texts of one episode's steps as they are made (an episode in
@@ -285,20 +304,29 @@ class Store(Reading):
                 return None
             return TextSink(self, Cells(self.db, True, (run, seed, rollout)))
 
-    def _spill(self, cells: Cells, step: StepRecord) -> None:
+    def _spill(self, cells: Cells, step: StepRecord, traj: Trajectory | None = None) -> None:
         """Commit ``step``'s texts, then leave their keys in it (a write that fails leaves
-        the record holding its texts, and the sink no base that is not stored)."""
+        the record holding its texts, and the sink no base that is not stored); in the same
+        transaction, stage the steps of ``traj`` that are final into the connection's temp
+        tables (:class:`Trajectory`), which it then lets go."""
         with self._lock:
             db = self.db
+            final = traj.to_stage() if traj is not None else []
             db.execute("BEGIN IMMEDIATE")
             try:
                 keys = cells.spill(step)
+                if final:
+                    assert traj is not None and isinstance(traj.staged, Staging)
+                    for s in final:
+                        traj.staged.stage(s)
                 db.execute("COMMIT")
             except BaseException:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
                 cells.forget()
                 raise
+            if traj is not None:
+                traj.staged_out(len(final))
         cells.refer(step, keys)
 
     def append(
@@ -369,9 +397,20 @@ class TextSink:
 
     def __init__(self, store: Store, cells: Cells) -> None:
         self._store, self._cells = store, cells
+        self._traj: Trajectory | None = None
 
     def __call__(self, step: StepRecord) -> None:
-        self._store._spill(self._cells, step)
+        self._store._spill(self._cells, step, self._traj)
+
+    def trajectory(self) -> Trajectory:
+        """The episode's :class:`Trajectory`: each call of the sink also stages its steps that
+        are final into the store connection's temp tables (the episode in flight then holds
+        its last step and counters; :meth:`Store.commit_episode` copies the staged rows)."""
+        store = self._store
+        with store._lock:
+            staging = Staging(store.db, store.path, self._cells)
+        self._traj = Trajectory(staging)
+        return self._traj
 
 
 def writable(path: Path, what: str) -> None:
