@@ -121,9 +121,13 @@ def authors_head(instruction: str, shown: str | None, task: str) -> str:
     """The first user message as the authors' template writes it (``prompt/templates.py``,
     ``PROMPT_WITH_ICL_TEMPLATE``, one example): the instruction as its file holds it, the
     example's turns each on their line and each observation followed by a blank line, the
-    task's paragraphs on consecutive lines (their runner joins ALFWorld's paragraphs so)."""
-    examples = f"{shown.rstrip(chr(10))}\n\n" if shown else ""
+    task's paragraphs on consecutive lines (their runner joins ALFWorld's paragraphs so).
+    Without an example (the authors always show one; where the lab holds none of theirs) the
+    example's section is left out."""
     task = "\n".join(task.split("\n\n"))
+    if not shown:
+        return f"{instruction}\n---\n\n{YOUR_TURN}\n{task}"
+    examples = f"{shown.rstrip(chr(10))}\n\n"
     return (f"{instruction}\n---\n{EXAMPLE_INTRO}\n\n{examples}\n---\n\n{YOUR_TURN}\n"
             f"{task}")  # fmt: skip
 

@@ -12,8 +12,9 @@
 - ``seed004:reflact``: the authors' ReflAct example of each household task type
   (``prompt/icl_examples/alfworld_reflact_icl.json``), which ReflAct is shown in place of the
   plain set's (:mod:`statelab_seed004.authors`);
-- the set ``seed004`` also carries the authors' ALFWorld instructions, one per turn (ReAct,
-  ReflAct) and world-model variant (:func:`statelab.agents.example_sets.register_instructions`).
+- the set ``seed004`` also carries the authors' ALFWorld and ScienceWorld instructions, one
+  per turn (ReAct, ReflAct) and world-model variant
+  (:func:`statelab.agents.example_sets.register_instructions`).
 
 The household texts are :mod:`statelab_seed004.examples.household`'s, the ScienceWorld ones
 :mod:`statelab_seed004.examples.scienceworld`'s.
@@ -48,6 +49,7 @@ def register() -> None:
     register_examples(PLAIN_SET, "household", _texts(_household, household.PLAIN))
     register_examples(f"{PLAIN_SET}:reflact", "household", authors.household_reflact_example)
     register_instructions(PLAIN_SET, "household", authors.household_instruction)
+    register_instructions(PLAIN_SET, "scienceworld", authors.scienceworld_instruction)
     for variant, mode in QUERY_VARIANTS.items():
         name = f"worldmodel:{variant}"
         register_examples(name, "household", _texts(_household, mode))
