@@ -6,9 +6,10 @@ fixtures, ``tests/fixtures``):
   under each of the six world-model variants on household is the authors' template filled
   with their instruction file for that turn and variant, the example, and the task as their
   runner writes it (12 prompts);
-- ReflAct's example of each of the six household task types is the authors' ReflAct example,
-  written into the prompt as their template writes it (6 texts), and every reply of it
-  reflects before it acts;
+- ReflAct's example of each of the six household task types is the authors' ReflAct example
+  for the world model (``alfworld_reflact_icl.json``; ``alfworld_reflact_wm_icl.json`` for
+  Belief and BB-WM, ``alfworld_reflact_wm_no_prob_icl.json`` for Belief-NoProb), written into
+  the prompt as their template writes it (6 + 12 texts), and every reply of it reflects;
 - a ReflAct reply is parsed as their parser does: the text after ``Action:`` is the action
   whether or not a reflection precedes it; with no ``Action:`` line it is a format error;
 - every WALL-E rejection of a household action reads as the authors show WALL-E's rule
@@ -84,8 +85,17 @@ def theirs(name: str) -> str:
     return (authors.HERE / "instructions" / name).read_text(encoding="utf-8")
 
 
-def their_icl(kind: str) -> list[dict[str, str]]:
-    data = json.loads((authors.HERE / "icl" / "alfworld_reflact_icl.json").read_text("utf-8"))
+#: their ReflAct example file per world-model variant (their configs' icl_path) and its length
+REFLACT_ICL = {"none": "alfworld_reflact_icl.json", "memory": "alfworld_reflact_icl.json",
+               "walle": "alfworld_reflact_icl.json", "belief": "alfworld_reflact_wm_icl.json",
+               "bbwm": "alfworld_reflact_wm_icl.json",
+               "belief-noprob": "alfworld_reflact_wm_no_prob_icl.json"}  # fmt: skip
+ICL_LENGTHS = {"alfworld_reflact_icl.json": 25742, "alfworld_reflact_wm_icl.json": 28426,
+               "alfworld_reflact_wm_no_prob_icl.json": 28100}  # fmt: skip
+
+
+def their_icl(kind: str, name: str = "alfworld_reflact_icl.json") -> list[dict[str, str]]:
+    data = json.loads((authors.HERE / "icl" / name).read_text("utf-8"))
     return list(data[kind][0])
 
 
@@ -107,7 +117,9 @@ def test_the_stored_texts_are_as_long_as_the_authors():
     for name, n in LENGTHS.items():
         assert len(theirs(name)) == n, name
     assert {authors.instruction_file(t, v) for t, v in FILES} == set(FILES.values())
-    assert len((authors.HERE / "icl" / "alfworld_reflact_icl.json").read_text("utf-8")) == 25742
+    for name, n in ICL_LENGTHS.items():
+        assert len((authors.HERE / "icl" / name).read_text("utf-8")) == n, name
+    assert authors.REFLACT_ICL == REFLACT_ICL
 
 
 def first_prompt(agent: str, worldmodel: str) -> Any:
@@ -135,8 +147,8 @@ def test_the_first_prompt_is_the_authors_template_with_their_instruction(turn, v
     task = env.current_task()
     msgs = first_prompt(f"{turn}:/{LAYOUT}", variant)
     assert [m["role"] for m in msgs] == ["user"]
-    if turn == "reflact" and variant not in QUERY_EXAMPLE:  # their ReflAct example
-        examples = their_examples(their_icl(TASKS[task]))
+    if turn == "reflact":  # their ReflAct example for the variant
+        examples = their_examples(their_icl(TASKS[task], REFLACT_ICL[variant]))
     else:  # the example the lab shows (ours: docs/seed004.md, "The example")
         text = msgs[0]["content"].split("Here is an example.\n\n", 1)[1].split("\n---\n\n", 1)[0]
         examples = text
@@ -148,13 +160,16 @@ def test_the_first_prompt_is_the_authors_template_with_their_instruction(turn, v
     assert msgs[0]["content"] == want
 
 
+@pytest.mark.parametrize("variant", ("none", *sorted(QUERY_EXAMPLE)))
 @pytest.mark.parametrize("task", sorted(TASKS))
-def test_reflacts_example_is_the_authors_and_reflects_every_turn(task):
-    msgs = their_icl(TASKS[task])
-    shown = example_text("seed004:reflact", "household", task)
+def test_reflacts_example_is_the_authors_and_reflects_every_turn(task, variant):
+    msgs = their_icl(TASKS[task], REFLACT_ICL[variant])
+    name = "seed004:reflact" + ("" if variant == "none" else f":{variant}")
+    shown = example_text(name, "household", task)
     assert shown == their_examples(msgs)
     replies = [m["content"] for m in msgs if m["role"] == "assistant"]
     assert replies and all(r.startswith("Reflection: ") for r in replies)
+    assert ("Action: query where is " in shown) == (variant != "none")
 
 
 class _Free:
