@@ -269,7 +269,7 @@ def test_the_adapter_is_chosen_by_the_env_kind_never_by_the_text():
 
 def test_the_oracle_check_rejects_what_the_oracle_refuses():
     ad = _adapter()
-    assert ad.check("fly to the moon", lambda a: False) == INVALID
+    assert ad.check("fly to the moon", lambda a: False) == INVALID.format(action="fly to the moon")
     assert ad.check("look around", lambda a: True) is None
     assert ad.check("fly to the moon", None) is None  # no oracle: no objection
 
@@ -397,7 +397,10 @@ def test_walle_on_scienceworld_asks_the_env_and_rejects_without_a_step():
         first = ep.trajectory[0]
         assert first.action == "teleport to outside" and first.valid
         assert first.meta["rejected"] == [
-            {"action": "fly to the moon", "feedback": f"[World model] {INVALID}"}
+            {
+                "action": "fly to the moon",
+                "feedback": "[World model] " + INVALID.format(action="fly to the moon"),
+            }
         ]
         assert asked == ["fly to the moon", "teleport to outside", "look around"]
         assert [s.action for s in ep.trajectory] == ["teleport to outside", "look around"]

@@ -6,13 +6,20 @@ fixtures, ``tests/fixtures``):
   under each of the six world-model variants on household is the authors' template filled
   with their instruction file for that turn and variant, the example, and the task as their
   runner writes it (12 prompts);
-- ReflAct's example of each of the six household task types is the authors' ReflAct example,
-  written into the prompt as their template writes it (6 texts), and every reply of it
-  reflects before it acts;
+- ReflAct's example of each of the six household task types is the authors' ReflAct example
+  for the world model (``alfworld_reflact_icl.json``; ``alfworld_reflact_wm_icl.json`` for
+  Belief and BB-WM, ``alfworld_reflact_wm_no_prob_icl.json`` for Belief-NoProb), written into
+  the prompt as their template writes it (6 + 12 texts), and every reply of it reflects;
 - a ReflAct reply is parsed as their parser does: the text after ``Action:`` is the action
   whether or not a reflection precedes it; with no ``Action:`` line it is a format error;
 - every WALL-E rejection of a household action reads as the authors show WALL-E's rule
   (13 rules);
+- the first prompt of ``react`` and ``reflact`` with that layout on ScienceWorld (started from
+  the task, as theirs) under the five variants they wrote a ScienceWorld instruction for is
+  their template filled with that file and the task description as their runner gives it
+  (10 prompts); Belief-NoProb, for which they wrote none, keeps the lab's instruction;
+- a ScienceWorld WALL-E (or BB-WM) rejection reads as their parser gate's (``[World model]
+  The action '<a>' is not possible ...``);
 - ``query where is toilet 1`` (a receptacle, with a number) is answered as theirs.
 """
 
@@ -78,8 +85,17 @@ def theirs(name: str) -> str:
     return (authors.HERE / "instructions" / name).read_text(encoding="utf-8")
 
 
-def their_icl(kind: str) -> list[dict[str, str]]:
-    data = json.loads((authors.HERE / "icl" / "alfworld_reflact_icl.json").read_text("utf-8"))
+#: their ReflAct example file per world-model variant (their configs' icl_path) and its length
+REFLACT_ICL = {"none": "alfworld_reflact_icl.json", "memory": "alfworld_reflact_icl.json",
+               "walle": "alfworld_reflact_icl.json", "belief": "alfworld_reflact_wm_icl.json",
+               "bbwm": "alfworld_reflact_wm_icl.json",
+               "belief-noprob": "alfworld_reflact_wm_no_prob_icl.json"}  # fmt: skip
+ICL_LENGTHS = {"alfworld_reflact_icl.json": 25742, "alfworld_reflact_wm_icl.json": 28426,
+               "alfworld_reflact_wm_no_prob_icl.json": 28100}  # fmt: skip
+
+
+def their_icl(kind: str, name: str = "alfworld_reflact_icl.json") -> list[dict[str, str]]:
+    data = json.loads((authors.HERE / "icl" / name).read_text("utf-8"))
     return list(data[kind][0])
 
 
@@ -101,7 +117,9 @@ def test_the_stored_texts_are_as_long_as_the_authors():
     for name, n in LENGTHS.items():
         assert len(theirs(name)) == n, name
     assert {authors.instruction_file(t, v) for t, v in FILES} == set(FILES.values())
-    assert len((authors.HERE / "icl" / "alfworld_reflact_icl.json").read_text("utf-8")) == 25742
+    for name, n in ICL_LENGTHS.items():
+        assert len((authors.HERE / "icl" / name).read_text("utf-8")) == n, name
+    assert authors.REFLACT_ICL == REFLACT_ICL
 
 
 def first_prompt(agent: str, worldmodel: str) -> Any:
@@ -129,8 +147,8 @@ def test_the_first_prompt_is_the_authors_template_with_their_instruction(turn, v
     task = env.current_task()
     msgs = first_prompt(f"{turn}:/{LAYOUT}", variant)
     assert [m["role"] for m in msgs] == ["user"]
-    if turn == "reflact" and variant not in QUERY_EXAMPLE:  # their ReflAct example
-        examples = their_examples(their_icl(TASKS[task]))
+    if turn == "reflact":  # their ReflAct example for the variant
+        examples = their_examples(their_icl(TASKS[task], REFLACT_ICL[variant]))
     else:  # the example the lab shows (ours: docs/seed004.md, "The example")
         text = msgs[0]["content"].split("Here is an example.\n\n", 1)[1].split("\n---\n\n", 1)[0]
         examples = text
@@ -142,13 +160,16 @@ def test_the_first_prompt_is_the_authors_template_with_their_instruction(turn, v
     assert msgs[0]["content"] == want
 
 
+@pytest.mark.parametrize("variant", ("none", *sorted(QUERY_EXAMPLE)))
 @pytest.mark.parametrize("task", sorted(TASKS))
-def test_reflacts_example_is_the_authors_and_reflects_every_turn(task):
-    msgs = their_icl(TASKS[task])
-    shown = example_text("seed004:reflact", "household", task)
+def test_reflacts_example_is_the_authors_and_reflects_every_turn(task, variant):
+    msgs = their_icl(TASKS[task], REFLACT_ICL[variant])
+    name = "seed004:reflact" + ("" if variant == "none" else f":{variant}")
+    shown = example_text(name, "household", task)
     assert shown == their_examples(msgs)
     replies = [m["content"] for m in msgs if m["role"] == "assistant"]
     assert replies and all(r.startswith("Reflection: ") for r in replies)
+    assert ("Action: query where is " in shown) == (variant != "none")
 
 
 class _Free:
@@ -230,6 +251,94 @@ def test_a_walle_rejection_reads_as_the_authors_show_wallEs_rule(rule):
     want = f"[World model] {feedback.format(**fill)} {suggestion.format(**fill)}".strip()
     got = household_failure(state, cmd)
     assert got is not None and REJECTED.format(feedback=got) == want
+
+
+#: their ScienceWorld instruction file per (turn, variant) and each one's length
+SCI_FILES = {
+    ("react", "none"): ("sciworld_react_inst.txt", 1607),
+    ("react", "memory"): ("sciworld_react_wm_det_inst.txt", 3202),
+    ("react", "belief"): ("sciworld_react_wm_inst.txt", 2890),
+    ("react", "walle"): ("sciworld_react_walle_oracle_inst.txt", 1958),
+    ("react", "bbwm"): ("sciworld_react_walle_oracle_wm_inst.txt", 3253),
+    ("reflact", "none"): ("sciworld_reflact_inst.txt", 1591),
+    ("reflact", "memory"): ("sciworld_reflact_wm_det_inst.txt", 3186),
+    ("reflact", "belief"): ("sciworld_reflact_wm_inst.txt", 2875),
+    ("reflact", "walle"): ("sciworld_reflact_walle_oracle_inst.txt", 1942),
+    ("reflact", "bbwm"): ("sciworld_reflact_walle_oracle_wm_inst.txt", 3237),
+}
+SCI_ENV = "scienceworld/lifespan-longest-lived:start=task"
+#: their ScienceWorld WALL-E gate's answer (envs/walle_oracle_sciworld_env.py, _emit_rejection)
+SCI_REJECTION = ("[World model] The action '{action}' is not possible in the current state (the "
+                 "parser does not recognize it here). Choose a different action.")  # fmt: skip
+
+
+def test_the_stored_scienceworld_texts_are_as_long_as_the_authors():
+    for (turn, variant), (name, n) in SCI_FILES.items():
+        assert len(theirs(name)) == n, name
+        assert authors.sciworld_instruction_file(turn, variant) == name
+    assert authors.scienceworld_instruction("react:belief-noprob") is None
+
+
+def sci_first_prompt(agent: str, worldmodel: str) -> Any:
+    from tests.golden._golden import GoldenLLM
+
+    from statelab.run.config import Sampling
+    from statelab.run.episode import run_episode
+    from statelab.run.spec import RunSpec, resolve_format
+
+    spec = RunSpec.make(env=SCI_ENV, model="golden:free", agent=agent, worldmodel=worldmodel,
+                        format=resolve_format(SCI_ENV, "default"),
+                        params=Sampling().model_dump(), max_steps=1)  # fmt: skip
+    ep = asyncio.run(run_episode(spec, 0, GoldenLLM(constrained=False)))
+    return ep.trajectory[0].calls[0]["messages"]
+
+
+@pytest.fixture(scope="module")
+def sci_task() -> str:
+    """The task as their runner gives it: the simulator's task description (``taskDesc``)."""
+    pytest.importorskip("scienceworld")
+    from statelab.envs import make_env
+
+    env = make_env(SCI_ENV)
+    try:
+        env.reset(seed=0)
+        return str(env.goal)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("turn", ("react", "reflact"))
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_scienceworld_first_prompt_is_the_authors_template(turn, variant, sci_task):
+    msgs = sci_first_prompt(f"{turn}:/{LAYOUT}", variant)
+    assert [m["role"] for m in msgs] == ["user"]
+    text = msgs[0]["content"]
+    if (turn, variant) not in SCI_FILES:  # they wrote no Belief-NoProb instruction for it
+        assert "You are a helpful assistant to do some scientific experiment" not in text
+        return
+    instruction = theirs(SCI_FILES[turn, variant][0])
+    if variant in QUERY_EXAMPLE:  # the example the lab shows (ours: docs/seed004.md)
+        examples = text.split("Here is an example.\n\n", 1)[1].split("\n---\n\n", 1)[0]
+        assert examples.endswith("\n\n") and "Action: query where is " in examples
+        want = TEMPLATE.format(instruction=instruction, icl_prompt="Here is an example.",
+                               examples=examples, task=sci_task)  # fmt: skip
+    else:  # no example of theirs stored (their per-task ICL files): the section left out
+        want = f"{instruction}\n---\n\nNow, it's your turn and here is the task.\n{sci_task}"
+    assert text == want
+
+
+def test_a_scienceworld_walle_rejection_reads_as_the_authors_gate():
+    from statelab.worldmodels._model import REJECTED
+    from statelab.worldmodels.adapters.scienceworld import ScienceWorldAdapter
+
+    text = "Your task is to boil water. First, focus on the substance."
+    adapter = ScienceWorldAdapter(Observation(text, None, None, text))
+    for action in ("fly to the moon", "pick up thermometer in kitchen"):
+        got = adapter.check(action, lambda a: False)
+        assert got is not None and REJECTED.format(feedback=got) == SCI_REJECTION.format(
+            action=action
+        )
+        assert adapter.check(action, lambda a: True) is None
 
 
 def test_where_is_a_numbered_receptacle_is_answered_as_theirs():

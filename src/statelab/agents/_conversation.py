@@ -21,9 +21,12 @@ one few-shot example, and no admissible-action list in its text.
 - No admissible-action list in the text. With a backend that constrains decoding the action
   is still chosen among the admissible actions (and the world model's offered queries): the
   constraint is in decoding, not in the prompt.
-- The example: the one the run's world model offers (``ctx.world.example()``), else, for
-  ReflAct, the text of the episode's task in the set ``<name>:reflact`` (the authors'
-  reflecting examples), else the text in the set ``examples=<name>``
+- The example: for ReflAct, the text of the episode's task in the set
+  ``<name>:reflact:<variant>`` (the authors' reflecting example for the run's world model),
+  where one is registered; else the one the run's world model offers
+  (``ctx.world.example()``), else, for ReflAct, the text of the episode's task in the set
+  ``<name>:reflact`` (the authors' reflecting examples), else the text in the set
+  ``examples=<name>``
   (:mod:`statelab.agents.example_sets`, keyed by the context's ``task_family`` and
   ``task``); none where none has one. A ReAct example shown to ReflAct has its thoughts
   labelled ``Reflection:``.
@@ -95,6 +98,10 @@ def authors_instruction(ctx: Any, keys: tuple[str, ...], examples: str | None) -
 def example(ctx: Any, keys: tuple[str, ...], examples: str | None) -> str | None:
     """The episode's example: the world model's, else the text of its task in the example
     set ``examples`` (None: no set)."""
+    if examples is not None and "reflection" in keys and hasattr(ctx.world, "variant"):
+        own = example_text(f"{examples}:reflact:{ctx.world.variant()}", ctx.task_family, ctx.task)
+        if own is not None:  # the authors' reflecting example for the world model, as it is
+            return own
     offered = ctx.world.example() if hasattr(ctx.world, "example") else None
     text = offered
     if text is None and examples is not None and "reflection" in keys:
@@ -121,9 +128,13 @@ def authors_head(instruction: str, shown: str | None, task: str) -> str:
     """The first user message as the authors' template writes it (``prompt/templates.py``,
     ``PROMPT_WITH_ICL_TEMPLATE``, one example): the instruction as its file holds it, the
     example's turns each on their line and each observation followed by a blank line, the
-    task's paragraphs on consecutive lines (their runner joins ALFWorld's paragraphs so)."""
-    examples = f"{shown.rstrip(chr(10))}\n\n" if shown else ""
+    task's paragraphs on consecutive lines (their runner joins ALFWorld's paragraphs so).
+    Without an example (the authors always show one; where the lab holds none of theirs) the
+    example's section is left out."""
     task = "\n".join(task.split("\n\n"))
+    if not shown:
+        return f"{instruction}\n---\n\n{YOUR_TURN}\n{task}"
+    examples = f"{shown.rstrip(chr(10))}\n\n"
     return (f"{instruction}\n---\n{EXAMPLE_INTRO}\n\n{examples}\n---\n\n{YOUR_TURN}\n"
             f"{task}")  # fmt: skip
 

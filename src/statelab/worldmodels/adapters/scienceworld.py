@@ -48,10 +48,12 @@ from statelab.worldmodels.belief import INVENTORY, Belief
 
 #: a where-is of a type the world model knows nothing of (the authors' words)
 CANNOT_HELP = "The world model cannot help you with this query."
-#: the generic feedback of the oracle (the seed gives "generic feedback and asks to retry")
+#: the oracle's feedback on ``{action}`` (the seed gives "generic feedback and asks to retry"),
+#: in the authors' words (``envs/walle_oracle_sciworld_env.py``, ``_emit_rejection``; BB-WM's
+#: gate the same)
 INVALID = (
-    "That action is not valid here (the simulator matches it to no action). Check the action "
-    "templates and the objects you can see, then choose again."
+    "The action '{action}' is not possible in the current state (the parser does not "
+    "recognize it here). Choose a different action."
 )
 
 Oracle = Callable[[str], bool]
@@ -177,7 +179,7 @@ class ScienceWorldAdapter(Adapter):
     def check(self, action: str, oracle: Oracle | None = None) -> str | None:
         if oracle is None or oracle(action):
             return None
-        return INVALID
+        return INVALID.format(action=action)
 
 
 register_adapter("scienceworld", ScienceWorldAdapter)  # the envs declaring kind "scienceworld"

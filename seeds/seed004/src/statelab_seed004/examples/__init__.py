@@ -11,9 +11,12 @@
 
 - ``seed004:reflact``: the authors' ReflAct example of each household task type
   (``prompt/icl_examples/alfworld_reflact_icl.json``), which ReflAct is shown in place of the
-  plain set's (:mod:`statelab_seed004.authors`);
-- the set ``seed004`` also carries the authors' ALFWorld instructions, one per turn (ReAct,
-  ReflAct) and world-model variant (:func:`statelab.agents.example_sets.register_instructions`).
+  plain set's (:mod:`statelab_seed004.authors`); ``seed004:reflact:<variant>`` for Belief,
+  BB-WM and Belief-NoProb: theirs that open with a query (``alfworld_reflact_wm_icl.json``,
+  ``alfworld_reflact_wm_no_prob_icl.json``), shown to ReflAct in place of the world model's;
+- the set ``seed004`` also carries the authors' ALFWorld and ScienceWorld instructions, one
+  per turn (ReAct, ReflAct) and world-model variant
+  (:func:`statelab.agents.example_sets.register_instructions`).
 
 The household texts are :mod:`statelab_seed004.examples.household`'s, the ScienceWorld ones
 :mod:`statelab_seed004.examples.scienceworld`'s.
@@ -39,6 +42,10 @@ def _household(mode: str, task: str) -> str | None:
     return household.stored(task, mode)
 
 
+def _reflact(variant: str, task: str) -> str | None:
+    return authors.household_reflact_example(task, variant)
+
+
 def _scienceworld(variant: str, task: str) -> str | None:
     return scienceworld.scienceworld_wm_example(task, variant)
 
@@ -47,7 +54,11 @@ def register() -> None:
     """Register the plain set and the world-model variants' sets."""
     register_examples(PLAIN_SET, "household", _texts(_household, household.PLAIN))
     register_examples(f"{PLAIN_SET}:reflact", "household", authors.household_reflact_example)
+    for variant in QUERY_VARIANTS:  # their ReflAct examples that open with a query
+        register_examples(f"{PLAIN_SET}:reflact:{variant}", "household",
+                          _texts(_reflact, variant))  # fmt: skip
     register_instructions(PLAIN_SET, "household", authors.household_instruction)
+    register_instructions(PLAIN_SET, "scienceworld", authors.scienceworld_instruction)
     for variant, mode in QUERY_VARIANTS.items():
         name = f"worldmodel:{variant}"
         register_examples(name, "household", _texts(_household, mode))
