@@ -26,6 +26,7 @@ ALLOWED = (
     ("analysis/agentmetrics.py", 're.split(r",|\\band\\b"', "splits a model's inventory"),
     ("analysis/audit/stateacc.py", 're.sub(r"[^a-z0-9 ]+"', "normalises a model's written state"),
     ("analysis/budget.py", 're.sub(r"[^A-Za-z0-9_.-]+"', "a file name from a family name"),
+    ("analysis/inspect_log.py", 're.sub(r"[^A-Za-z0-9_.-]+"', "a log file name from a run's name"),
     ("run/store.py", 're.fullmatch(r"[a-z][a-z0-9_]*"', "checks an axis name for SQL"),
     ("run/provenance.py", 'spelling.partition(":")', "model specs: the model backends' grammar"),
     ("run/provenance.py", "re.split(r\"[:=?&,#]\"", "looks for paths in any spelling"),

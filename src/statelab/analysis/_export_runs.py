@@ -171,10 +171,7 @@ def seed_series(episodes: pd.DataFrame) -> list[dict[str, Any]]:
 def step_series(st: Store) -> dict[str, list[dict[str, Any]]]:
     """Per run, per env step ``t``: the mean reward, the share of valid actions and the mean
     acting input tokens over the episodes that reached it."""
-    rows = st.db.execute(
-        "SELECT run, t, avg(reward), avg(valid), avg(agent_in), count(*) FROM steps"
-        " GROUP BY run, t ORDER BY run, t"
-    ).fetchall()
+    rows = st.step_means()
     out: dict[str, list[dict[str, Any]]] = {}
     for run, t, reward, valid, agent_in, n in rows:
         rec: dict[str, Any] = {"t": int(t), "episodes": int(n)}

@@ -144,6 +144,14 @@ class Reading:
         df = pd.read_sql_query(sql, self.db, params=params)
         return self._resolve_frame(name, df)
 
+    def step_means(self) -> list[tuple[Any, ...]]:
+        """Per run and env step ``t``: mean reward, share of valid actions, mean acting input
+        tokens, and how many episodes reached it (one aggregate; the exports' step series)."""
+        return self.db.execute(
+            "SELECT run, t, avg(reward), avg(valid), avg(agent_in), count(*) FROM steps"
+            " GROUP BY run, t ORDER BY run, t"
+        ).fetchall()
+
     def rows(
         self,
         name: str,
